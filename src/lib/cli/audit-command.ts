@@ -1,0 +1,54 @@
+import {Flags} from '@oclif/core'
+
+import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../checks/index.js'
+import type {CheckName, Severity} from '../domain/finding.js'
+import {buildModel} from '../domain/model.js'
+import {renderFindings} from '../output/findings-formatter.js'
+import {loadSnapshot} from '../snapshot/load.js'
+import {stderrProgress} from './progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
+
+/** What `audit <check> --json` prints: the findings, counts per check and severity, and the exit code. */
+export interface AuditResult extends AuditReport {
+  exit_code: number
+}
+
+const filterFlags = {
+  cell: Flags.string({summary: 'Only findings of this cell (name or uuid).', helpGroup: 'FILTER'}),
+  host: Flags.string({summary: 'Only findings of this host (service host or hypervisor_hostname).', helpGroup: 'FILTER'}),
+  severity: Flags.string({
+    summary: 'Only findings at or above this severity (error > unknown > warning > info).',
+    options: ['error', 'unknown', 'warning', 'info'],
+    helpGroup: 'FILTER',
+  }),
+}
+
+export const auditFlags = {...sourceFlags, ...filterFlags}
+
+export const auditAllFlags = {
+  ...auditFlags,
+  check: Flags.string({summary: 'Run only this check (repeatable).', multiple: true, options: [...AUDIT_CHECKS], helpGroup: 'FILTER'}),
+}
+
+export interface AuditHost {
+  flags: Record<string, unknown>
+  json: boolean
+  out(text: string): void
+}
+
+/** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
+export async function runAuditCommand(host: AuditHost, checks: CheckName[], opts: {summaryTable?: boolean} = {}): Promise<AuditResult> {
+  const snapshot = await loadSnapshot(sourceOptionsFrom(host.flags), stderrProgress())
+  const model = buildModel(snapshot)
+  const selected = (host.flags.check as string[] | undefined)?.length ? (host.flags.check as CheckName[]) : checks
+  const report = runChecks(model, {
+    checks: selected,
+    cell: host.flags.cell as string | undefined,
+    host: host.flags.host as string | undefined,
+    severity: host.flags.severity as Severity | undefined,
+  })
+  const exitCode = auditExitCode(report)
+  if (!host.json) host.out(renderFindings(report, opts))
+  process.exitCode = exitCode
+  return {...report, exit_code: exitCode}
+}

@@ -1,0 +1,30 @@
+import {Flags} from '@oclif/core'
+
+import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
+import {ConfigError} from '../errors.js'
+
+/**
+ * What-if flags shared by `simulate boot` and `simulate capacity`; the transforms themselves are
+ * pure (src/lib/scenario).
+ */
+export const scenarioFlags = {
+  'disable-host': Flags.string({summary: 'What if this host\'s nova-compute were disabled. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
+  drain: Flags.string({summary: 'What if this host were drained: it is disabled and its instances re-placed through the engine first (those that cannot be are reported). Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
+  'set-allocation-ratio': Flags.string({summary: 'What if RC=RATIO[@AGGREGATE], e.g. VCPU=4.0 or MEMORY_MB=1.0@gpu. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
+  'add-hosts': Flags.integer({summary: 'What if N empty hosts like --like were added.', min: 1, dependsOn: ['like'], helpGroup: 'WHAT-IF'}),
+  like: Flags.string({summary: 'The host --add-hosts copies.', dependsOn: ['add-hosts'], helpGroup: 'WHAT-IF'}),
+  'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
+}
+
+export function scenarioOptionsFrom(flags: Record<string, unknown>): ScenarioOptions {
+  const count = flags['add-hosts'] as number | undefined
+  const like = flags.like as string | undefined
+  if ((count === undefined) !== (like === undefined)) throw new ConfigError('--add-hosts and --like go together', 'Example: --add-hosts 10 --like compute-01')
+  return {
+    disableHosts: (flags['disable-host'] as string[] | undefined) ?? [],
+    drainHosts: (flags.drain as string[] | undefined) ?? [],
+    allocationRatios: ((flags['set-allocation-ratio'] as string[] | undefined) ?? []).map(parseAllocationRatio),
+    addHosts: count !== undefined && like !== undefined ? {count, like} : null,
+    applyRepairs: Boolean(flags['apply-repairs']),
+  }
+}

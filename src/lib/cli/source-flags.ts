@@ -1,0 +1,53 @@
+import {Flags} from '@oclif/core'
+
+/**
+ * Where a read command takes its data from: a snapshot file, or the live databases.
+ * Resolution order for live connections (lib/config/resolve.ts): flags, then environment
+ * (CLOUDCTL_API_DB, CLOUDCTL_PLACEMENT_DB, CLOUDCTL_NOVA_CONF, CLOUDCTL_PROFILE), then the profile of
+ * the config file, then nova.conf.
+ */
+export const sourceFlags = {
+  snapshot: Flags.string({
+    char: 's',
+    summary: 'Read a snapshot file (JSON or YAML, optionally .gz) instead of the live databases.',
+    helpGroup: 'SOURCE',
+    env: 'CLOUDCTL_SNAPSHOT',
+  }),
+  'api-db': Flags.string({summary: 'nova_api database URL (mysql+pymysql://user:pass@host:port/nova_api).', helpGroup: 'SOURCE'}),
+  'placement-db': Flags.string({
+    summary: 'placement database URL (older clouds: the nova_api URL, where the placement tables live).',
+    helpGroup: 'SOURCE',
+  }),
+  'cell-db': Flags.string({
+    summary: 'Override the database URL of one cell: NAME=URL (NAME is the cell name or uuid). Repeatable.',
+    multiple: true,
+    helpGroup: 'SOURCE',
+  }),
+  'nova-conf': Flags.string({summary: 'Read [api_database] and [placement_database] connection from this nova.conf.', helpGroup: 'SOURCE'}),
+  config: Flags.string({summary: 'cloudctl config file (default ~/.config/cloudctl/config.yaml).', helpGroup: 'SOURCE', env: 'CLOUDCTL_CONFIG'}),
+  profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
+}
+
+export interface SourceOptions {
+  snapshot?: string
+  apiDb?: string
+  placementDb?: string
+  cellDb?: string[]
+  novaConf?: string
+  config?: string
+  profile?: string
+  /** Capture request_specs too (large). */
+  requestSpecs?: boolean
+}
+
+export function sourceOptionsFrom(flags: Record<string, unknown>): SourceOptions {
+  return {
+    snapshot: flags.snapshot as string | undefined,
+    apiDb: flags['api-db'] as string | undefined,
+    placementDb: flags['placement-db'] as string | undefined,
+    cellDb: flags['cell-db'] as string[] | undefined,
+    novaConf: flags['nova-conf'] as string | undefined,
+    config: flags.config as string | undefined,
+    profile: flags.profile as string | undefined,
+  }
+}
