@@ -1,0 +1,292 @@
+/**
+ * The derived, indexed view of a snapshot that checks, planners and the scheduler engine read.
+ * Pure: built from a Snapshot alone, in one pass per table. Blobs are parsed lazily and cached, and
+ * a blob that cannot be read is recorded (blobErrors) instead of failing the whole model.
+ */
+import {ResourceClassRegistry} from './resource-classes.js'
+import {
+  type HostNumaTopology,
+  type InstanceFlavors,
+  type InstanceNumaTopology,
+  type Parsed,
+  parseHostNumaTopology,
+  parseInstanceFlavors,
+  parseInstanceNumaTopology,
+  parseStats,
+} from './nova-objects.js'
+import type {
+  Allocation,
+  CellInfo,
+  ComputeNode,
+  Consumer,
+  Flavor,
+  Instance,
+  Inventory,
+  Migration,
+  ResourceProvider,
+  Service,
+  Snapshot,
+} from './snapshot.js'
+
+export interface BlobError {
+  table: 'compute_nodes' | 'instance_extra' | 'request_specs'
+  column: string
+  cell_uuid?: string
+  /** compute node uuid / instance uuid */
+  subject: string
+  error: string
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
+
+export class CloudModel {
+  readonly rc: ResourceClassRegistry
+  readonly cellsByUuid = new Map<string, CellInfo>()
+  readonly cellsById = new Map<number, CellInfo>()
+
+  /** Every instance row by uuid: an instance may (wrongly) be live in two cells, or soft-deleted. */
+  readonly instancesByUuid = new Map<string, Instance[]>()
+  /** Live (deleted = 0), non-hidden instances per compute node key (host + node). */
+  readonly liveInstancesByNode = new Map<string, Instance[]>()
+  readonly liveComputeNodes: ComputeNode[] = []
+  readonly computeNodesByUuid = new Map<string, ComputeNode[]>()
+  readonly liveComputeNodesByKey = new Map<string, ComputeNode>()
+  readonly liveComputeNodesByHostname = new Map<string, ComputeNode[]>()
+  readonly servicesById = new Map<string, Service>() // `${cell_uuid}/${id}`
+  readonly liveServicesByHost = new Map<string, Service[]>() // nova-compute and others, deleted = 0
+  readonly migrationsByUuid = new Map<string, Migration>()
+  readonly migrationsByInstance = new Map<string, Migration[]>()
+
+  readonly providersById = new Map<number, ResourceProvider>()
+  readonly providersByUuid = new Map<string, ResourceProvider>()
+  readonly providersByName = new Map<string, ResourceProvider[]>()
+  readonly childrenByProvider = new Map<number, ResourceProvider[]>()
+  readonly inventoriesByProvider = new Map<number, Inventory[]>()
+  readonly allocationsByConsumer = new Map<string, Allocation[]>()
+  readonly allocationsByProvider = new Map<number, Allocation[]>()
+  /** provider id -> resource class id -> sum(used) */
+  readonly usageByProvider = new Map<number, Map<number, number>>()
+  readonly consumersByUuid = new Map<string, Consumer>()
+  readonly projectsById = new Map<number, string>()
+  readonly usersById = new Map<number, string>()
+  readonly traitNamesById = new Map<number, string>()
+  readonly traitsByProvider = new Map<number, Set<string>>()
+  readonly placementAggregateUuidById = new Map<number, string>()
+  readonly aggregatesByProvider = new Map<number, Set<string>>()
+
+  readonly flavorsById = new Map<number, Flavor>()
+  readonly flavorsByFlavorid = new Map<string, Flavor>()
+  readonly flavorsByName = new Map<string, Flavor>()
+
+  private readonly hostNuma = new Map<ComputeNode, Parsed<HostNumaTopology | null>>()
+  private readonly instNuma = new Map<Instance, Parsed<InstanceNumaTopology | null>>()
+  private readonly instFlavor = new Map<Instance, Parsed<InstanceFlavors | null>>()
+  private readonly nodeStats = new Map<ComputeNode, Parsed<Record<string, string>>>()
+
+  constructor(readonly snapshot: Snapshot) {
+    const s = snapshot
+    this.rc = new ResourceClassRegistry(s.placement.resource_classes)
+    for (const c of s.cells) {
+      this.cellsByUuid.set(c.uuid, c)
+      this.cellsById.set(c.id, c)
+    }
+
+    for (const svc of s.nova.services) {
+      this.servicesById.set(`${svc.cell_uuid}/${svc.id}`, svc)
+      if (svc.deleted === 0 && svc.host !== null) push(this.liveServicesByHost, svc.host, svc)
+    }
+    for (const cn of s.nova.compute_nodes) {
+      if (cn.uuid) push(this.computeNodesByUuid, cn.uuid, cn)
+      if (cn.deleted !== 0) continue
+      this.liveComputeNodes.push(cn)
+      this.liveComputeNodesByKey.set(nodeKey(cn.host, cn.hypervisor_hostname), cn)
+      if (cn.hypervisor_hostname !== null) push(this.liveComputeNodesByHostname, cn.hypervisor_hostname, cn)
+    }
+    for (const inst of s.nova.instances) {
+      push(this.instancesByUuid, inst.uuid, inst)
+      if (inst.deleted === 0 && !inst.hidden && inst.host !== null) push(this.liveInstancesByNode, nodeKey(inst.host, inst.node), inst)
+    }
+    for (const m of s.nova.migrations) {
+      if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
+      if (m.instance_uuid) push(this.migrationsByInstance, m.instance_uuid, m)
+    }
+
+    const p = s.placement
+    for (const rp of p.resource_providers) {
+      this.providersById.set(rp.id, rp)
+      this.providersByUuid.set(rp.uuid, rp)
+      if (rp.name !== null) push(this.providersByName, rp.name, rp)
+      if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
+    }
+    for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
+    for (const a of p.allocations) {
+      push(this.allocationsByConsumer, a.consumer_id, a)
+      push(this.allocationsByProvider, a.resource_provider_id, a)
+      let usage = this.usageByProvider.get(a.resource_provider_id)
+      if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
+      usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
+    }
+    for (const c of p.consumers) this.consumersByUuid.set(c.uuid, c)
+    for (const r of p.projects) this.projectsById.set(r.id, r.external_id)
+    for (const r of p.users) this.usersById.set(r.id, r.external_id)
+    for (const t of p.traits) this.traitNamesById.set(t.id, t.name)
+    for (const rt of p.resource_provider_traits) {
+      const name = this.traitNamesById.get(rt.trait_id)
+      if (name === undefined) continue
+      let set = this.traitsByProvider.get(rt.resource_provider_id)
+      if (!set) this.traitsByProvider.set(rt.resource_provider_id, (set = new Set()))
+      set.add(name)
+    }
+    for (const a of p.placement_aggregates) if (a.uuid) this.placementAggregateUuidById.set(a.id, a.uuid)
+    for (const ra of p.resource_provider_aggregates) {
+      const uuid = this.placementAggregateUuidById.get(ra.aggregate_id)
+      if (uuid === undefined) continue
+      let set = this.aggregatesByProvider.get(ra.resource_provider_id)
+      if (!set) this.aggregatesByProvider.set(ra.resource_provider_id, (set = new Set()))
+      set.add(uuid)
+    }
+
+    for (const f of s.nova_api.flavors) {
+      this.flavorsById.set(f.id, f)
+      this.flavorsByFlavorid.set(f.flavorid, f)
+      this.flavorsByName.set(f.name, f)
+    }
+  }
+
+  // ---------------------------------------------------------------- cells
+
+  cellOf(cellUuid: string): CellInfo | undefined {
+    return this.cellsByUuid.get(cellUuid)
+  }
+
+  isCellAvailable(cellUuid: string): boolean {
+    return this.cellsByUuid.get(cellUuid)?.status === 'available'
+  }
+
+  get unavailableCells(): CellInfo[] {
+    return this.snapshot.cells.filter((c) => c.status !== 'available')
+  }
+
+  /** True when every cell was read: absence of a row then means the row does not exist. */
+  get allCellsAvailable(): boolean {
+    return this.snapshot.cells.every((c) => c.status === 'available')
+  }
+
+  cellLabel(cellUuid: string): string {
+    const c = this.cellsByUuid.get(cellUuid)
+    return c?.name ?? cellUuid
+  }
+
+  // ---------------------------------------------------------------- nova rows
+
+  liveInstances(uuid: string): Instance[] {
+    return (this.instancesByUuid.get(uuid) ?? []).filter((i) => i.deleted === 0)
+  }
+
+  instancesOnNode(host: string | null, node: string | null): Instance[] {
+    return this.liveInstancesByNode.get(nodeKey(host, node)) ?? []
+  }
+
+  serviceOf(cn: ComputeNode): Service | undefined {
+    return cn.service_id === null ? undefined : this.servicesById.get(`${cn.cell_uuid}/${cn.service_id}`)
+  }
+
+  /** The live nova-compute service on a host, if any (there is at most one per cell). */
+  computeServiceOn(host: string): Service | undefined {
+    return this.liveServicesByHost.get(host)?.find((svc) => svc.binary === 'nova-compute')
+  }
+
+  hostNumaTopology(cn: ComputeNode): Parsed<HostNumaTopology | null> {
+    let v = this.hostNuma.get(cn)
+    if (!v) this.hostNuma.set(cn, (v = parseHostNumaTopology(cn.numa_topology)))
+    return v
+  }
+
+  stats(cn: ComputeNode): Parsed<Record<string, string>> {
+    let v = this.nodeStats.get(cn)
+    if (!v) this.nodeStats.set(cn, (v = parseStats(cn.stats)))
+    return v
+  }
+
+  instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
+    let v = this.instNuma.get(inst)
+    if (!v) this.instNuma.set(inst, (v = parseInstanceNumaTopology(inst.extra?.numa_topology ?? null)))
+    return v
+  }
+
+  instanceFlavors(inst: Instance): Parsed<InstanceFlavors | null> {
+    let v = this.instFlavor.get(inst)
+    if (!v) this.instFlavor.set(inst, (v = parseInstanceFlavors(inst.extra?.flavor ?? null)))
+    return v
+  }
+
+  /** Every unreadable blob of live rows, for `snapshot validate` and the audits. */
+  blobErrors(): BlobError[] {
+    const out: BlobError[] = []
+    for (const cn of this.liveComputeNodes) {
+      const n = this.hostNumaTopology(cn)
+      if (!n.ok) out.push({table: 'compute_nodes', column: 'numa_topology', cell_uuid: cn.cell_uuid, subject: cn.uuid ?? String(cn.id), error: n.error})
+      const st = this.stats(cn)
+      if (!st.ok) out.push({table: 'compute_nodes', column: 'stats', cell_uuid: cn.cell_uuid, subject: cn.uuid ?? String(cn.id), error: st.error})
+    }
+    for (const inst of this.snapshot.nova.instances) {
+      if (inst.deleted !== 0) continue
+      const n = this.instanceNumaTopology(inst)
+      if (!n.ok) out.push({table: 'instance_extra', column: 'numa_topology', cell_uuid: inst.cell_uuid, subject: inst.uuid, error: n.error})
+      const f = this.instanceFlavors(inst)
+      if (!f.ok) out.push({table: 'instance_extra', column: 'flavor', cell_uuid: inst.cell_uuid, subject: inst.uuid, error: f.error})
+    }
+    return out
+  }
+
+  // ---------------------------------------------------------------- placement
+
+  rootOf(rp: ResourceProvider): ResourceProvider {
+    if (rp.root_provider_id !== null) return this.providersById.get(rp.root_provider_id) ?? rp
+    let cur = rp
+    for (let guard = 0; cur.parent_provider_id !== null && guard < 64; guard++) {
+      const parent = this.providersById.get(cur.parent_provider_id)
+      if (!parent) break
+      cur = parent
+    }
+    return cur
+  }
+
+  /** A provider and all its descendants, parents before children. */
+  tree(root: ResourceProvider): ResourceProvider[] {
+    const out: ResourceProvider[] = []
+    const queue = [root]
+    while (queue.length > 0) {
+      const rp = queue.shift() as ResourceProvider
+      out.push(rp)
+      queue.push(...(this.childrenByProvider.get(rp.id) ?? []))
+    }
+    return out
+  }
+
+  inventory(rpId: number, rcId: number): Inventory | undefined {
+    return this.inventoriesByProvider.get(rpId)?.find((i) => i.resource_class_id === rcId)
+  }
+
+  usage(rpId: number, rcId: number): number {
+    return this.usageByProvider.get(rpId)?.get(rcId) ?? 0
+  }
+
+  traitsOf(rpId: number): Set<string> {
+    return this.traitsByProvider.get(rpId) ?? new Set()
+  }
+
+  aggregatesOf(rpId: number): Set<string> {
+    return this.aggregatesByProvider.get(rpId) ?? new Set()
+  }
+}
+
+export function buildModel(snapshot: Snapshot): CloudModel {
+  return new CloudModel(snapshot)
+}
