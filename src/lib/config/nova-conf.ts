@@ -1,0 +1,163 @@
+/**
+ * nova.conf as oslo.config reads it (oslo_config/iniparser.py), not as a generic INI reader would:
+ *  - `key = value` or `key: value`, split at the first '=' or ':'; key and value stripped; a value
+ *    wrapped in matching quotes loses them;
+ *  - a line starting with '#' or ';' is a comment, but there are no inline comments: '#' inside a value
+ *    (a password!) is part of it;
+ *  - a line starting with whitespace continues the previous value (joined with '\n'); a blank line
+ *    ends it;
+ *  - section names are case-insensitive except DEFAULT; a key set twice keeps the last value
+ *    (StrOpt), all values are kept for multi-valued options;
+ *  - `$name` / `${name}` substitute another option of the same section or [DEFAULT]; `$$` is '$'.
+ * The `ini` package does none of continuation, quote stripping or last-wins per oslo, and it treats
+ * '[a.b]' as nesting and 'true' as a boolean, hence this small parser.
+ */
+import {readFileSync} from 'node:fs'
+
+import {ConfigError} from '../errors.js'
+import {registerUrlSecret} from '../db/url.js'
+
+export interface NovaConf {
+  /** The file this was read from ('<string>' for parsed text). */
+  path: string
+  /** section -> key -> last value (sections lower-cased except DEFAULT). */
+  sections: Record<string, Record<string, string>>
+  /** section -> key -> every value in file order (for MultiStrOpt options). */
+  multi: Record<string, Record<string, string[]>>
+}
+
+function normalizeSection(name: string): string {
+  return name.toLowerCase() === 'default' ? 'DEFAULT' : name.toLowerCase()
+}
+
+function unquote(value: string): string {
+  if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0]) return value.slice(1, -1)
+  return value
+}
+
+/** Parses nova.conf text. `path` only names the file in errors. */
+export function parseNovaConf(text: string, path = '<string>'): NovaConf {
+  const sections: Record<string, Record<string, string>> = Object.create(null)
+  const multi: Record<string, Record<string, string[]>> = Object.create(null)
+  let section: string | undefined
+  let key: string | undefined
+  let value: string[] = []
+  let keyLine = 0
+
+  const flush = (): void => {
+    if (key === undefined) return
+    if (section === undefined) {
+      throw new ConfigError(`${path}:${keyLine}: option '${key}' appears before any [section]`, 'Put options under a section such as [DEFAULT] or [api_database].', 'BadNovaConf')
+    }
+    const v = value.join('\n')
+    ;(sections[section] ??= Object.create(null) as Record<string, string>)[key] = v
+    ;((multi[section] ??= Object.create(null) as Record<string, string[]>)[key] ??= []).push(v)
+    key = undefined
+    value = []
+  }
+
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const lineno = i + 1
+    const line = lines[i].trimEnd()
+    if (line === '') {
+      flush()
+      continue
+    }
+    if (line.startsWith(' ') || line.startsWith('\t')) {
+      if (key === undefined) {
+        // oslo rejects a continuation without an option; an indented comment is harmless there only
+        // after an option, so keep the same rule but tolerate indented comments and blank-ish lines.
+        if (/^\s*[#;]/.test(line)) continue
+        throw new ConfigError(`${path}:${lineno}: unexpected continuation line '${line.trim()}'`, 'Indented lines continue the value of the option above; remove the indentation.', 'BadNovaConf')
+      }
+      value.push(line.trimStart())
+      continue
+    }
+    flush()
+    if (line.startsWith('[')) {
+      const m = /^\[([^\]]*)\]\s*$/.exec(line)
+      if (!m || m[1].trim() === '') {
+        throw new ConfigError(`${path}:${lineno}: malformed section header '${line}'`, 'Section headers look like [api_database].', 'BadNovaConf')
+      }
+      section = normalizeSection(m[1].trim())
+      sections[section] ??= Object.create(null) as Record<string, string>
+      multi[section] ??= Object.create(null) as Record<string, string[]>
+      continue
+    }
+    if (line.startsWith('#') || line.startsWith(';')) continue
+    const eq = line.indexOf('=')
+    const colon = line.indexOf(':')
+    const sep = eq === -1 ? colon : colon === -1 ? eq : Math.min(eq, colon)
+    if (sep === -1) {
+      throw new ConfigError(`${path}:${lineno}: expected 'key = value', got '${line}'`, 'Every option line is key = value.', 'BadNovaConf')
+    }
+    const k = line.slice(0, sep).trim()
+    if (k === '') throw new ConfigError(`${path}:${lineno}: option without a name`, 'Every option line is key = value.', 'BadNovaConf')
+    key = k
+    keyLine = lineno
+    value = [unquote(line.slice(sep + 1).trim())]
+  }
+  flush()
+  return {path, sections, multi}
+}
+
+/** Reads and parses a nova.conf file; a missing or unreadable file is a ConfigError. */
+export function readNovaConf(path: string): NovaConf {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ConfigError(
+      `cannot read nova.conf ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`,
+      code === 'EACCES' ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.' : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
+      'NovaConfUnreadable',
+    )
+  }
+  return parseNovaConf(text, path)
+}
+
+/**
+ * An option's value with oslo's `$name` substitution (same section, then [DEFAULT]; `$$` is '$').
+ * Undefined when the section or option is absent.
+ */
+export function getOption(conf: NovaConf, section: string, key: string): string | undefined {
+  const s = normalizeSection(section)
+  const raw = conf.sections[s]?.[key]
+  if (raw === undefined) return undefined
+  return interpolate(conf, s, raw, new Set([`${s}.${key}`]))
+}
+
+function interpolate(conf: NovaConf, section: string, raw: string, seen: Set<string>): string {
+  return raw.replace(/\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (whole, braced: string | undefined, bare: string | undefined) => {
+    if (whole === '$$') return '$'
+    const name = (braced ?? bare) as string
+    for (const sec of [section, 'DEFAULT']) {
+      const v = conf.sections[sec]?.[name]
+      if (v !== undefined && !seen.has(`${sec}.${name}`)) return interpolate(conf, sec, v, new Set([...seen, `${sec}.${name}`]))
+    }
+    // oslo would fail here; leaving the text lets the URL parser report something readable.
+    return whole
+  })
+}
+
+/** `[section] connection`, or a ConfigError naming the file and section. */
+export function requireConnection(conf: NovaConf, section: 'api_database' | 'placement_database' | 'database', hint?: string): string {
+  const v = optionalConnection(conf, section)
+  if (v === undefined) {
+    throw new ConfigError(
+      `${conf.path} has no [${section}] connection`,
+      hint ?? `Add 'connection = mysql+pymysql://USER:PASSWORD@HOST/DB' under [${section}], or pass the URL with a flag.`,
+      'NovaConfMissingSection',
+    )
+  }
+  return v
+}
+
+export function optionalConnection(conf: NovaConf, section: 'api_database' | 'placement_database' | 'database'): string | undefined {
+  const v = getOption(conf, section, 'connection')
+  if (v === undefined || v.trim() === '') return undefined
+  registerUrlSecret(v)
+  return v.trim()
+}

@@ -1,0 +1,584 @@
+/**
+ * Reads the live databases into a Snapshot: nova_api, placement, and every cell (cell0 included),
+ * each cell in parallel on its own connection.
+ *
+ * Every database is read in one read-only transaction WITH CONSISTENT SNAPSHOT, rows streamed in
+ * primary-key order (300k instances or 1M allocations never sit in memory twice). A cell that cannot
+ * be reached or read is recorded as unavailable with a redacted reason and contributes no rows;
+ * nova_api and placement are required (exit 2 when unreachable).
+ *
+ * FLOAT columns are selected as `col + 0e0`: the server prints FLOAT with 6 significant digits in the
+ * text protocol (0.123456789 reads '0.123457'), while DOUBLE arithmetic widens the stored single
+ * exactly (0.9 reads 0.8999999761581421), which is what the snapshot records.
+ */
+import type {ProgressSink} from '../cli/progress.js'
+import {noProgress} from '../cli/progress.js'
+import type {SourceOptions} from '../cli/source-flags.js'
+import {resolveConnections, type ResolvedConnections} from '../config/resolve.js'
+import {
+  type Aggregate,
+  type BuildRequest,
+  CELL0_UUID,
+  type CellInfo,
+  type ComputeNode,
+  type Consumer,
+  type ExternalIdRow,
+  type Flavor,
+  type HostMapping,
+  type Instance,
+  type InstanceGroup,
+  type InstanceMapping,
+  type Inventory,
+  type Migration,
+  type MigrationType,
+  type NamedRow,
+  type NovaApiTables,
+  type NovaCellTables,
+  type PlacementTables,
+  type RequestSpecRow,
+  type ResourceProvider,
+  type Service,
+  type Snapshot,
+  SNAPSHOT_FORMAT_VERSION,
+} from '../domain/snapshot.js'
+import {CloudctlError, ConfigError} from '../errors.js'
+import {scrub} from '../util/redact.js'
+import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, openConnection, streamRows} from './connection.js'
+import {type DbUrl, formatTemplatedDbUrl, parseDbUrl} from './url.js'
+
+type Row = Record<string, unknown>
+
+const PROGRESS_EVERY = 50_000
+
+// ---------------------------------------------------------------- value conversions
+
+const bool = (v: unknown): boolean | null => (v === null || v === undefined ? null : Number(v) !== 0)
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+const int = (v: unknown): number => Number(v)
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v))
+const ts = str
+/** Soft-delete marker; a NULL (never written by nova's models, default 0) is read as 0. */
+const deleted = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v))
+
+/** One database being read: its label for progress and errors, its URL, its connection. */
+class Reader {
+  constructor(
+    readonly label: string,
+    readonly url: DbUrl,
+    readonly conn: Connection,
+    private readonly progress: ProgressSink,
+  ) {}
+
+  /** Streams `sql` and hands each row to `each`; reports progress under `table`. */
+  async each(table: string, sql: string, each: (row: Row) => void, params: unknown[] = []): Promise<number> {
+    const ctx: DbErrorContext = {label: this.label, url: this.url, table}
+    let n = 0
+    for await (const row of streamRows<Row>(this.conn, sql, params, ctx)) {
+      each(row)
+      n++
+      if (n % PROGRESS_EVERY === 0) this.progress({database: this.label, table, rows: n, done: false})
+    }
+    this.progress({database: this.label, table, rows: n, done: true})
+    return n
+  }
+
+  async rows<T>(table: string, sql: string, map: (row: Row) => T): Promise<T[]> {
+    const out: T[] = []
+    await this.each(table, sql, (r) => out.push(map(r)))
+    return out
+  }
+}
+
+async function openReader(label: string, url: DbUrl, progress: ProgressSink): Promise<Reader> {
+  const conn = await openConnection(url, {label})
+  try {
+    await beginConsistentRead(conn, {label, url})
+  } catch (error) {
+    await closeConnection(conn)
+    throw error
+  }
+  return new Reader(label, url, conn, progress)
+}
+
+// ---------------------------------------------------------------- nova_api
+
+interface CellMappingRow {
+  id: number
+  uuid: string
+  name: string | null
+  transport_url: string | null
+  database_connection: string | null
+  disabled: boolean
+}
+
+async function readCellMappings(r: Reader): Promise<CellMappingRow[]> {
+  return r.rows('cell_mappings', 'SELECT id, uuid, name, transport_url, database_connection, disabled FROM cell_mappings ORDER BY id', (x) => ({
+    id: int(x.id),
+    uuid: String(x.uuid),
+    name: str(x.name),
+    transport_url: str(x.transport_url),
+    database_connection: str(x.database_connection),
+    disabled: bool(x.disabled) ?? false,
+  }))
+}
+
+async function readNovaApi(r: Reader, requestSpecs: boolean): Promise<NovaApiTables> {
+  const host_mappings = await r.rows<HostMapping>('host_mappings', 'SELECT id, cell_id, host FROM host_mappings ORDER BY id', (x) => ({
+    id: int(x.id),
+    cell_id: int(x.cell_id),
+    host: String(x.host),
+  }))
+  const instance_mappings = await r.rows<InstanceMapping>(
+    'instance_mappings',
+    'SELECT id, instance_uuid, cell_id, project_id, user_id, queued_for_delete, created_at FROM instance_mappings ORDER BY id',
+    (x) => ({
+      id: int(x.id),
+      instance_uuid: String(x.instance_uuid),
+      cell_id: num(x.cell_id),
+      project_id: String(x.project_id),
+      user_id: str(x.user_id),
+      queued_for_delete: bool(x.queued_for_delete),
+      created_at: ts(x.created_at),
+    }),
+  )
+
+  const flavors = await r.rows<Flavor>(
+    'flavors',
+    'SELECT id, flavorid, name, memory_mb, vcpus, swap, root_gb, ephemeral_gb, rxtx_factor + 0e0 AS rxtx_factor, vcpu_weight, disabled, is_public, description FROM flavors ORDER BY id',
+    (x) => ({
+      id: int(x.id),
+      flavorid: String(x.flavorid),
+      name: String(x.name),
+      memory_mb: int(x.memory_mb),
+      vcpus: int(x.vcpus),
+      swap: int(x.swap),
+      root_gb: num(x.root_gb),
+      ephemeral_gb: num(x.ephemeral_gb),
+      rxtx_factor: num(x.rxtx_factor),
+      vcpu_weight: num(x.vcpu_weight),
+      disabled: bool(x.disabled),
+      is_public: bool(x.is_public),
+      description: str(x.description),
+      extra_specs: {},
+    }),
+  )
+  const flavorById = new Map(flavors.map((f) => [f.id, f]))
+  await r.each('flavor_extra_specs', 'SELECT flavor_id, `key`, `value` FROM flavor_extra_specs ORDER BY id', (x) => {
+    const f = flavorById.get(int(x.flavor_id))
+    // A NULL value has no meaning for nova's extra-spec validators; '' keeps the key visible.
+    if (f) f.extra_specs[String(x.key)] = str(x.value) ?? ''
+  })
+
+  const aggregates = await r.rows<Aggregate>('aggregates', 'SELECT id, uuid, name FROM aggregates ORDER BY id', (x) => ({
+    id: int(x.id),
+    uuid: str(x.uuid),
+    name: str(x.name),
+    hosts: [],
+    metadata: {},
+  }))
+  const aggById = new Map(aggregates.map((a) => [a.id, a]))
+  await r.each('aggregate_hosts', 'SELECT aggregate_id, host FROM aggregate_hosts ORDER BY id', (x) => {
+    const a = aggById.get(int(x.aggregate_id))
+    if (a && x.host !== null) a.hosts.push(String(x.host))
+  })
+  await r.each('aggregate_metadata', 'SELECT aggregate_id, `key`, `value` FROM aggregate_metadata ORDER BY id', (x) => {
+    const a = aggById.get(int(x.aggregate_id))
+    if (a) a.metadata[String(x.key)] = String(x.value)
+  })
+
+  const build_requests = await r.rows<BuildRequest>('build_requests', 'SELECT id, instance_uuid, project_id, created_at FROM build_requests ORDER BY id', (x) => ({
+    id: int(x.id),
+    instance_uuid: str(x.instance_uuid),
+    project_id: String(x.project_id),
+    created_at: ts(x.created_at),
+  }))
+
+  let request_specs: RequestSpecRow[] | undefined
+  if (requestSpecs) {
+    request_specs = await r.rows<RequestSpecRow>('request_specs', 'SELECT instance_uuid, spec FROM request_specs ORDER BY id', (x) => ({
+      instance_uuid: String(x.instance_uuid),
+      spec: String(x.spec),
+    }))
+  }
+
+  const instance_groups = await r.rows<InstanceGroup>('instance_groups', 'SELECT id, uuid, name, project_id, user_id FROM instance_groups ORDER BY id', (x) => ({
+    id: int(x.id),
+    uuid: String(x.uuid),
+    name: str(x.name),
+    project_id: str(x.project_id),
+    user_id: str(x.user_id),
+    policies: [],
+    members: [],
+  }))
+  const groupById = new Map(instance_groups.map((g) => [g.id, g]))
+  await r.each('instance_group_policy', 'SELECT group_id, policy, rules FROM instance_group_policy ORDER BY id', (x) => {
+    groupById.get(int(x.group_id))?.policies.push({policy: str(x.policy), rules: str(x.rules)})
+  })
+  await r.each('instance_group_member', 'SELECT group_id, instance_uuid FROM instance_group_member ORDER BY id', (x) => {
+    const g = groupById.get(int(x.group_id))
+    if (g && x.instance_uuid !== null) g.members.push(String(x.instance_uuid))
+  })
+
+  const out: NovaApiTables = {host_mappings, instance_mappings, flavors, aggregates, build_requests, instance_groups}
+  if (request_specs) out.request_specs = request_specs
+  return out
+}
+
+// ---------------------------------------------------------------- placement
+
+async function readPlacement(r: Reader): Promise<PlacementTables> {
+  const named = (table: string, where = ''): Promise<NamedRow[]> =>
+    r.rows(table, `SELECT id, name FROM ${table}${where} ORDER BY id`, (x) => ({id: int(x.id), name: String(x.name)}))
+  const external = (table: string): Promise<ExternalIdRow[]> =>
+    r.rows(table, `SELECT id, external_id FROM ${table} ORDER BY id`, (x) => ({id: int(x.id), external_id: String(x.external_id)}))
+
+  const resource_providers = await r.rows<ResourceProvider>(
+    'resource_providers',
+    'SELECT id, uuid, name, generation, root_provider_id, parent_provider_id FROM resource_providers ORDER BY id',
+    (x) => ({
+      id: int(x.id),
+      uuid: String(x.uuid),
+      name: str(x.name),
+      generation: num(x.generation),
+      root_provider_id: num(x.root_provider_id),
+      parent_provider_id: num(x.parent_provider_id),
+    }),
+  )
+  const inventories = await r.rows<Inventory>(
+    'inventories',
+    'SELECT id, resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio + 0e0 AS allocation_ratio FROM inventories ORDER BY id',
+    (x) => ({
+      id: int(x.id),
+      resource_provider_id: int(x.resource_provider_id),
+      resource_class_id: int(x.resource_class_id),
+      total: int(x.total),
+      reserved: int(x.reserved),
+      min_unit: int(x.min_unit),
+      max_unit: int(x.max_unit),
+      step_size: int(x.step_size),
+      allocation_ratio: Number(x.allocation_ratio),
+    }),
+  )
+  const allocations = await r.rows('allocations', 'SELECT id, resource_provider_id, consumer_id, resource_class_id, used FROM allocations ORDER BY id', (x) => ({
+    id: int(x.id),
+    resource_provider_id: int(x.resource_provider_id),
+    consumer_id: String(x.consumer_id),
+    resource_class_id: int(x.resource_class_id),
+    used: int(x.used),
+  }))
+  const consumers = await r.rows<Consumer>('consumers', 'SELECT id, uuid, project_id, user_id, generation, consumer_type_id FROM consumers ORDER BY id', (x) => ({
+    id: int(x.id),
+    uuid: String(x.uuid),
+    project_id: int(x.project_id),
+    user_id: int(x.user_id),
+    generation: int(x.generation),
+    consumer_type_id: num(x.consumer_type_id),
+  }))
+  const consumer_types = await named('consumer_types')
+  const projects = await external('projects')
+  const users = await external('users')
+  // Placement syncs the standard classes into this table with their fixed ids; the snapshot keeps
+  // only the CUSTOM_* rows (resource-classes.ts knows the standard ones).
+  const resource_classes = await named('resource_classes', " WHERE name LIKE 'CUSTOM\\_%'")
+  const traits = await named('traits')
+  const resource_provider_traits = await r.rows(
+    'resource_provider_traits',
+    'SELECT resource_provider_id, trait_id FROM resource_provider_traits ORDER BY trait_id, resource_provider_id',
+    (x) => ({resource_provider_id: int(x.resource_provider_id), trait_id: int(x.trait_id)}),
+  )
+  const placement_aggregates = await r.rows('placement_aggregates', 'SELECT id, uuid FROM placement_aggregates ORDER BY id', (x) => ({id: int(x.id), uuid: str(x.uuid)}))
+  const resource_provider_aggregates = await r.rows(
+    'resource_provider_aggregates',
+    'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates ORDER BY resource_provider_id, aggregate_id',
+    (x) => ({resource_provider_id: int(x.resource_provider_id), aggregate_id: int(x.aggregate_id)}),
+  )
+  return {
+    resource_providers,
+    inventories,
+    allocations,
+    consumers,
+    consumer_types,
+    projects,
+    users,
+    resource_classes,
+    traits,
+    resource_provider_traits,
+    placement_aggregates,
+    resource_provider_aggregates,
+  }
+}
+
+// ---------------------------------------------------------------- cells
+
+const MIGRATION_TYPES = new Set<MigrationType>(['migration', 'resize', 'live-migration', 'evacuation'])
+
+async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
+  const services = await r.rows<Service>(
+    'services',
+    'SELECT id, uuid, host, `binary`, topic, report_count, disabled, disabled_reason, forced_down, last_seen_up, version, deleted, deleted_at, created_at, updated_at FROM services ORDER BY id',
+    (x) => ({
+      cell_uuid: cellUuid,
+      id: int(x.id),
+      uuid: str(x.uuid),
+      host: str(x.host),
+      binary: str(x.binary),
+      topic: str(x.topic),
+      report_count: int(x.report_count),
+      disabled: bool(x.disabled),
+      disabled_reason: str(x.disabled_reason),
+      forced_down: bool(x.forced_down),
+      last_seen_up: ts(x.last_seen_up),
+      version: num(x.version),
+      deleted: deleted(x.deleted),
+      deleted_at: ts(x.deleted_at),
+      created_at: ts(x.created_at),
+      updated_at: ts(x.updated_at),
+    }),
+  )
+
+  const compute_nodes = await r.rows<ComputeNode>(
+    'compute_nodes',
+    `SELECT id, uuid, service_id, host, hypervisor_hostname, hypervisor_type, hypervisor_version, host_ip, vcpus, memory_mb, local_gb,
+            vcpus_used, memory_mb_used, local_gb_used, free_ram_mb, free_disk_gb, disk_available_least, current_workload, running_vms,
+            cpu_allocation_ratio + 0e0 AS cpu_allocation_ratio, ram_allocation_ratio + 0e0 AS ram_allocation_ratio,
+            disk_allocation_ratio + 0e0 AS disk_allocation_ratio, cpu_info, supported_instances, pci_stats, stats, numa_topology, mapped,
+            deleted, deleted_at, created_at, updated_at
+       FROM compute_nodes ORDER BY id`,
+    (x) => ({
+      cell_uuid: cellUuid,
+      id: int(x.id),
+      uuid: str(x.uuid),
+      service_id: num(x.service_id),
+      host: str(x.host),
+      hypervisor_hostname: str(x.hypervisor_hostname),
+      hypervisor_type: String(x.hypervisor_type),
+      hypervisor_version: int(x.hypervisor_version),
+      host_ip: str(x.host_ip),
+      vcpus: int(x.vcpus),
+      memory_mb: int(x.memory_mb),
+      local_gb: int(x.local_gb),
+      vcpus_used: int(x.vcpus_used),
+      memory_mb_used: int(x.memory_mb_used),
+      local_gb_used: int(x.local_gb_used),
+      free_ram_mb: num(x.free_ram_mb),
+      free_disk_gb: num(x.free_disk_gb),
+      disk_available_least: num(x.disk_available_least),
+      current_workload: num(x.current_workload),
+      running_vms: num(x.running_vms),
+      cpu_allocation_ratio: num(x.cpu_allocation_ratio),
+      ram_allocation_ratio: num(x.ram_allocation_ratio),
+      disk_allocation_ratio: num(x.disk_allocation_ratio),
+      cpu_info: String(x.cpu_info),
+      supported_instances: str(x.supported_instances),
+      pci_stats: str(x.pci_stats),
+      stats: str(x.stats),
+      numa_topology: str(x.numa_topology),
+      mapped: num(x.mapped),
+      deleted: deleted(x.deleted),
+      deleted_at: ts(x.deleted_at),
+      created_at: ts(x.created_at),
+      updated_at: ts(x.updated_at),
+    }),
+  )
+
+  // One streamed join instead of a query per instance. The index hints pin the plan to a nested loop
+  // over instances' primary key with index lookups into instance_extra: rows come out in id order
+  // with no temporary table or filesort of 300k rows and their blobs (on small or unanalysed tables
+  // the optimizer otherwise picks a join buffer plus filesort).
+  // An instance with two live instance_extra rows (never written by nova) keeps the first one.
+  const instances: Instance[] = []
+  let lastId = -1
+  await r.each(
+    'instances',
+    `SELECT i.id, i.uuid, i.host, i.node, i.vm_state, i.task_state, i.power_state, i.project_id, i.user_id, i.instance_type_id,
+            i.vcpus, i.memory_mb, i.root_gb, i.ephemeral_gb, i.availability_zone, i.display_name, i.image_ref, i.os_type, i.architecture,
+            i.launched_at, i.terminated_at, i.created_at, i.updated_at, i.deleted, i.deleted_at, i.hidden,
+            e.id AS extra_id, e.numa_topology AS extra_numa_topology, e.pci_requests AS extra_pci_requests, e.flavor AS extra_flavor
+       FROM instances i FORCE INDEX (PRIMARY)
+       LEFT JOIN instance_extra e FORCE INDEX (instance_extra_idx) ON e.instance_uuid = i.uuid AND e.deleted = 0
+      ORDER BY i.id`,
+    (x) => {
+      const id = int(x.id)
+      if (id === lastId) return
+      lastId = id
+      instances.push({
+        cell_uuid: cellUuid,
+        id,
+        uuid: String(x.uuid),
+        host: str(x.host),
+        node: str(x.node),
+        vm_state: str(x.vm_state),
+        task_state: str(x.task_state),
+        power_state: num(x.power_state),
+        project_id: str(x.project_id),
+        user_id: str(x.user_id),
+        instance_type_id: num(x.instance_type_id),
+        vcpus: num(x.vcpus),
+        memory_mb: num(x.memory_mb),
+        root_gb: num(x.root_gb),
+        ephemeral_gb: num(x.ephemeral_gb),
+        availability_zone: str(x.availability_zone),
+        display_name: str(x.display_name),
+        image_ref: str(x.image_ref),
+        os_type: str(x.os_type),
+        architecture: str(x.architecture),
+        launched_at: ts(x.launched_at),
+        terminated_at: ts(x.terminated_at),
+        created_at: ts(x.created_at),
+        updated_at: ts(x.updated_at),
+        deleted: deleted(x.deleted),
+        deleted_at: ts(x.deleted_at),
+        hidden: bool(x.hidden),
+        extra:
+          x.extra_id === null || x.extra_id === undefined
+            ? null
+            : {numa_topology: str(x.extra_numa_topology), pci_requests: str(x.extra_pci_requests), flavor: str(x.extra_flavor)},
+      })
+    },
+  )
+
+  const migrations = await r.rows<Migration>(
+    'migrations',
+    `SELECT id, uuid, instance_uuid, source_compute, dest_compute, dest_host, source_node, dest_node, status, migration_type,
+            old_instance_type_id, new_instance_type_id, hidden, cross_cell_move, deleted, created_at, updated_at
+       FROM migrations WHERE deleted = 0 ORDER BY id`,
+    (x) => ({
+      cell_uuid: cellUuid,
+      id: int(x.id),
+      uuid: str(x.uuid),
+      instance_uuid: str(x.instance_uuid),
+      source_compute: str(x.source_compute),
+      dest_compute: str(x.dest_compute),
+      dest_host: str(x.dest_host),
+      source_node: str(x.source_node),
+      dest_node: str(x.dest_node),
+      status: str(x.status),
+      migration_type: x.migration_type !== null && MIGRATION_TYPES.has(x.migration_type as MigrationType) ? (x.migration_type as MigrationType) : null,
+      old_instance_type_id: num(x.old_instance_type_id),
+      new_instance_type_id: num(x.new_instance_type_id),
+      hidden: bool(x.hidden),
+      cross_cell_move: bool(x.cross_cell_move),
+      deleted: deleted(x.deleted),
+      created_at: ts(x.created_at),
+      updated_at: ts(x.updated_at),
+    }),
+  )
+  return {services, compute_nodes, instances, migrations}
+}
+
+interface CellResult {
+  info: CellInfo
+  tables?: NovaCellTables
+}
+
+/** The URL to read a cell from: an override (by uuid, then name), else its (maybe templated) mapping. */
+function cellUrlFor(cell: CellMappingRow, conns: ResolvedConnections): string {
+  const override = conns.cellDb[cell.uuid] ?? (cell.name === null ? undefined : conns.cellDb[cell.name])
+  if (override !== undefined) return override
+  if (cell.database_connection === null || cell.database_connection.trim() === '') {
+    throw new ConfigError(`cell_mappings.database_connection is empty for cell ${cell.name ?? cell.uuid}`, `Pass --cell-db ${cell.name ?? cell.uuid}=URL.`)
+  }
+  return formatTemplatedDbUrl(cell.database_connection, conns.novaConfDatabase, `cell ${cell.name ?? cell.uuid} database_connection`)
+}
+
+async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, progress: ProgressSink): Promise<CellResult> {
+  const label = cell.name ?? cell.uuid
+  const info: CellInfo = {
+    id: cell.id,
+    uuid: cell.uuid,
+    name: cell.name,
+    // scrub, not only redact: a URL too broken to redact may still hold a password seen elsewhere
+    database_connection: cell.database_connection === null ? null : scrub(cell.database_connection),
+    transport_url: cell.transport_url === null ? null : scrub(cell.transport_url),
+    disabled: cell.disabled,
+    is_cell0: cell.uuid === CELL0_UUID,
+    status: 'available',
+  }
+  let reader: Reader | undefined
+  try {
+    const url = parseDbUrl(cellUrlFor(cell, conns), `cell ${label} database URL`)
+    reader = await openReader(label, url, progress)
+    const tables = await readCell(reader, cell.uuid)
+    return {info, tables}
+  } catch (error) {
+    // Never empty-but-available: the reason is kept (redacted) and the cell contributes no rows.
+    const message = error instanceof CloudctlError ? error.message : scrub(String((error as Error)?.message ?? error))
+    progress({database: label, table: 'unavailable', rows: 0, done: true})
+    return {info: {...info, status: 'unavailable', error: scrub(message)}}
+  } finally {
+    if (reader) await closeConnection(reader.conn)
+  }
+}
+
+function checkOverrides(cells: CellMappingRow[], conns: ResolvedConnections): void {
+  for (const key of Object.keys(conns.cellDb)) {
+    const byUuid = cells.filter((c) => c.uuid === key)
+    const byName = cells.filter((c) => c.name === key)
+    const origin = conns.origin.cellDb[key] === '--cell-db' || !conns.origin.cellDb[key] ? '--cell-db' : `cell_db of ${conns.origin.cellDb[key]}`
+    if (byUuid.length === 0 && byName.length === 0) {
+      throw new ConfigError(
+        `${origin} ${key}: no cell with that name or uuid in cell_mappings`,
+        `Known cells: ${cells.map((c) => (c.name ? `${c.name} (${c.uuid})` : c.uuid)).join(', ') || 'none'}.`,
+        'UnknownCell',
+      )
+    }
+    if (byUuid.length === 0 && byName.length > 1) {
+      throw new ConfigError(`${origin} ${key}: ${byName.length} cells share that name`, `Use the cell uuid instead: ${byName.map((c) => c.uuid).join(', ')}.`, 'AmbiguousCell')
+    }
+  }
+}
+
+// ---------------------------------------------------------------- entry point
+
+/**
+ * Captures the live databases named by `opts` (flags, environment, profile, nova.conf).
+ * nova_api or placement unreachable: CloudctlError (exit 2). A cell unreachable: status 'unavailable'.
+ */
+export async function captureLive(opts: SourceOptions, progress: ProgressSink = noProgress): Promise<Snapshot> {
+  const conns = resolveConnections(opts)
+  const apiUrl = parseDbUrl(conns.apiDb, 'nova_api database URL')
+  const placementUrl = parseDbUrl(conns.placementDb, 'placement database URL')
+  const capturedAt = new Date().toISOString()
+
+  const [apiOpen, placementOpen] = await Promise.allSettled([openReader('nova_api', apiUrl, progress), openReader('placement', placementUrl, progress)])
+  if (apiOpen.status === 'rejected' || placementOpen.status === 'rejected') {
+    if (apiOpen.status === 'fulfilled') await closeConnection(apiOpen.value.conn)
+    if (placementOpen.status === 'fulfilled') await closeConnection(placementOpen.value.conn)
+    throw apiOpen.status === 'rejected' ? apiOpen.reason : (placementOpen as PromiseRejectedResult).reason
+  }
+  const api = apiOpen.value
+  const placement = placementOpen.value
+
+  let cellJobs: Array<Promise<CellResult>> = []
+  try {
+    const cellRows = await readCellMappings(api)
+    checkOverrides(cellRows, conns)
+    // Cells start as soon as their URLs are known, while nova_api and placement are still read.
+    cellJobs = cellRows.map((c) => captureCell(c, conns, progress))
+    const [novaApi, placementTables] = await Promise.all([readNovaApi(api, opts.requestSpecs ?? false), readPlacement(placement)])
+    const cells = await Promise.all(cellJobs)
+
+    const nova: NovaCellTables = {services: [], compute_nodes: [], instances: [], migrations: []}
+    for (const c of cells) {
+      if (!c.tables) continue
+      for (const row of c.tables.services) nova.services.push(row)
+      for (const row of c.tables.compute_nodes) nova.compute_nodes.push(row)
+      for (const row of c.tables.instances) nova.instances.push(row)
+      for (const row of c.tables.migrations) nova.migrations.push(row)
+    }
+    return {
+      format_version: SNAPSHOT_FORMAT_VERSION,
+      captured_at: capturedAt,
+      source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display},
+      cells: cells.map((c) => c.info),
+      nova_api: novaApi,
+      nova,
+      placement: placementTables,
+    }
+  } finally {
+    // Cell readers close themselves; wait for them so no connection outlives a failed capture.
+    await Promise.allSettled(cellJobs)
+    await closeConnection(api.conn)
+    await closeConnection(placement.conn)
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * The one place that opens MySQL/MariaDB connections. mysql2 is imported lazily so that commands
+ * working from a snapshot file never load the driver.
+ *
+ * Driver errors become one-line CloudctlErrors (exit 2) naming the database and what to check; every
+ * message goes through `scrub` so that a password never leaks, even when the driver echoes it.
+ */
+import {readFileSync} from 'node:fs'
+import type {Readable} from 'node:stream'
+
+import {CloudctlError, ExitCode} from '../errors.js'
+import {scrub} from '../util/redact.js'
+import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
+
+export type Connection = import('mysql2/promise').Connection
+
+export interface OpenOptions {
+  /** Names the database in errors: 'nova_api', 'placement', 'cell cell1'. */
+  label?: string
+  multipleStatements?: boolean
+}
+
+/** Context for error mapping: which database, and which table was being read. */
+export interface DbErrorContext {
+  label?: string
+  url?: DbUrl | string
+  table?: string
+  /** Column list of the query, to name a missing column when the server does not say which table. */
+  columns?: readonly string[]
+}
+
+let driver: Promise<typeof import('mysql2/promise')> | undefined
+async function mysql(): Promise<typeof import('mysql2/promise')> {
+  driver ??= import('mysql2/promise').then((m) => ((m as unknown as {default?: typeof import('mysql2/promise')}).default ?? m))
+  return driver
+}
+
+function readSslFile(path: string | undefined, label: string): string | undefined {
+  if (path === undefined) return undefined
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new CloudctlError(`cannot read ${label} TLS file ${path}: ${(error as Error).message}`, {
+      exitCode: ExitCode.CONFIG,
+      code: 'DbTlsFile',
+      hint: 'Check the ssl_ca / ssl_cert / ssl_key parameters of the database URL.',
+    })
+  }
+}
+
+/**
+ * Opens one connection. Rows come back with DATETIME as 'YYYY-MM-DD HH:MM:SS' strings and the
+ * session in UTC, the way nova writes them.
+ */
+export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}): Promise<Connection> {
+  const u = typeof url === 'string' ? parseDbUrl(url, opts.label ? `${opts.label} database URL` : 'database URL') : url
+  const label = opts.label ?? u.database ?? 'database'
+  const o = connectionOptions(u)
+  const m = await mysql()
+  try {
+    const conn = await m.createConnection({
+      host: o.host,
+      port: o.port,
+      socketPath: o.socketPath,
+      user: o.user,
+      password: o.password,
+      database: o.database,
+      connectTimeout: o.connectTimeout,
+      ssl: o.ssl
+        ? {ca: readSslFile(o.ssl.ca, label), cert: readSslFile(o.ssl.cert, label), key: readSslFile(o.ssl.key, label), rejectUnauthorized: o.ssl.rejectUnauthorized}
+        : undefined,
+      charset: 'UTF8MB4_GENERAL_CI',
+      dateStrings: true,
+      timezone: 'Z',
+      supportBigNumbers: true,
+      multipleStatements: opts.multipleStatements ?? false,
+    })
+    // A connection error after the handshake (server restart) must not crash the process: the
+    // pending query rejects and is mapped there.
+    rawConnection(conn).on('error', () => {})
+    await conn.query("SET time_zone = '+00:00'")
+    return conn
+  } catch (error) {
+    throw mapDbError(error, {label, url: u})
+  }
+}
+
+/** The callback-style connection under a promise one: it is the one that can stream. */
+export function rawConnection(conn: Connection): import('mysql2').Connection {
+  return (conn as unknown as {connection: import('mysql2').Connection}).connection
+}
+
+/**
+ * Streams the rows of a query, one object at a time, without buffering the result set.
+ * Errors are mapped with `ctx`.
+ */
+export async function* streamRows<T = Record<string, unknown>>(conn: Connection, sql: string, params: unknown[] = [], ctx: DbErrorContext = {}): AsyncGenerator<T> {
+  const stream = rawConnection(conn).query(sql, params).stream({highWaterMark: 1000}) as Readable
+  try {
+    for await (const row of stream) yield row as T
+  } catch (error) {
+    throw mapDbError(error, ctx)
+  } finally {
+    stream.destroy()
+  }
+}
+
+/** Read-only session with one consistent view of the whole database (InnoDB MVCC). */
+export async function beginConsistentRead(conn: Connection, ctx: DbErrorContext = {}): Promise<void> {
+  try {
+    await conn.query('SET SESSION TRANSACTION READ ONLY')
+    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT')
+  } catch (error) {
+    throw mapDbError(error, ctx)
+  }
+}
+
+/** Closes quietly: a connection that is already broken has nothing left to say. */
+export async function closeConnection(conn: Connection | undefined): Promise<void> {
+  if (!conn) return
+  try {
+    await conn.end()
+  } catch {
+    try {
+      conn.destroy()
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// ---------------------------------------------------------------- error mapping
+
+const PLACEMENT_TABLES = new Set([
+  'resource_providers',
+  'inventories',
+  'allocations',
+  'consumers',
+  'consumer_types',
+  'projects',
+  'users',
+  'resource_classes',
+  'traits',
+  'resource_provider_traits',
+  'placement_aggregates',
+  'resource_provider_aggregates',
+])
+const NOVA_API_TABLES = new Set([
+  'cell_mappings',
+  'host_mappings',
+  'instance_mappings',
+  'flavors',
+  'flavor_extra_specs',
+  'aggregates',
+  'aggregate_hosts',
+  'aggregate_metadata',
+  'request_specs',
+  'build_requests',
+  'instance_groups',
+  'instance_group_member',
+  'instance_group_policy',
+])
+
+/** Release that added a column cloudctl reads: a missing one says how old the schema is. */
+const COLUMN_RELEASES: Record<string, string> = {
+  'compute_nodes.mapped': 'Ocata',
+  'compute_nodes.uuid': 'Mitaka',
+  'compute_nodes.disk_allocation_ratio': 'Ocata',
+  'compute_nodes.cpu_allocation_ratio': 'Kilo',
+  'compute_nodes.ram_allocation_ratio': 'Kilo',
+  'services.uuid': 'Pike',
+  'services.forced_down': 'Liberty',
+  'services.last_seen_up': 'Liberty',
+  'services.version': 'Liberty',
+  'instances.hidden': 'Stein',
+  'migrations.uuid': 'Queens',
+  'migrations.cross_cell_move': 'Ussuri',
+  'migrations.hidden': 'Mitaka',
+  'migrations.migration_type': 'Liberty',
+  'cell_mappings.disabled': 'Stein',
+  'instance_mappings.queued_for_delete': 'Stein',
+  'instance_mappings.user_id': 'Train',
+  'flavors.description': 'Queens',
+  'aggregates.uuid': 'Newton',
+  'consumers.consumer_type_id': 'Xena (placement 6.0.0)',
+  'consumers.generation': 'Rocky',
+  'resource_providers.root_provider_id': 'Queens',
+  'resource_providers.parent_provider_id': 'Queens',
+}
+const TABLE_RELEASES: Record<string, string> = {
+  consumer_types: 'Xena (placement 6.0.0)',
+  consumers: 'Pike',
+  projects: 'Pike',
+  users: 'Pike',
+  cell_mappings: 'Liberty',
+  host_mappings: 'Mitaka',
+  instance_mappings: 'Liberty',
+  build_requests: 'Mitaka',
+  request_specs: 'Mitaka',
+  flavors: 'Newton (flavors in nova_api)',
+  aggregates: 'Ocata (aggregates in nova_api)',
+  instance_groups: 'Ocata (instance groups in nova_api)',
+}
+
+interface DriverError {
+  code?: string
+  errno?: number
+  sqlMessage?: string
+  message?: string
+  fatal?: boolean
+}
+
+function displayOf(url: DbUrl | string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  if (typeof url !== 'string') return url.display
+  try {
+    return parseDbUrl(url).display
+  } catch {
+    return scrub(url)
+  }
+}
+
+function err(message: string, code: string, hint: string | undefined, cause: unknown, exitCode: 1 | 2 = ExitCode.CONFIG): CloudctlError {
+  return new CloudctlError(scrub(message.replace(/\s*\n\s*/g, ' ')), {exitCode, code, hint: hint === undefined ? undefined : scrub(hint), cause})
+}
+
+/** Maps a mysql2 error (or anything thrown while talking to a database) to a one-line CloudctlError. */
+export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlError {
+  if (error instanceof CloudctlError) return error
+  const e = (error ?? {}) as DriverError
+  const code = e.code ?? ''
+  const driverMsg = scrub(String(e.sqlMessage ?? e.message ?? error))
+  const where = displayOf(ctx.url)
+  const db = ctx.label ?? (typeof ctx.url === 'object' ? ctx.url.database : undefined) ?? 'database'
+  const at = where ? ` at ${where}` : ''
+
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ETIMEDOUT':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'ECONNRESET':
+    case 'ENOENT':
+    case 'EACCES':
+      return err(
+        `cannot reach the ${db} database${at}: ${code}${code === 'ENOTFOUND' ? ' (unknown host name)' : ''}`,
+        'DbUnreachable',
+        code === 'ENOENT' || code === 'EACCES'
+          ? 'Check the unix_socket path in the URL: is the server running on this machine, and may this user open the socket?'
+          : 'Is the server running, is the host name right, and does a firewall allow the port from here?',
+        error,
+      )
+    case 'ER_ACCESS_DENIED_ERROR':
+    case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
+    case 'ER_HOST_NOT_PRIVILEGED':
+    case 'ER_HOST_IS_BLOCKED':
+      return err(
+        `access denied to the ${db} database${at}${code === 'ER_HOST_NOT_PRIVILEGED' ? ': this host may not connect' : ': wrong user name or password'}`,
+        'DbAccessDenied',
+        code === 'ER_HOST_IS_BLOCKED'
+          ? 'The server blocked this host after too many failed connections: run FLUSH HOSTS on it.'
+          : "Check the user and password in the URL (URL-encode special characters, e.g. %40 for @); the user also needs a grant for this client's host.",
+        error,
+      )
+    case 'ER_DBACCESS_DENIED_ERROR':
+    case 'ER_TABLEACCESS_DENIED_ERROR':
+    case 'ER_COLUMNACCESS_DENIED_ERROR':
+      return err(`permission denied on the ${db} database${at}: ${driverMsg}`, 'DbAccessDenied', 'cloudctl needs SELECT on the nova, nova_api and placement databases (and INSERT/UPDATE/DELETE for repairs).', error)
+    case 'ER_BAD_DB_ERROR':
+      return err(`unknown database${at}: ${driverMsg}`, 'DbUnknownDatabase', 'Check the database name at the end of the URL (SHOW DATABASES on that server).', error)
+    case 'ER_NO_SUCH_TABLE': {
+      const m = /Table '(?:[^'.]*\.)?([^'.]+)' doesn't exist/.exec(e.sqlMessage ?? '')
+      const table = m?.[1] ?? ctx.table ?? 'a table'
+      if (PLACEMENT_TABLES.has(table) && TABLE_RELEASES[table] !== undefined && table !== 'consumers') {
+        // The other placement tables are there: this one is just newer than the schema.
+        return err(
+          `table ${table} is missing in the ${db} database${at}: placement older than ${TABLE_RELEASES[table]}?`,
+          'DbMissingTable',
+          'cloudctl reads the Zed schema (placement 8) or newer: run placement-manage db sync first.',
+          error,
+        )
+      }
+      if (PLACEMENT_TABLES.has(table)) {
+        return err(
+          `placement tables missing in this database (${table})${at}: older clouds keep them in nova_api, pass --placement-db with the nova_api URL`,
+          'DbMissingTable',
+          'Placement got its own database in Stein; before that its tables live in nova_api.',
+          error,
+        )
+      }
+      const release = TABLE_RELEASES[table]
+      const kind = NOVA_API_TABLES.has(table) ? 'nova_api' : 'nova cell'
+      return err(
+        `table ${table} is missing in the ${db} database${at}: ${release ? `older than ${release}, or ` : ''}not a ${kind} database?`,
+        'DbMissingTable',
+        `Check that the URL points at the ${kind} database and that \`nova-manage ${kind === 'nova_api' ? 'api_db' : 'db'} sync\` ran; cloudctl expects the Zed schema or newer.`,
+        error,
+      )
+    }
+    case 'ER_BAD_FIELD_ERROR': {
+      const m = /Unknown column '(?:[^']*\.)?([^'.]+)'/.exec(e.sqlMessage ?? '')
+      const column = m?.[1] ?? 'a column'
+      const table = ctx.table ?? 'a table'
+      const release = COLUMN_RELEASES[`${table}.${column}`]
+      return err(
+        `${table}.${column} is missing in the ${db} database${at}: ${release ? `older than ${release}?` : 'older than Zed?'}`,
+        'DbMissingColumn',
+        'cloudctl reads the Zed (nova 26, placement 8) schema or newer: run the database migrations (nova-manage db sync / api_db sync, placement-manage db sync) first.',
+        error,
+      )
+    }
+    case 'ER_OPTION_PREVENTS_STATEMENT':
+    case 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION':
+      return err(`the ${db} database${at} is read-only: ${driverMsg}`, 'DbReadOnly', 'Point cloudctl at the primary server to write.', error)
+    case 'ER_CON_COUNT_ERROR':
+    case 'ER_TOO_MANY_USER_CONNECTIONS':
+    case 'ER_USER_LIMIT_REACHED':
+      return err(`the ${db} database${at} refused the connection: too many connections`, 'DbTooManyConnections', 'Retry later or raise max_connections / the per-user limit.', error)
+    case 'HANDSHAKE_SSL_ERROR':
+    case 'HANDSHAKE_NO_SSL_SUPPORT':
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+      return err(`TLS handshake with the ${db} database${at} failed: ${driverMsg}`, 'DbTls', 'Check ssl_ca / ssl_cert / ssl_key in the URL, or ssl_verify_cert=false for a self-signed test server.', error)
+    case 'PROTOCOL_CONNECTION_LOST':
+    case 'PROTOCOL_SEQUENCE_TIMEOUT':
+    case 'ER_SERVER_SHUTDOWN':
+    case 'EPIPE':
+      return err(`lost the connection to the ${db} database${at}${ctx.table ? ` while reading ${ctx.table}` : ''}`, 'DbConnectionLost', 'Re-run the command; check the server log if it repeats.', error, ExitCode.UNEXPECTED)
+    default: {
+      const what = ctx.table ? ` while reading ${ctx.table}` : ''
+      const exit = code.startsWith('ER_') || code === '' ? ExitCode.UNEXPECTED : ExitCode.CONFIG
+      return err(`error from the ${db} database${at}${what}: ${code ? `${code}: ` : ''}${driverMsg}`, code ? `Db_${code}` : 'DbError', undefined, error, exit)
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import {describe, expect, it} from 'vitest'
+
+import {closeConnection, mapDbError, openConnection, streamRows} from '../../src/lib/db/connection.js'
+import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
+import {CloudctlError} from '../../src/lib/errors.js'
+import {testDsn} from '../support/db.js'
+
+const url = parseDbUrl('mysql+pymysql://nova:Mapper-Secret1@db7:3306/nova_api')
+const driver = (code: string, sqlMessage?: string, message = sqlMessage ?? code): Error => Object.assign(new Error(message), {code, sqlMessage})
+
+describe('mapDbError', () => {
+  it.each([
+    [driver('ECONNREFUSED', undefined, 'connect ECONNREFUSED 10.0.0.7:3306'), {}, 2, 'DbUnreachable', /cannot reach the nova_api database at mysql\+pymysql:\/\/nova:\*\*\*@db7:3306\/nova_api: ECONNREFUSED/, /firewall/],
+    [driver('ETIMEDOUT'), {}, 2, 'DbUnreachable', /ETIMEDOUT/, /server running/],
+    [driver('ENOTFOUND'), {}, 2, 'DbUnreachable', /ENOTFOUND \(unknown host name\)/, /host name/],
+    [driver('ENOENT'), {}, 2, 'DbUnreachable', /ENOENT/, /unix_socket/],
+    [driver('ER_ACCESS_DENIED_ERROR', "Access denied for user 'nova'@'10.0.0.1' (using password: YES)"), {}, 2, 'DbAccessDenied', /access denied to the nova_api database .*wrong user name or password/, /password/],
+    [driver('ER_BAD_DB_ERROR', "Unknown database 'nova_apx'"), {}, 2, 'DbUnknownDatabase', /unknown database at .*Unknown database 'nova_apx'/, /database name/],
+    [driver('ER_NO_SUCH_TABLE', "Table 'nova_api.cell_mappings' doesn't exist"), {}, 2, 'DbMissingTable', /table cell_mappings is missing in the nova_api database .*not a nova_api database\?/, /api_db sync/],
+    [driver('ER_NO_SUCH_TABLE', "Table 'nova_api.resource_providers' doesn't exist"), {label: 'placement'}, 2, 'DbMissingTable', /placement tables missing in this database \(resource_providers\).*--placement-db with the nova_api URL/, /Stein/],
+    [driver('ER_BAD_FIELD_ERROR', "Unknown column 'mapped' in 'field list'"), {label: 'cell1', table: 'compute_nodes'}, 2, 'DbMissingColumn', /compute_nodes\.mapped is missing in the cell1 database .*older than Ocata\?/, /db sync/],
+    [driver('ER_BAD_FIELD_ERROR', "Unknown column 'i.hidden' in 'field list'"), {label: 'cell1', table: 'instances'}, 2, 'DbMissingColumn', /instances\.hidden is missing .*older than Stein\?/, /Zed/],
+    [driver('ER_BAD_FIELD_ERROR', "Unknown column 'frob' in 'field list'"), {table: 'flavors'}, 2, 'DbMissingColumn', /flavors\.frob is missing .*older than Zed\?/, /Zed/],
+    [driver('PROTOCOL_CONNECTION_LOST'), {table: 'instances'}, 1, 'DbConnectionLost', /lost the connection .* while reading instances/, /Re-run/],
+    [driver('ER_LOCK_DEADLOCK', 'Deadlock found'), {}, 1, 'Db_ER_LOCK_DEADLOCK', /ER_LOCK_DEADLOCK: Deadlock found/, undefined],
+  ] as const)('%s', (error, ctx, exitCode, code, message, hint) => {
+    const e = mapDbError(error, {label: 'nova_api', url, ...ctx})
+    expect(e).toBeInstanceOf(CloudctlError)
+    expect(e.exitCode).toBe(exitCode)
+    expect(e.code).toBe(code)
+    expect(e.message).toMatch(message)
+    expect(e.message).not.toContain('\n')
+    if (hint) expect(e.hint).toMatch(hint)
+    expect(`${e.message} ${e.hint ?? ''}`).not.toContain('Mapper-Secret1')
+  })
+
+  it('scrubs a password the driver echoes verbatim', () => {
+    const e = mapDbError(driver('ER_SOMETHING', 'bad value near Mapper-Secret1'), {url})
+    expect(e.message).toContain('bad value near ***')
+  })
+
+  it('passes CloudctlErrors through', () => {
+    const original = new CloudctlError('already mapped')
+    expect(mapDbError(original)).toBe(original)
+  })
+})
+
+describe('openConnection / streamRows (MariaDB)', () => {
+  it('streams rows in order and maps a query error with its table', async () => {
+    const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
+    try {
+      const got: number[] = []
+      const digits = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
+      const sql = `SELECT a.d * 100 + b.d * 10 + c.d + ? AS n FROM ${digits} a, ${digits} b, ${digits} c ORDER BY n`
+      for await (const row of streamRows<{n: number}>(conn, sql, [1])) got.push(Number(row.n))
+      expect(got.length).toBe(1000)
+      expect(got[0]).toBe(1)
+      expect(got.at(-1)).toBe(1000)
+      expect(got.every((n, i) => n === i + 1)).toBe(true)
+      const rows = streamRows(conn, 'SELECT nope FROM TABLES', [], {label: 'probe', table: 'TABLES'})
+      await expect(rows.next()).rejects.toThrow(/TABLES\.nope is missing in the probe database/)
+    } finally {
+      await closeConnection(conn)
+    }
+  })
+
+  it('maps an unknown database on connect to exit 2', async () => {
+    await expect(openConnection(withDatabase(testDsn(), 'cloudctl_no_such_db_x'), {label: 'nova_api'})).rejects.toMatchObject({exitCode: 2, code: 'DbUnknownDatabase'})
+  })
+})
