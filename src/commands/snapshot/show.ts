@@ -1,0 +1,40 @@
+import {Args} from '@oclif/core'
+
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {buildModel} from '../../lib/domain/model.js'
+import {renderSummary} from '../../lib/output/snapshot-formatter.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+import {type SnapshotSummary, summarize} from '../../lib/snapshot/summary.js'
+
+export type SnapshotShowResult = SnapshotSummary
+
+export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
+  static override args = {
+    source: Args.string({description: 'A snapshot file, or "live" to read the databases (the default).', required: false}),
+  }
+
+  static override description =
+    'Cells and their state, hosts, instances by state, providers and allocations, with the capture time and the (redacted) source.'
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> live --nova-conf /etc/nova/nova.conf',
+    '<%= config.bin %> <%= command.id %> snap.json.gz --json',
+  ]
+
+  static override flags = {...sourceFlags}
+
+  static override summary = 'Summarise a snapshot file or the live databases.'
+
+  async run(): Promise<SnapshotShowResult> {
+    const opts = sourceOptionsFrom(this.flags)
+    if (this.args.source && this.args.source !== 'live') opts.snapshot = this.args.source
+    if (this.args.source === 'live') opts.snapshot = undefined
+    const snapshot = await loadSnapshot(opts, stderrProgress())
+    const summary = summarize(buildModel(snapshot))
+    this.out(renderSummary(summary))
+    return summary
+  }
+}

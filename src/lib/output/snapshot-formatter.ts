@@ -1,0 +1,71 @@
+import type {ValidationProblem} from '../snapshot/schema.js'
+import type {SnapshotSummary} from '../snapshot/summary.js'
+import type {BlobError} from '../domain/model.js'
+import {renderTable} from './table.js'
+import {theme} from './theme.js'
+
+export function renderSummary(s: SnapshotSummary): string {
+  const c = theme()
+  const out: string[] = []
+  out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
+  out.push(
+    renderTable(
+      ['cell', 'uuid', 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
+      s.cells.map((cell) => [
+        cell.name ?? '(unnamed)',
+        cell.uuid,
+        cell.status === 'available' ? c.green(cell.disabled ? 'available, disabled' : 'available') : c.red(`UNAVAILABLE: ${cell.error ?? 'not read'}`),
+        cell.status === 'available' ? `${cell.compute_services} (${cell.compute_services_down}/${cell.compute_services_disabled})` : '?',
+        cell.status === 'available' ? cell.hosts : '?',
+        cell.status === 'available' ? cell.instances : '?',
+        cell.status === 'available' ? cell.instances_deleted : '?',
+      ]),
+      {align: ['left', 'left', 'left', 'right', 'right', 'right', 'right']},
+    ),
+  )
+  const t = s.totals
+  const states = Object.entries(t.instances_by_vm_state)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')
+  out.push(
+    renderTable(
+      ['what', 'count'],
+      [
+        ['hosts (live compute nodes)', t.hosts],
+        [`instances (live${states ? `: ${states}` : ''})`, t.instances],
+        ['flavors', t.flavors],
+        ['host aggregates', t.aggregates],
+        ['host mappings', t.host_mappings],
+        ['instance mappings', t.instance_mappings],
+        ['build requests', t.build_requests],
+        ['resource providers (root)', `${t.resource_providers} (${t.root_providers})`],
+        ['allocations', t.allocations],
+        ['consumers', t.consumers],
+        ['unreadable JSON blobs', t.unreadable_blobs === 0 ? 0 : c.yellow(String(t.unreadable_blobs))],
+      ],
+      {align: ['left', 'right']},
+    ),
+  )
+  const unavailable = s.cells.filter((x) => x.status !== 'available')
+  if (unavailable.length > 0) {
+    out.push(c.red(`${unavailable.length} cell(s) could not be read: their hosts and instances are unknown, not absent.`))
+  }
+  return out.join('\n')
+}
+
+export function renderValidation(path: string, problems: ValidationProblem[], blobErrors: BlobError[]): string {
+  const c = theme()
+  const out: string[] = []
+  if (problems.length === 0) out.push(c.green(`${path}: valid cloudctl snapshot`))
+  else {
+    out.push(c.red(`${path}: ${problems.length} structural problem(s)`))
+    for (const p of problems) out.push(`  ${p.where} ${p.problem}`)
+  }
+  if (blobErrors.length > 0) {
+    out.push(c.yellow(`${blobErrors.length} unreadable JSON blob(s) (reported as findings by the audits):`))
+    for (const b of blobErrors.slice(0, 20)) out.push(`  ${b.table}.${b.column} of ${b.subject}: ${b.error}`)
+    if (blobErrors.length > 20) out.push(`  ... and ${blobErrors.length - 20} more`)
+  }
+  return out.join('\n')
+}

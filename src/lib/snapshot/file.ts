@@ -1,0 +1,277 @@
+/**
+ * Snapshot files: JSON (canonical: one row per line), YAML, either optionally gzip-compressed.
+ *
+ * A cloud of 300k instances and 1M allocations makes a JSON text larger than V8's longest string,
+ * so cloudctl writes JSON with one row per line and reads that layout line by line. Any other valid
+ * JSON or YAML document (hand-written, pretty-printed, converted) is still accepted and read whole.
+ */
+import {once} from 'node:events'
+import {createReadStream, createWriteStream, promises as fsp} from 'node:fs'
+import {createInterface} from 'node:readline'
+import {Readable, type Writable} from 'node:stream'
+import {createGunzip, createGzip, gunzipSync} from 'node:zlib'
+
+import YAML from 'yaml'
+
+import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../domain/snapshot.js'
+import {NotFoundError, SnapshotFormatError} from '../errors.js'
+import {redact} from '../util/redact.js'
+import {validateSnapshotShape} from './schema.js'
+
+export type SnapshotFormat = 'json' | 'yaml'
+
+export function formatFromPath(path: string): {format: SnapshotFormat; gzip: boolean} {
+  const gzip = /\.gz$/i.test(path)
+  const base = path.replace(/\.gz$/i, '')
+  return {format: /\.ya?ml$/i.test(base) ? 'yaml' : 'json', gzip}
+}
+
+/** Never let a password reach a file, whatever the source forgot. */
+export function redactSnapshot(s: Snapshot): Snapshot {
+  return {
+    ...s,
+    source: {
+      ...s.source,
+      description: redact(s.source.description),
+      api_db: redact(s.source.api_db),
+      placement_db: redact(s.source.placement_db),
+    },
+    cells: s.cells.map((c) => ({
+      ...c,
+      database_connection: redact(c.database_connection),
+      transport_url: redact(c.transport_url),
+      ...(c.error === undefined ? {} : {error: redact(c.error)}),
+    })),
+  }
+}
+
+const SECTIONS: Array<['nova_api' | 'nova' | 'placement', readonly string[]]> = [
+  ['nova_api', NOVA_API_TABLES],
+  ['nova', NOVA_TABLES],
+  ['placement', PLACEMENT_TABLES],
+]
+
+async function writeAll(out: Writable, chunks: Iterable<string>): Promise<void> {
+  let buf = ''
+  for (const chunk of chunks) {
+    buf += chunk
+    if (buf.length >= 1 << 20) {
+      if (!out.write(buf)) await once(out, 'drain')
+      buf = ''
+    }
+  }
+  if (buf) out.write(buf)
+}
+
+/** The canonical JSON layout, as a sequence of text chunks. */
+export function* canonicalJson(s: Snapshot): Generator<string> {
+  const header = JSON.stringify({format_version: s.format_version, captured_at: s.captured_at, source: s.source})
+  yield `${header.slice(0, -1)},\n`
+  yield* jsonArray('cells', s.cells as unknown[], ',')
+  for (let si = 0; si < SECTIONS.length; si++) {
+    const [section, tables] = SECTIONS[si]
+    yield `"${section}":{\n`
+    const present = tables.filter((t) => (s[section] as unknown as Record<string, unknown[] | undefined>)[t] !== undefined)
+    for (let ti = 0; ti < present.length; ti++) {
+      const rows = (s[section] as unknown as Record<string, unknown[]>)[present[ti]]
+      yield* jsonArray(present[ti], rows, ti < present.length - 1 ? ',' : '')
+    }
+    yield si < SECTIONS.length - 1 ? '},\n' : '}\n'
+  }
+  yield '}\n'
+}
+
+function* jsonArray(name: string, rows: unknown[], trailer: string): Generator<string> {
+  if (rows.length === 0) {
+    yield `"${name}":[]${trailer}\n`
+    return
+  }
+  yield `"${name}":[\n`
+  for (let i = 0; i < rows.length; i++) yield `${JSON.stringify(rows[i])}${i < rows.length - 1 ? ',' : ''}\n`
+  yield `]${trailer}\n`
+}
+
+export async function writeSnapshotFile(snapshot: Snapshot, path: string): Promise<void> {
+  const {format, gzip} = formatFromPath(path)
+  const safe = redactSnapshot(snapshot)
+  const tmp = `${path}.tmp-${process.pid}`
+  const file = createWriteStream(tmp)
+  const out: Writable = gzip ? createGzip({level: 6}) : file
+  if (gzip) out.pipe(file)
+  try {
+    if (format === 'yaml') await writeAll(out, [YAML.stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
+    else await writeAll(out, canonicalJson(safe))
+    out.end()
+    await once(file, 'close')
+    await fsp.rename(tmp, path)
+  } catch (error) {
+    file.destroy()
+    await fsp.rm(tmp, {force: true})
+    throw error
+  }
+}
+
+// ---------------------------------------------------------------- reading
+
+class NotCanonical extends Error {}
+
+async function isGzip(path: string): Promise<boolean> {
+  const fh = await fsp.open(path, 'r')
+  try {
+    const {buffer, bytesRead} = await fh.read(Buffer.alloc(2), 0, 2, 0)
+    return bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b
+  } finally {
+    await fh.close()
+  }
+}
+
+function stripComma(line: string): string {
+  return line.endsWith(',') ? line.slice(0, -1) : line
+}
+
+/** Reads the canonical one-row-per-line layout; throws NotCanonical at the first line that is not. */
+async function readCanonical(input: Readable, path: string): Promise<unknown> {
+  const lines = createInterface({input, crlfDelay: Infinity})
+  let doc: Record<string, unknown> | null = null
+  let section: Record<string, unknown> | null = null
+  let rows: unknown[] | null = null
+  let table = ''
+  let lineNo = 0
+  let closed = false
+  for await (const raw of lines) {
+    lineNo++
+    const line = raw.trim()
+    if (line === '') continue
+    if (closed) throw new SnapshotFormatError(`${path}: unexpected content after the end of the document (line ${lineNo})`)
+    if (doc === null) {
+      if (!line.startsWith('{"format_version"') || !line.endsWith(',')) throw new NotCanonical()
+      try {
+        doc = JSON.parse(`${line.slice(0, -1)}}`) as Record<string, unknown>
+      } catch {
+        throw new NotCanonical()
+      }
+      continue
+    }
+    if (rows !== null) {
+      if (line === ']' || line === '],') {
+        rows = null
+        continue
+      }
+      if (line[0] !== '{') throw new NotCanonical()
+      try {
+        rows.push(JSON.parse(stripComma(line)))
+      } catch (error) {
+        throw new SnapshotFormatError(`${path}: line ${lineNo} (table ${table}, row ${rows.length + 1}) is not valid JSON: ${(error as Error).message}`)
+      }
+      continue
+    }
+    const open = /^"([a-z_]+)":(\[|\{|\[\])(,?)$/.exec(line)
+    if (open) {
+      const [, name, bracket] = open
+      const target = section ?? doc
+      if (bracket === '{') {
+        if (section !== null) throw new NotCanonical()
+        section = {}
+        doc[name] = section
+      } else {
+        table = name
+        const list: unknown[] = []
+        target[name] = list
+        if (bracket === '[') rows = list
+      }
+      continue
+    }
+    if (line === '}' || line === '},') {
+      if (section !== null) section = null
+      else closed = true
+      continue
+    }
+    throw new NotCanonical()
+  }
+  if (doc === null) throw new SnapshotFormatError(`${path}: the file is empty`)
+  if (!closed) {
+    const where = rows === null ? 'between tables' : `inside table ${table} after ${rows.length} rows`
+    throw new SnapshotFormatError(`${path}: the snapshot is truncated (it ends ${where})`)
+  }
+  return doc
+}
+
+function parseWhole(text: string, path: string): unknown {
+  const {format} = formatFromPath(path)
+  const trimmed = text.trimStart()
+  if (format === 'json' || trimmed.startsWith('{')) {
+    try {
+      return JSON.parse(text)
+    } catch (error) {
+      if (format === 'json') throw new SnapshotFormatError(`${path}: not valid JSON: ${(error as Error).message}`)
+    }
+  }
+  const docs = YAML.parseAllDocuments(text)
+  const first = Array.isArray(docs) ? docs[0] : docs
+  if (!first) throw new SnapshotFormatError(`${path}: the file is empty`)
+  if (first.errors.length > 0) {
+    const e = first.errors[0]
+    throw new SnapshotFormatError(`${path}: not valid YAML: ${e.message.split('\n')[0]}`)
+  }
+  return first.toJS({maxAliasCount: -1})
+}
+
+export interface ReadOptions {
+  /** Skip the per-row validation (trusted files, benchmarks). */
+  skipValidation?: boolean
+}
+
+/** Read and validate a snapshot file; every problem is a SnapshotFormatError (exit 2). */
+export async function readSnapshotFile(path: string, opts: ReadOptions = {}): Promise<Snapshot> {
+  let stat
+  try {
+    stat = await fsp.stat(path)
+  } catch {
+    throw new NotFoundError(`snapshot file ${path} does not exist`, 'Check the path, or capture one with `cloudctl snapshot capture -o FILE`.')
+  }
+  if (!stat.isFile()) throw new NotFoundError(`${path} is not a file`)
+  const gz = await isGzip(path)
+  const open = (): Readable => (gz ? createReadStream(path).pipe(createGunzip()) : createReadStream(path))
+  let doc: unknown
+  try {
+    doc = await readCanonical(open(), path)
+  } catch (error) {
+    if (error instanceof SnapshotFormatError) throw error
+    if (!(error instanceof NotCanonical)) throw wrapIo(error, path)
+    const buf = await fsp.readFile(path)
+    let text: string
+    try {
+      text = (gz ? gunzipSync(buf) : buf).toString('utf8')
+    } catch (gzError) {
+      throw wrapIo(gzError, path)
+    }
+    doc = parseWhole(text, path)
+  }
+  if (!opts.skipValidation) {
+    const problems = validateSnapshotShape(doc, 5)
+    if (problems.length > 0) {
+      const first = problems[0]
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : ''
+      throw new SnapshotFormatError(`${path}: ${first.where} ${first.problem}${more}`)
+    }
+  }
+  return doc as Snapshot
+}
+
+function wrapIo(error: unknown, path: string): Error {
+  const e = error as NodeJS.ErrnoException
+  if (e.code === 'Z_BUF_ERROR' || e.code === 'Z_DATA_ERROR' || /unexpected end of file/i.test(e.message)) {
+    return new SnapshotFormatError(`${path}: the gzip data is truncated or corrupt (${e.message})`)
+  }
+  return new SnapshotFormatError(`${path}: cannot be read (${e.message})`)
+}
+
+/** For tests and tools that hold text rather than a file. */
+export async function parseSnapshotText(text: string, nameHint = 'snapshot.json'): Promise<Snapshot> {
+  try {
+    return (await readCanonical(Readable.from([text]), nameHint)) as Snapshot
+  } catch (error) {
+    if (!(error instanceof NotCanonical)) throw error
+    return parseWhole(text, nameHint) as Snapshot
+  }
+}

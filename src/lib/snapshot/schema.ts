@@ -1,0 +1,182 @@
+/**
+ * Structural validation of a snapshot read from a file: every table present, every row with the
+ * columns and types the model promises. Hand-written (not a JSON-schema library) because it runs over
+ * a million rows and must say which table, row and column is wrong in one line.
+ */
+import {SNAPSHOT_FORMAT_VERSION, type Snapshot} from '../domain/snapshot.js'
+
+type Kind = 'i' | 'n' | 's' | 'b' | 'o' | 'a'
+interface Col {
+  name: string
+  kind: Kind
+  nullable: boolean
+  optional: boolean
+}
+
+/** 'id:i uuid:s? extra:o?' — i integer, n number, s string, b boolean, o object, a array; ? nullable; ! optional key */
+function cols(spec: string): Col[] {
+  return spec
+    .trim()
+    .split(/\s+/)
+    .map((tok) => {
+      const [name, t] = tok.split(':')
+      return {name, kind: t[0] as Kind, nullable: t.includes('?'), optional: t.includes('!')}
+    })
+}
+
+const TS = 's?' // DATETIME as text, or null
+
+export const TABLE_COLUMNS: Record<string, Record<string, Col[]>> = {
+  root: {
+    cells: cols(`id:i uuid:s name:s? database_connection:s? transport_url:s? disabled:b is_cell0:b status:s error:s?!`),
+  },
+  nova_api: {
+    host_mappings: cols('id:i cell_id:i host:s'),
+    instance_mappings: cols(`id:i instance_uuid:s cell_id:i? project_id:s user_id:s? queued_for_delete:b? created_at:${TS}`),
+    flavors: cols(
+      'id:i flavorid:s name:s memory_mb:i vcpus:i swap:i root_gb:i? ephemeral_gb:i? rxtx_factor:n? vcpu_weight:i? disabled:b? is_public:b? description:s? extra_specs:o',
+    ),
+    aggregates: cols('id:i uuid:s? name:s? hosts:a metadata:o'),
+    build_requests: cols(`id:i instance_uuid:s? project_id:s created_at:${TS}`),
+    request_specs: cols('instance_uuid:s spec:s'),
+    instance_groups: cols('id:i uuid:s name:s? project_id:s? user_id:s? policies:a members:a'),
+  },
+  nova: {
+    services: cols(
+      `cell_uuid:s id:i uuid:s? host:s? binary:s? topic:s? report_count:i disabled:b? disabled_reason:s? forced_down:b? last_seen_up:${TS} version:i? deleted:i deleted_at:${TS} created_at:${TS} updated_at:${TS}`,
+    ),
+    compute_nodes: cols(
+      `cell_uuid:s id:i uuid:s? service_id:i? host:s? hypervisor_hostname:s? hypervisor_type:s hypervisor_version:i host_ip:s? vcpus:i memory_mb:i local_gb:i vcpus_used:i memory_mb_used:i local_gb_used:i free_ram_mb:i? free_disk_gb:i? disk_available_least:i? current_workload:i? running_vms:i? cpu_allocation_ratio:n? ram_allocation_ratio:n? disk_allocation_ratio:n? cpu_info:s supported_instances:s? pci_stats:s? stats:s? numa_topology:s? mapped:i? deleted:i deleted_at:${TS} created_at:${TS} updated_at:${TS}`,
+    ),
+    instances: cols(
+      `cell_uuid:s id:i uuid:s host:s? node:s? vm_state:s? task_state:s? power_state:i? project_id:s? user_id:s? instance_type_id:i? vcpus:i? memory_mb:i? root_gb:i? ephemeral_gb:i? availability_zone:s? display_name:s? image_ref:s? os_type:s? architecture:s? launched_at:${TS} terminated_at:${TS} created_at:${TS} updated_at:${TS} deleted:i deleted_at:${TS} hidden:b? extra:o?`,
+    ),
+    migrations: cols(
+      `cell_uuid:s id:i uuid:s? instance_uuid:s? source_compute:s? dest_compute:s? dest_host:s? source_node:s? dest_node:s? status:s? migration_type:s? old_instance_type_id:i? new_instance_type_id:i? hidden:b? cross_cell_move:b? deleted:i created_at:${TS} updated_at:${TS}`,
+    ),
+  },
+  placement: {
+    resource_providers: cols('id:i uuid:s name:s? generation:i? root_provider_id:i? parent_provider_id:i?'),
+    inventories: cols('id:i resource_provider_id:i resource_class_id:i total:i reserved:i min_unit:i max_unit:i step_size:i allocation_ratio:n'),
+    allocations: cols('id:i resource_provider_id:i consumer_id:s resource_class_id:i used:i'),
+    consumers: cols('id:i uuid:s project_id:i user_id:i generation:i consumer_type_id:i?'),
+    consumer_types: cols('id:i name:s'),
+    projects: cols('id:i external_id:s'),
+    users: cols('id:i external_id:s'),
+    resource_classes: cols('id:i name:s'),
+    traits: cols('id:i name:s'),
+    resource_provider_traits: cols('resource_provider_id:i trait_id:i'),
+    placement_aggregates: cols('id:i uuid:s?'),
+    resource_provider_aggregates: cols('resource_provider_id:i aggregate_id:i'),
+  },
+}
+
+const OPTIONAL_TABLES = new Set(['request_specs'])
+
+function typeOk(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case 'i':
+      return typeof v === 'number' && Number.isInteger(v)
+    case 'n':
+      return typeof v === 'number' && Number.isFinite(v)
+    case 's':
+      return typeof v === 'string'
+    case 'b':
+      return typeof v === 'boolean'
+    case 'o':
+      return typeof v === 'object' && v !== null && !Array.isArray(v)
+    case 'a':
+      return Array.isArray(v)
+  }
+}
+
+const KIND_NAME: Record<Kind, string> = {i: 'an integer', n: 'a number', s: 'a string', b: 'a boolean', o: 'an object', a: 'a list'}
+
+/** Checks one row; returns a problem description or null. Exported for the streaming reader. */
+export function checkRow(row: unknown, columns: Col[]): string | null {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return 'is not an object'
+  const r = row as Record<string, unknown>
+  for (const c of columns) {
+    if (!(c.name in r)) {
+      if (c.optional) continue
+      return `has no column "${c.name}"`
+    }
+    const v = r[c.name]
+    if (v === null) {
+      if (c.nullable) continue
+      return `column "${c.name}" is null`
+    }
+    if (!typeOk(v, c.kind)) return `column "${c.name}" is not ${KIND_NAME[c.kind]} (${JSON.stringify(v)?.slice(0, 40)})`
+  }
+  return null
+}
+
+export interface ValidationProblem {
+  where: string
+  problem: string
+}
+
+/** Validate a parsed document; returns at most `max` problems (empty when valid). */
+export function validateSnapshotShape(doc: unknown, max = 20): ValidationProblem[] {
+  const problems: ValidationProblem[] = []
+  const add = (where: string, problem: string): boolean => {
+    problems.push({where, problem})
+    return problems.length >= max
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    add('document', 'is not a JSON/YAML object')
+    return problems
+  }
+  const d = doc as Record<string, unknown>
+  if (d.format_version === undefined) {
+    add('format_version', 'is missing: this is not a cloudctl snapshot')
+    return problems
+  }
+  if (d.format_version !== SNAPSHOT_FORMAT_VERSION) {
+    add('format_version', `is ${JSON.stringify(d.format_version)}; this cloudctl reads version ${SNAPSHOT_FORMAT_VERSION}`)
+    return problems
+  }
+  if (typeof d.captured_at !== 'string') add('captured_at', 'is missing or not a string')
+  if (typeof d.source !== 'object' || d.source === null) add('source', 'is missing')
+  const tableSets: Array<[string, Record<string, unknown> | undefined, Record<string, Col[]>]> = [
+    ['', d, {cells: TABLE_COLUMNS.root.cells}],
+    ['nova_api.', d.nova_api as Record<string, unknown> | undefined, TABLE_COLUMNS.nova_api],
+    ['nova.', d.nova as Record<string, unknown> | undefined, TABLE_COLUMNS.nova],
+    ['placement.', d.placement as Record<string, unknown> | undefined, TABLE_COLUMNS.placement],
+  ]
+  for (const [prefix, section, tables] of tableSets) {
+    if (typeof section !== 'object' || section === null) {
+      if (add(prefix.slice(0, -1), 'section is missing')) return problems
+      continue
+    }
+    for (const [table, columns] of Object.entries(tables)) {
+      const rows = section[table]
+      if (rows === undefined && OPTIONAL_TABLES.has(table)) continue
+      if (!Array.isArray(rows)) {
+        if (add(`${prefix}${table}`, 'is missing or not a list')) return problems
+        continue
+      }
+      for (let i = 0; i < rows.length; i++) {
+        const p = checkRow(rows[i], columns)
+        if (p && add(`${prefix}${table}[${i}]`, p)) return problems
+      }
+    }
+  }
+  if (problems.length === 0) {
+    const snap = doc as Snapshot
+    const cellUuids = new Set(snap.cells.map((c) => c.uuid))
+    for (const table of ['services', 'compute_nodes', 'instances', 'migrations'] as const) {
+      const rows = snap.nova[table] as Array<{cell_uuid: string}>
+      for (let i = 0; i < rows.length; i++) {
+        if (!cellUuids.has(rows[i].cell_uuid)) {
+          if (add(`nova.${table}[${i}]`, `cell_uuid ${rows[i].cell_uuid} is not one of the snapshot's cells`)) return problems
+          break
+        }
+      }
+    }
+    for (const c of snap.cells) {
+      if (c.status !== 'available' && c.status !== 'unavailable') add(`cells(${c.uuid})`, `status "${c.status}" is neither available nor unavailable`)
+    }
+  }
+  return problems
+}
