@@ -1,0 +1,24 @@
+import {type AuditResult, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+
+export type AuditAggregatesResult = AuditResult
+
+export default class AuditAggregates extends CloudctlCommand<typeof AuditAggregates> {
+  static override description = `Compare nova host aggregates (and availability zones) with placement aggregates, both directions.
+
+Read-only. Works the same on the live databases and on a snapshot file.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
+    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
+  ]
+
+  static override flags = {...auditFlags}
+
+  static override summary = 'Audit host aggregates against placement.'
+
+  async run(): Promise<AuditAggregatesResult> {
+    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['aggregates'])
+  }
+}

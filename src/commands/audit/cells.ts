@@ -1,0 +1,24 @@
+import {type AuditResult, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+
+export type AuditCellsResult = AuditResult
+
+export default class AuditCells extends CloudctlCommand<typeof AuditCells> {
+  static override description = `Find unmapped, wrongly mapped and duplicated instances, unmapped and stale host mappings, and leftover build requests.
+
+Read-only. Works the same on the live databases and on a snapshot file.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
+    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
+  ]
+
+  static override flags = {...auditFlags}
+
+  static override summary = 'Audit cell, instance and host mappings.'
+
+  async run(): Promise<AuditCellsResult> {
+    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['cells'])
+  }
+}

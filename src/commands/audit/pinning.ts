@@ -1,0 +1,24 @@
+import {type AuditResult, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+
+export type AuditPinningResult = AuditResult
+
+export default class AuditPinning extends CloudctlCommand<typeof AuditPinning> {
+  static override description = `Compare pinned_cpus of every host NUMA cell with the pCPUs its live instances pin, and with placement PCPU usage.
+
+Read-only. Works the same on the live databases and on a snapshot file.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
+    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
+  ]
+
+  static override flags = {...auditFlags}
+
+  static override summary = 'Audit CPU pinning bookkeeping.'
+
+  async run(): Promise<AuditPinningResult> {
+    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['pinning'])
+  }
+}

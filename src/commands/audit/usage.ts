@@ -1,0 +1,24 @@
+import {type AuditResult, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+
+export type AuditUsageResult = AuditResult
+
+export default class AuditUsage extends CloudctlCommand<typeof AuditUsage> {
+  static override description = `Compare each compute node's recorded usage with its live instances and placement, and explain negative free values (is it really a leak?).
+
+Read-only. Works the same on the live databases and on a snapshot file.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
+    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
+  ]
+
+  static override flags = {...auditFlags}
+
+  static override summary = 'Audit compute node usage counters.'
+
+  async run(): Promise<AuditUsageResult> {
+    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['usage'])
+  }
+}

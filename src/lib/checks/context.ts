@@ -1,0 +1,169 @@
+/**
+ * Indexes the audits share, built once per run in one pass over the rows (CloudModel's own indexes
+ * are reused, not rebuilt). Everything here is derived from the snapshot alone.
+ */
+import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
+import {type CloudModel, nodeKey} from '../domain/model.js'
+import {type InstanceFlavors, type InstanceNumaTopology, type Parsed, parseInstanceFlavors, parseInstanceNumaTopology} from '../domain/nova-objects.js'
+import type {CellInfo, ComputeNode, HostMapping, Instance, InstanceMapping, Migration, ResourceProvider} from '../domain/snapshot.js'
+
+/** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
+export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
+/** Of the done statuses, those after which the move did not happen. */
+export const MIGRATION_FAILED_STATUSES = new Set(['error', 'failed', 'cancelled'])
+
+export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+/** placement's [placement] incomplete_consumer_project_id / _user_id default. */
+export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
+
+export const isMigrationInProgress = (m: Migration): boolean => m.deleted === 0 && !MIGRATION_DONE_STATUSES.has(m.status ?? '')
+
+/** vm_state / task_state combinations whose resources nova frees (vm_states.allow_resource_removal). */
+export function holdsResources(inst: Instance): boolean {
+  if (inst.vm_state === 'deleted') return false
+  if (inst.vm_state === 'shelved_offloaded' && inst.task_state !== 'spawning') return false
+  return true
+}
+
+export class AuditContext {
+  /** Live (deleted = 0), non-hidden instance rows by uuid; more than one = live in several cells. */
+  readonly liveByUuid = new Map<string, Instance[]>()
+  readonly mappingByUuid = new Map<string, InstanceMapping>()
+  readonly buildRequestUuids = new Set<string>()
+  readonly hostMappingsByHost = new Map<string, HostMapping[]>()
+  /** Live compute node by uuid (the provider uuid nova uses). */
+  readonly liveCnByUuid = new Map<string, ComputeNode>()
+  /** In-progress migrations by source and by destination node key (host + node). */
+  readonly inProgressByNode = new Map<string, Migration[]>()
+  readonly inProgressByInstance = new Map<string, Migration[]>()
+  /** Root providers that are not compute nodes but share their inventory via aggregates. */
+  readonly sharingProviderIds = new Set<number>()
+  /**
+   * provider.uuid-mismatch pairs: a live compute node whose uuid has no provider, and the root
+   * provider carrying its hypervisor_hostname. Other checks judge that provider as the node's, so
+   * the one fault is reported once (by providers), not again as every allocation on it.
+   */
+  readonly misnamedProviderOf = new Map<ComputeNode, ResourceProvider>()
+  readonly misnamedNodeOf = new Map<number, ComputeNode>()
+  private readonly memo = new Map<string, unknown>()
+  // Blobs keyed by their text: instances of one flavor carry the same flavor blob, parsed once.
+  private readonly flavorByText = new Map<string, Parsed<InstanceFlavors | null>>()
+  private readonly numaByText = new Map<string, Parsed<InstanceNumaTopology | null>>()
+
+  constructor(readonly model: CloudModel) {
+    const s = model.snapshot
+    for (const [uuid, rows] of model.instancesByUuid) {
+      // The common case, one live row, reuses the model's array instead of allocating another.
+      if (rows.length === 1) {
+        if (rows[0].deleted === 0 && !rows[0].hidden) this.liveByUuid.set(uuid, rows)
+        continue
+      }
+      const live = rows.filter((i) => i.deleted === 0 && !i.hidden)
+      if (live.length > 0) this.liveByUuid.set(uuid, live)
+    }
+    for (const m of s.nova_api.instance_mappings) this.mappingByUuid.set(m.instance_uuid, m)
+    for (const br of s.nova_api.build_requests) if (br.instance_uuid) this.buildRequestUuids.add(br.instance_uuid)
+    for (const hm of s.nova_api.host_mappings) push(this.hostMappingsByHost, hm.host, hm)
+    for (const cn of model.liveComputeNodes) if (cn.uuid && !this.liveCnByUuid.has(cn.uuid)) this.liveCnByUuid.set(cn.uuid, cn)
+    for (const m of s.nova.migrations) {
+      if (!isMigrationInProgress(m)) continue
+      push(this.inProgressByNode, nodeKey(m.source_compute, m.source_node), m)
+      const destKey = nodeKey(m.dest_compute, m.dest_node)
+      if (destKey !== nodeKey(m.source_compute, m.source_node)) push(this.inProgressByNode, destKey, m)
+      if (m.instance_uuid) push(this.inProgressByInstance, m.instance_uuid, m)
+    }
+    for (const [rpId, traits] of model.traitsByProvider) if (traits.has(SHARING_TRAIT)) this.sharingProviderIds.add(rpId)
+    for (const cn of model.liveComputeNodes) {
+      if ((cn.uuid && model.providersByUuid.has(cn.uuid)) || cn.hypervisor_hostname === null) continue
+      const rp = (model.providersByName.get(cn.hypervisor_hostname) ?? []).find((p) => p.parent_provider_id === null && !this.sharingProviderIds.has(p.id))
+      if (!rp || this.liveCnByUuid.has(rp.uuid)) continue
+      this.misnamedProviderOf.set(cn, rp)
+      this.misnamedNodeOf.set(rp.id, cn)
+    }
+  }
+
+  /** Compute one derived value per run (e.g. the leak classification the usage check re-reads). */
+  once<T>(key: string, make: () => T): T {
+    if (!this.memo.has(key)) this.memo.set(key, make())
+    return this.memo.get(key) as T
+  }
+
+  instanceFlavors(inst: Instance): Parsed<InstanceFlavors | null> {
+    const text = inst.extra?.flavor ?? ''
+    let v = this.flavorByText.get(text)
+    if (!v) this.flavorByText.set(text, (v = parseInstanceFlavors(text === '' ? null : text)))
+    return v
+  }
+
+  instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
+    const text = inst.extra?.numa_topology ?? ''
+    let v = this.numaByText.get(text)
+    if (!v) this.numaByText.set(text, (v = parseInstanceNumaTopology(text === '' ? null : text)))
+    return v
+  }
+
+  cellName(cellUuid: string): string {
+    return this.model.cellLabel(cellUuid)
+  }
+
+  cellById(id: number | null): CellInfo | undefined {
+    return id === null ? undefined : this.model.cellsById.get(id)
+  }
+
+  isSharing(rp: ResourceProvider): boolean {
+    return this.sharingProviderIds.has(rp.id)
+  }
+
+  /** The provider nova uses for a compute node: same uuid. */
+  providerOf(cn: ComputeNode): ResourceProvider | undefined {
+    return (cn.uuid ? this.model.providersByUuid.get(cn.uuid) : undefined) ?? this.misnamedProviderOf.get(cn)
+  }
+
+  /** The live compute node a (root) provider stands for. */
+  computeNodeOf(rp: ResourceProvider): ComputeNode | undefined {
+    return this.liveCnByUuid.get(rp.uuid) ?? this.misnamedNodeOf.get(rp.id)
+  }
+
+  liveComputeNodeAt(host: string | null, node: string | null): ComputeNode | undefined {
+    return this.model.liveComputeNodesByKey.get(nodeKey(host, node))
+  }
+
+  nodeSubject(cn: ComputeNode): FindingSubject {
+    const subject: FindingSubject = {cell: this.cellName(cn.cell_uuid), cell_uuid: cn.cell_uuid}
+    if (cn.host !== null) subject.host = cn.host
+    if (cn.hypervisor_hostname !== null) subject.node = cn.hypervisor_hostname
+    return subject
+  }
+
+  /** The "unknown" finding a check emits for every cell it could not read. */
+  undecided(check: CheckName, code: string, what: string, skipped: Record<string, unknown> = {}): Finding[] {
+    return this.model.unavailableCells.map((cell) => ({
+      check,
+      code,
+      severity: 'unknown' as Severity,
+      subject: {cell: cell.name ?? cell.uuid, cell_uuid: cell.uuid},
+      message: `Cell ${cell.name ?? cell.uuid} could not be read: ${what} not decided for it.`,
+      evidence: {cell_status: cell.status, cell_error: cell.error ?? null, ...skipped},
+      repair: 'Make the cell database reachable and audit again (nothing is concluded from its absence).',
+    }))
+  }
+}
+
+export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+/** placement stores allocation_ratio as a MySQL FLOAT: read back through a double it is 0.8999999761581421, not 0.9. */
+export function floatColumn(v: number): number {
+  return Number(Math.fround(v).toPrecision(7))
+}
+
+export function capacityOf(inv: {total: number; reserved: number; allocation_ratio: number}): number {
+  return (inv.total - inv.reserved) * floatColumn(inv.allocation_ratio)
+}
+
+export function sortedNumbers(values: Iterable<number>): number[] {
+  return [...values].sort((a, b) => a - b)
+}

@@ -1,0 +1,436 @@
+/**
+ * leaks: every placement allocation is explained by a consumer that should hold it there, and every
+ * live instance holds what its flavor asks. Allocations are grouped per consumer and per root
+ * provider (nested children belong to their root's compute node; sharing providers are judged by
+ * aggregate membership), so one finding names one consumer on one compute node with the allocation
+ * rows a repair must guard on.
+ */
+import type {Finding, FindingSubject} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import type {Allocation, ComputeNode, Instance, Migration, ResourceProvider} from '../domain/snapshot.js'
+import {AuditContext, INCOMPLETE_CONSUMER_ID, holdsResources, isMigrationInProgress, push} from './context.js'
+import {type ResourceAmounts, expectedResources} from './flavor-resources.js'
+
+const REPAIR = 'cloudctl repair leaks'
+const CHECKED_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
+
+interface Group {
+  /** The root provider, or the sharing provider itself. */
+  rp: ResourceProvider
+  sharing: boolean
+  allocations: Allocation[]
+}
+
+export interface LeakClassification {
+  findings: Finding[]
+  /** Consumers with at least one allocation finding. */
+  flaggedConsumers: Set<string>
+  /** Instances with an allocation.missing / amount-mismatch finding. */
+  flaggedInstances: Set<string>
+  /** Consumers that could not be decided because a cell is unavailable. */
+  undecidedConsumers: Set<string>
+}
+
+export function checkLeaks(model: CloudModel, ctx: AuditContext = new AuditContext(model)): Finding[] {
+  return classifyAllocations(ctx).findings
+}
+
+export function classifyAllocations(ctx: AuditContext): LeakClassification {
+  return ctx.once('leaks', () => classify(ctx))
+}
+
+function classify(ctx: AuditContext): LeakClassification {
+  const model = ctx.model
+  const rc = model.rc
+  const findings: Finding[] = []
+  const flaggedConsumers = new Set<string>()
+  const flaggedInstances = new Set<string>()
+  const undecidedConsumers = new Set<string>()
+  const undecidedByCell = new Map<string, string[]>()
+  const unavailable = model.unavailableCells
+
+  const allocRows = (allocs: Allocation[]) =>
+    allocs.map((a) => ({id: a.id, resource_provider_id: a.resource_provider_id, resource_class: rc.name(a.resource_class_id), used: a.used}))
+  const providerRow = (rp: ResourceProvider) => ({id: rp.id, uuid: rp.uuid, name: rp.name, generation: rp.generation})
+  const consumerRow = (uuid: string) => {
+    const c = model.consumersByUuid.get(uuid)
+    if (!c) return null
+    return {id: c.id, uuid: c.uuid, generation: c.generation, project: model.projectsById.get(c.project_id) ?? null, user: model.usersById.get(c.user_id) ?? null}
+  }
+  const instanceRow = (i: Instance) => ({
+    cell_uuid: i.cell_uuid,
+    id: i.id,
+    uuid: i.uuid,
+    host: i.host,
+    node: i.node,
+    vm_state: i.vm_state,
+    task_state: i.task_state,
+    deleted: i.deleted,
+    deleted_at: i.deleted_at,
+  })
+  const migrationRow = (m: Migration) => ({
+    cell_uuid: m.cell_uuid,
+    id: m.id,
+    uuid: m.uuid,
+    instance_uuid: m.instance_uuid,
+    migration_type: m.migration_type,
+    status: m.status,
+    source_compute: m.source_compute,
+    source_node: m.source_node,
+    dest_compute: m.dest_compute,
+    dest_node: m.dest_node,
+    updated_at: m.updated_at,
+  })
+
+  const groupSubject = (consumer: string, g: Group, cellUuid?: string): FindingSubject => {
+    const cn = g.sharing ? undefined : ctx.computeNodeOf(g.rp)
+    const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : {}
+    if (!cn && g.rp.name !== null && !g.sharing) subject.node = g.rp.name
+    if (cellUuid !== undefined) {
+      subject.cell = ctx.cellName(cellUuid)
+      subject.cell_uuid = cellUuid
+    }
+    subject.provider_uuid = g.rp.uuid
+    subject.consumer_uuid = consumer
+    if (model.instancesByUuid.has(consumer)) subject.instance_uuid = consumer
+    return subject
+  }
+
+  const emit = (consumer: string, code: string, severity: Finding['severity'], subject: FindingSubject, message: string, evidence: Record<string, unknown>) => {
+    flaggedConsumers.add(consumer)
+    findings.push({check: 'leaks', code, severity, subject, message, evidence, repair: REPAIR})
+  }
+
+  const touches = (m: Migration, cn: ComputeNode | undefined, rp: ResourceProvider): boolean =>
+    cn
+      ? (m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname) || (m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname)
+      : rp.name !== null && (m.source_node === rp.name || m.dest_node === rp.name)
+
+  /** Aggregates of the compute node providers an instance lives on or is moving between. */
+  const instanceAggregates = (inst: Instance): Set<string> => {
+    const out = new Set<string>()
+    const addNode = (host: string | null, node: string | null) => {
+      const cn = ctx.liveComputeNodeAt(host, node)
+      const rp = cn && ctx.providerOf(cn)
+      if (rp) for (const a of model.aggregatesOf(rp.id)) out.add(a)
+    }
+    addNode(inst.host, inst.node)
+    for (const m of ctx.inProgressByInstance.get(inst.uuid) ?? []) {
+      addNode(m.source_compute, m.source_node)
+      addNode(m.dest_compute, m.dest_node)
+    }
+    return out
+  }
+
+  const sharesWith = (aggs: Set<string>, rp: ResourceProvider): boolean => {
+    for (const a of model.aggregatesOf(rp.id)) if (aggs.has(a)) return true
+    return false
+  }
+
+  for (const [consumer, allocs] of model.allocationsByConsumer) {
+    const groupList: Group[] = []
+    for (const a of allocs) {
+      const rp = model.providersById.get(a.resource_provider_id)
+      if (!rp) continue // placement's foreign key makes this impossible; nothing to judge against
+      const sharing = ctx.isSharing(rp)
+      const target = sharing ? rp : model.rootOf(rp)
+      // A consumer holds allocations on one or two providers: a list scan beats a Map per consumer.
+      let g = groupList.find((x) => x.rp === target)
+      if (!g) groupList.push((g = {rp: target, sharing: sharing || ctx.isSharing(target), allocations: []}))
+      g.allocations.push(a)
+    }
+    const groups = {values: () => groupList}
+
+    const live = ctx.liveByUuid.get(consumer)
+    if (live && live.length > 0) {
+      judgeInstanceConsumer(consumer, live, groupList)
+      continue
+    }
+    const migration = model.migrationsByUuid.get(consumer)
+    if (migration && migration.deleted === 0) {
+      judgeMigrationConsumer(consumer, migration, groupList)
+      continue
+    }
+    const rows = model.instancesByUuid.get(consumer) ?? []
+    const deletedRows = rows.filter((i) => i.deleted !== 0)
+    if (rows.length > 0 && deletedRows.length === rows.length) {
+      const mapping = ctx.mappingByUuid.get(consumer)
+      const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
+      if (mappedCell && mappedCell.status !== 'available') {
+        undecide(consumer, [mappedCell.uuid])
+        continue
+      }
+      for (const g of groups.values()) {
+        emit(
+          consumer,
+          'allocation.consumer-deleted',
+          'error',
+          groupSubject(consumer, g, deletedRows[0].cell_uuid),
+          `Instance ${consumer} is deleted in cell ${ctx.cellName(deletedRows[0].cell_uuid)} but still holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}.`,
+          {
+            allocations: allocRows(g.allocations),
+            provider: providerRow(g.rp),
+            consumer: consumerRow(consumer),
+            instances: deletedRows.map(instanceRow),
+          },
+        )
+      }
+      continue
+    }
+    if (rows.length > 0) continue // only hidden copies (cross-cell resize bookkeeping): nova owns them
+    if (ctx.buildRequestUuids.has(consumer)) continue // being built: the scheduler claims before the cell row exists
+    if (unavailable.length > 0) {
+      const mapping = ctx.mappingByUuid.get(consumer)
+      const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
+      undecide(consumer, mappedCell && mappedCell.status !== 'available' ? [mappedCell.uuid] : unavailable.map((c) => c.uuid))
+      continue
+    }
+    for (const g of groups.values()) {
+      emit(
+        consumer,
+        'allocation.consumer-unknown',
+        'error',
+        groupSubject(consumer, g),
+        `Consumer ${consumer} is neither an instance in any cell nor a migration, yet holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}.`,
+        {
+          allocations: allocRows(g.allocations),
+          provider: providerRow(g.rp),
+          consumer: consumerRow(consumer),
+          instance_mapping: ctx.mappingByUuid.get(consumer) ?? null,
+        },
+      )
+    }
+  }
+
+  // Reverse direction: live instances that should hold allocations and hold none.
+  for (const [uuid, live] of ctx.liveByUuid) {
+    if (model.allocationsByConsumer.has(uuid)) continue
+    const inst = live[0]
+    if (inst.host === null || !holdsResources(inst)) continue
+    const expected = expectedResources(ctx, inst)
+    if (!expected.ok || Object.keys(expected.value.resources).length === 0) continue
+    const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
+    const rp = cn && ctx.providerOf(cn)
+    const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : {cell: ctx.cellName(inst.cell_uuid), cell_uuid: inst.cell_uuid, host: inst.host}
+    if (!cn && inst.node !== null) subject.node = inst.node
+    if (rp) subject.provider_uuid = rp.uuid
+    subject.instance_uuid = uuid
+    subject.consumer_uuid = uuid
+    flaggedInstances.add(uuid)
+    emit(
+      uuid,
+      'allocation.missing',
+      'error',
+      subject,
+      `Instance ${uuid} runs on ${inst.node ?? inst.host} but holds no allocation in placement: the scheduler will hand its resources to others.`,
+      {
+        instance: instanceRow(inst),
+        expected: expected.value.resources,
+        flavor: expected.value.flavorName,
+        flavor_source: expected.value.flavorSource,
+        boot_from_volume: expected.value.bootFromVolume,
+        provider: rp ? providerRow(rp) : null,
+        compute_node: cn ? {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid} : null,
+      },
+    )
+  }
+
+  for (const [cellUuid, consumers] of undecidedByCell) {
+    const cell = model.cellOf(cellUuid)
+    findings.push({
+      check: 'leaks',
+      code: 'allocation.undecided',
+      severity: 'unknown',
+      subject: {cell: cell?.name ?? cellUuid, cell_uuid: cellUuid},
+      message: `Cell ${cell?.name ?? cellUuid} could not be read: ${consumers.length} consumer(s) found in no readable cell may live there; none is reported as a leak.`,
+      evidence: {cell_error: cell?.error ?? null, undecided_consumers: consumers.length, sample: consumers.slice(0, 20)},
+      repair: 'Make the cell database reachable and audit again.',
+    })
+  }
+  for (const cell of unavailable) {
+    if (undecidedByCell.has(cell.uuid)) continue
+    findings.push(...ctx.undecided('leaks', 'allocation.undecided', 'missing allocations of its instances are').filter((f) => f.subject.cell_uuid === cell.uuid))
+  }
+  return {findings, flaggedConsumers, flaggedInstances, undecidedConsumers}
+
+  function undecide(consumer: string, cells: string[]): void {
+    undecidedConsumers.add(consumer)
+    for (const c of cells) push(undecidedByCell, c, consumer)
+  }
+
+  function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[]): void {
+    const inst = live[0]
+    const moving = ctx.inProgressByInstance.get(consumer) ?? []
+    let aggs: Set<string> | undefined
+    let allFine = true
+    for (const g of groups) {
+      if (g.sharing) {
+        aggs ??= new Set(live.flatMap((i) => [...instanceAggregates(i)]))
+        if (sharesWith(aggs, g.rp)) continue
+        allFine = false
+        emit(
+          consumer,
+          'allocation.wrong-provider',
+          'error',
+          groupSubject(consumer, g, inst.cell_uuid),
+          `Instance ${consumer} holds ${summarize(g.allocations, rc.name.bind(rc))} on sharing provider ${g.rp.name ?? g.rp.uuid}, which shares no aggregate with its compute node ${inst.node ?? inst.host}.`,
+          {
+            allocations: allocRows(g.allocations),
+            provider: providerRow(g.rp),
+            sharing: true,
+            provider_aggregates: [...model.aggregatesOf(g.rp.id)].sort(),
+            instance_aggregates: [...aggs].sort(),
+            instance: instanceRow(inst),
+          },
+        )
+        continue
+      }
+      const cn = ctx.computeNodeOf(g.rp)
+      if (cn && live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)) continue
+      if (moving.some((m) => touches(m, cn, g.rp))) continue
+      allFine = false
+      const evacuation = (model.migrationsByInstance.get(consumer) ?? []).find(
+        (m) =>
+          m.deleted === 0 &&
+          m.migration_type === 'evacuation' &&
+          (m.status === 'done' || m.status === 'completed') &&
+          (cn ? m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname : m.source_node === g.rp.name) &&
+          m.dest_compute === inst.host,
+      )
+      if (evacuation) {
+        emit(
+          consumer,
+          'allocation.evacuation-leftover',
+          'warning',
+          {...groupSubject(consumer, g, inst.cell_uuid), ...(evacuation.uuid ? {migration_uuid: evacuation.uuid} : {})},
+          `Instance ${consumer} was evacuated from ${evacuation.source_node ?? evacuation.source_compute} to ${inst.node ?? inst.host}; the source still holds ${summarize(g.allocations, rc.name.bind(rc))} (nova-compute frees it only when the source host restarts).`,
+          {allocations: allocRows(g.allocations), provider: providerRow(g.rp), instance: instanceRow(inst), migration: migrationRow(evacuation)},
+        )
+        continue
+      }
+      emit(
+        consumer,
+        'allocation.wrong-provider',
+        'error',
+        groupSubject(consumer, g, inst.cell_uuid),
+        `Instance ${consumer} lives on ${inst.node ?? inst.host} but holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}, with no migration in progress.`,
+        {
+          allocations: allocRows(g.allocations),
+          provider: providerRow(g.rp),
+          provider_compute_node: cn ? {id: cn.id, cell_uuid: cn.cell_uuid, host: cn.host, node: cn.hypervisor_hostname} : null,
+          instance: instanceRow(inst),
+          migrations: (model.migrationsByInstance.get(consumer) ?? []).map(migrationRow),
+        },
+      )
+    }
+
+    if (allFine) checkConsumerRow(consumer, groups, inst)
+    if (!allFine || moving.length > 0 || inst.host === null || !holdsResources(inst) || live.length > 1) return
+    const expected = expectedResources(ctx, inst)
+    if (!expected.ok) return
+    const actual: ResourceAmounts = {}
+    for (const g of groups) for (const a of g.allocations) actual[rc.name(a.resource_class_id)] = (actual[rc.name(a.resource_class_id)] ?? 0) + a.used
+    const want = expected.value.resources
+    const classes = new Set([...Object.keys(want), ...CHECKED_CLASSES.filter((c) => c in actual)])
+    const diff: Record<string, {expected: number; allocated: number}> = {}
+    for (const c of classes) if ((want[c] ?? 0) !== (actual[c] ?? 0)) diff[c] = {expected: want[c] ?? 0, allocated: actual[c] ?? 0}
+    if (Object.keys(diff).length === 0) return
+    // Before cpu_dedicated_set, pinned guests allocated VCPU: still right on hosts without PCPU inventory.
+    const nodeGroup = groups.find((g) => !g.sharing)
+    const pcpuId = rc.id('PCPU') as number
+    if (
+      Object.keys(diff).every((c) => c === 'VCPU' || c === 'PCPU') &&
+      want.PCPU !== undefined &&
+      !actual.PCPU &&
+      nodeGroup !== undefined &&
+      model.inventory(nodeGroup.rp.id, pcpuId) === undefined &&
+      (actual.VCPU === want.PCPU + (want.VCPU ?? 0) || actual.VCPU === want.PCPU + (want.VCPU ?? 0) - 1)
+    )
+      return
+    flaggedInstances.add(consumer)
+    const g = nodeGroup ?? groups[0]
+    const subject = groupSubject(consumer, g, inst.cell_uuid)
+    subject.instance_uuid = consumer
+    emit(
+      consumer,
+      'allocation.amount-mismatch',
+      'warning',
+      subject,
+      `Instance ${consumer} holds ${fmtAmounts(actual)} but its flavor ${expected.value.flavorName ?? ''} asks for ${fmtAmounts(want)}.`,
+      {
+        differences: diff,
+        expected: want,
+        allocated: actual,
+        flavor: expected.value.flavorName,
+        flavor_source: expected.value.flavorSource,
+        cpu_policy: expected.value.cpuPolicy,
+        boot_from_volume: expected.value.bootFromVolume,
+        allocations: groups.flatMap((x) => allocRows(x.allocations)),
+        providers: groups.map((x) => providerRow(x.rp)),
+        consumer: consumerRow(consumer),
+        instance: instanceRow(inst),
+      },
+    )
+  }
+
+  function judgeMigrationConsumer(consumer: string, m: Migration, groups: Group[]): void {
+    const inProgress = isMigrationInProgress(m)
+    let allFine = true
+    for (const g of groups) {
+      if (inProgress && (g.sharing || touches(m, ctx.computeNodeOf(g.rp), g.rp))) continue
+      allFine = false
+      if (inProgress) {
+        emit(
+          consumer,
+          'allocation.wrong-provider',
+          'error',
+          groupSubject(consumer, g, m.cell_uuid),
+          `Migration ${consumer} (${m.migration_type ?? 'migration'} ${m.status}) holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}, which is neither its source nor its destination.`,
+          {allocations: allocRows(g.allocations), provider: providerRow(g.rp), migration: migrationRow(m)},
+        )
+        continue
+      }
+      const subject = groupSubject(consumer, g, m.cell_uuid)
+      subject.migration_uuid = consumer
+      if (m.instance_uuid) subject.instance_uuid = m.instance_uuid
+      emit(
+        consumer,
+        'allocation.migration-finished',
+        'error',
+        subject,
+        `Migration ${consumer} is ${m.status} but still holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}.`,
+        {allocations: allocRows(g.allocations), provider: providerRow(g.rp), consumer: consumerRow(consumer), migration: migrationRow(m)},
+      )
+    }
+    if (allFine) checkConsumerRow(consumer, groups)
+  }
+
+  function checkConsumerRow(consumer: string, groups: Group[], inst?: Instance): void {
+    const c = model.consumersByUuid.get(consumer)
+    const project = c ? model.projectsById.get(c.project_id) : undefined
+    const user = c ? model.usersById.get(c.user_id) : undefined
+    let problem: string | undefined
+    if (!c) problem = 'has no row in placement.consumers'
+    else if (project === undefined || project === INCOMPLETE_CONSUMER_ID) problem = 'has no project (incomplete consumer)'
+    else if (user === undefined || user === INCOMPLETE_CONSUMER_ID) problem = 'has no user (incomplete consumer)'
+    if (!problem) return
+    const g = groups.find((x) => !x.sharing) ?? groups[0]
+    const subject = groupSubject(consumer, g, inst?.cell_uuid)
+    if (inst) subject.instance_uuid = consumer
+    emit(consumer, 'allocation.consumer-incomplete', 'warning', subject, `Consumer ${consumer} ${problem}: quota usage and heal_allocations miss it.`, {
+      consumer: c ? {id: c.id, uuid: c.uuid, generation: c.generation, project_id: c.project_id, user_id: c.user_id, project: project ?? null, user: user ?? null} : null,
+      expected_project: inst?.project_id ?? null,
+      expected_user: inst?.user_id ?? null,
+      allocations: groups.flatMap((x) => allocRows(x.allocations)),
+    })
+  }
+}
+
+function summarize(allocs: Allocation[], name: (id: number) => string): string {
+  return allocs.map((a) => `${name(a.resource_class_id)}=${a.used}`).join(', ')
+}
+
+function fmtAmounts(r: ResourceAmounts): string {
+  const keys = Object.keys(r).sort()
+  return keys.length === 0 ? 'nothing' : keys.map((k) => `${k}=${r[k]}`).join(', ')
+}

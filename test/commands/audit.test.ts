@@ -1,0 +1,80 @@
+/**
+ * End-to-end: the built CLI (`npm run build` first) audits snapshot files written from test clouds.
+ * The demo-cloud test (examples/demo-cloud.yaml, planted incidents listed in examples/README.md) is
+ * in test/integration/audit-demo.test.ts once the demo exists.
+ */
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
+import {MiniCloud} from '../checks/mini-cloud.js'
+import {cloudctl, oneJsonDocument} from '../support/cli.js'
+
+let dir: string
+let clean: string
+let faulty: string
+let leaked: string
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cloudctl-audit-'))
+  const a = new MiniCloud()
+  const h1 = a.host('cmp1')
+  a.instance(h1)
+  a.build()
+  clean = join(dir, 'clean.json')
+  await writeSnapshotFile(a.snap, clean)
+
+  const b = new MiniCloud()
+  const b1 = b.host('cmp1')
+  const b2 = b.host('cmp2')
+  const gone = b.instance(b1)
+  b.instance(b2)
+  gone.deleted = gone.id
+  gone.vm_state = 'deleted'
+  b.build() // the resource tracker stopped counting it; placement kept its allocation
+  b.snap.nova_api.host_mappings = b.snap.nova_api.host_mappings.filter((hm) => hm.host !== 'cmp2')
+  leaked = gone.uuid
+  faulty = join(dir, 'faulty.yaml')
+  await writeSnapshotFile(b.snap, faulty)
+})
+
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+describe('cloudctl audit (built CLI)', () => {
+  it('audit all on a clean snapshot exits 0 and says so per check', async () => {
+    const r = await cloudctl(['audit', 'all', '--snapshot', clean])
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toContain('leaks: no findings')
+    expect(r.stdout).toContain('summary')
+  })
+
+  it('audit all --json prints one document with findings and per-check counts, and exits 3', async () => {
+    const r = await cloudctl(['audit', 'all', '--snapshot', faulty, '--json'])
+    expect(r.exitCode).toBe(3)
+    const doc = oneJsonDocument(r.stdout) as {findings: Array<{code: string; subject: Record<string, string>}>; counts: {byCheck: Record<string, Record<string, number>>}; exit_code: number}
+    expect(doc.findings.map((f) => f.code).sort()).toEqual(['allocation.consumer-deleted', 'cell.host-unmapped'])
+    expect(doc.findings.find((f) => f.code === 'allocation.consumer-deleted')?.subject.consumer_uuid).toBe(leaked)
+    expect(doc.counts.byCheck.leaks.error).toBe(1)
+    expect(doc.counts.byCheck.cells.error).toBe(1)
+    expect(doc.exit_code).toBe(3)
+  })
+
+  it('audit leaks renders a table with the repair command; --check/--host filters apply', async () => {
+    const r = await cloudctl(['audit', 'leaks', '--snapshot', faulty])
+    expect(r.exitCode).toBe(3)
+    expect(r.stdout).toContain('allocation.consumer-deleted')
+    expect(r.stdout).toContain('cloudctl repair leaks')
+    expect(r.stdout).not.toContain('cell.host-unmapped')
+    const only = await cloudctl(['audit', 'all', '--snapshot', faulty, '--check', 'cells', '--json'])
+    expect((oneJsonDocument(only.stdout) as {findings: Array<{code: string}>}).findings.map((f) => f.code)).toEqual(['cell.host-unmapped'])
+    const host = await cloudctl(['audit', 'all', '--snapshot', faulty, '--host', 'cmp9', '--json'])
+    expect(host.exitCode).toBe(0)
+  })
+
+  it('a bad --severity is a usage error (exit 2)', async () => {
+    const r = await cloudctl(['audit', 'all', '--snapshot', clean, '--severity', 'fatal'])
+    expect(r.exitCode).toBe(2)
+  })
+})
