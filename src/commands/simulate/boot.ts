@@ -1,0 +1,138 @@
+import {readFile} from 'node:fs/promises'
+
+import {Flags} from '@oclif/core'
+import {parse as parseIni} from 'ini'
+
+import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {buildModel} from '../../lib/domain/model.js'
+import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
+import {
+  applyNovaConf,
+  defaultSchedulerConfig,
+  parseMultiplier,
+  simulateBoot,
+  type BootRequest,
+  type SchedulerConfig,
+  type SimulationResult,
+} from '../../lib/engine/index.js'
+import {renderSimulation} from '../../lib/output/simulation-formatter.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+
+function keyValues(list: string[] | undefined, what: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const item of list ?? []) {
+    const i = item.indexOf('=')
+    if (i <= 0) throw new ConfigError(`${what} "${item}" is not KEY=VALUE`)
+    out[item.slice(0, i)] = item.slice(i + 1)
+  }
+  return out
+}
+
+export default class SimulateBoot extends CloudctlCommand<typeof SimulateBoot> {
+  static override description = `Runs nova's request filters, placement's allocation-candidate search, the host filters and weighers and the claim, offline, and explains the outcome: the placement query, candidates (and how many the limit cut), "Filter X: N -> M hosts", the weighed hosts and the chosen one(s), or a "0/N hosts are available: ..." summary.
+
+Faithful to nova 26 (Zed) / placement 8 by default; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed.
+
+${EXIT_CODES_HELP}`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --flavor m1.small',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.pinned --explain',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --num-instances 20 --why compute-12 --json',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor 4 --filters ComputeFilter,NUMATopologyFilter --multiplier ram=-1.0',
+  ]
+
+  static override flags = {
+    ...sourceFlags,
+    flavor: Flags.string({summary: 'Flavor name, flavorid or id.', required: true}),
+    'extra-spec': Flags.string({summary: 'Override or add a flavor extra spec: KEY=VALUE. Repeatable.', multiple: true}),
+    'image-property': Flags.string({summary: 'Image property KEY=VALUE (hw_architecture, hw_cpu_policy, traits_required...). Repeatable.', multiple: true}),
+    'image-id': Flags.string({summary: 'Image id (for IsolatedHostsFilter).'}),
+    'image-disk-format': Flags.string({summary: 'Image disk_format (for query_placement_for_image_type_support).'}),
+    'availability-zone': Flags.string({summary: 'Requested availability zone.'}),
+    'num-instances': Flags.integer({summary: 'Number of instances in the request.', default: 1, min: 1}),
+    hint: Flags.string({summary: 'Scheduler hint group=UUID|same_host=UUID|different_host=UUID. Repeatable.', multiple: true}),
+    project: Flags.string({summary: 'Project id of the request (tenant isolation, AggregateMultiTenancyIsolation).'}),
+    user: Flags.string({summary: 'User id of the request.'}),
+    'boot-from-volume': Flags.boolean({summary: 'Boot from volume: no root disk is requested from placement.'}),
+    host: Flags.string({summary: 'Requested destination host (API 2.74).'}),
+    node: Flags.string({summary: 'Requested destination node (API 2.74).'}),
+    filters: Flags.string({summary: 'Comma-separated enabled_filters (default: nova.conf, else Zed defaults).'}),
+    weigher: Flags.string({summary: 'Weigher class name to use (repeatable; default: all weighers).', multiple: true}),
+    multiplier: Flags.string({summary: 'Weight multiplier NAME=VALUE (ram, cpu, disk, io_ops, pci, soft_affinity, soft_anti_affinity, build_failure, cross_cell_move). Repeatable.', multiple: true}),
+    'host-subset-size': Flags.integer({summary: '[filter_scheduler] host_subset_size.', min: 1}),
+    'max-placement-results': Flags.integer({summary: '[scheduler] max_placement_results.', min: 1}),
+    'shuffle-best-same-weighed-hosts': Flags.boolean({summary: '[filter_scheduler] shuffle_best_same_weighed_hosts.', allowNo: true}),
+    seed: Flags.integer({summary: 'Seed of the random choices (printed in the output).', default: 42}),
+    explain: Flags.boolean({summary: 'Show the stage and reason for every host.'}),
+    why: Flags.string({summary: 'Show the stage and reason for this host (name or node). Repeatable.', multiple: true}),
+    top: Flags.integer({summary: 'How many weighed hosts to show.', default: 5, min: 1}),
+  }
+
+  static override summary = 'Simulate where nova would boot a flavor, or why it fails with NoValidHost.'
+
+  async run(): Promise<SimulationResult> {
+    const f = this.flags
+    const cfg = await this.schedulerConfig()
+    const hints: BootRequest['hints'] = {}
+    for (const [k, v] of Object.entries(keyValues(f.hint, 'hint'))) {
+      if (k === 'group') hints.group = v
+      else if (k === 'same_host') hints.same_host = [...(hints.same_host ?? []), v]
+      else if (k === 'different_host') hints.different_host = [...(hints.different_host ?? []), v]
+      else throw new ConfigError(`unknown scheduler hint "${k}"`, 'Supported hints: group, same_host, different_host.')
+    }
+    const request: BootRequest = {
+      flavor: f.flavor,
+      extraSpecs: keyValues(f['extra-spec'], 'extra spec'),
+      imageProperties: keyValues(f['image-property'], 'image property'),
+      imageId: f['image-id'] ?? null,
+      imageDiskFormat: f['image-disk-format'] ?? null,
+      availabilityZone: f['availability-zone'] ?? null,
+      numInstances: f['num-instances'],
+      hints,
+      projectId: f.project,
+      userId: f.user,
+      bootFromVolume: f['boot-from-volume'],
+      host: f.host ?? null,
+      node: f.node ?? null,
+    }
+    const snapshot = await loadSnapshot(sourceOptionsFrom(f))
+    const model = buildModel(snapshot)
+    const result = simulateBoot(model, request, cfg, {seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top})
+    if (f.why?.length) {
+      const known = new Set(model.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
+      const missing = f.why.filter((h) => !known.has(h))
+      if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl snapshot show` for the hosts.')
+      if (this.jsonEnabled()) result.verdicts = result.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
+    }
+    this.out(renderSimulation(result, {explain: f.explain, why: f.why}))
+    this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)
+    return result
+  }
+
+  private async schedulerConfig(): Promise<SchedulerConfig> {
+    const f = this.flags
+    let cfg = defaultSchedulerConfig()
+    if (f['nova-conf']) {
+      let text: string
+      try {
+        text = await readFile(f['nova-conf'], 'utf8')
+      } catch (error) {
+        throw new ConfigError(`cannot read ${f['nova-conf']}: ${(error as Error).message}`)
+      }
+      cfg = applyNovaConf(cfg, parseIni(text) as Record<string, Record<string, unknown>>)
+    }
+    if (f.filters !== undefined) cfg.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
+    if (f.weigher?.length) cfg.weight_classes = f.weigher
+    for (const m of f.multiplier ?? []) {
+      const r = parseMultiplier(m)
+      if ('error' in r) throw new ConfigError(`--multiplier ${r.error}`)
+      ;(cfg as unknown as Record<string, number>)[r.option] = r.value
+    }
+    if (f['host-subset-size'] !== undefined) cfg.host_subset_size = f['host-subset-size']
+    if (f['max-placement-results'] !== undefined) cfg.max_placement_results = f['max-placement-results']
+    if (f['shuffle-best-same-weighed-hosts'] !== undefined) cfg.shuffle_best_same_weighed_hosts = f['shuffle-best-same-weighed-hosts']
+    return cfg
+  }
+}

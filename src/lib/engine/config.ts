@@ -1,0 +1,227 @@
+/**
+ * Scheduler configuration, named as in nova.conf. Defaults are Zed's (nova 26): see
+ * nova/conf/scheduler.py, nova/conf/compute.py and /work/shared/reference/blobs.md.
+ */
+export const ZED_DEFAULT_FILTERS = [
+  'ComputeFilter',
+  'ComputeCapabilitiesFilter',
+  'ImagePropertiesFilter',
+  'ServerGroupAntiAffinityFilter',
+  'ServerGroupAffinityFilter',
+] as const
+
+/** `weight_classes = nova.scheduler.weights.all_weighers`, in the order the loader returns them. */
+export const ALL_WEIGHERS = [
+  'RAMWeigher',
+  'CPUWeigher',
+  'DiskWeigher',
+  'IoOpsWeigher',
+  'PCIWeigher',
+  'ServerGroupSoftAffinityWeigher',
+  'ServerGroupSoftAntiAffinityWeigher',
+  'BuildFailureWeigher',
+  'CrossCellWeigher',
+] as const
+
+export interface PciAlias {
+  name: string
+  vendor_id?: string
+  product_id?: string
+  device_type?: string
+  numa_policy?: string
+}
+
+export interface SchedulerConfig {
+  // [filter_scheduler]
+  enabled_filters: string[]
+  weight_classes: string[]
+  host_subset_size: number
+  shuffle_best_same_weighed_hosts: boolean
+  ram_weight_multiplier: number
+  cpu_weight_multiplier: number
+  disk_weight_multiplier: number
+  io_ops_weight_multiplier: number
+  pci_weight_multiplier: number
+  soft_affinity_weight_multiplier: number
+  soft_anti_affinity_weight_multiplier: number
+  build_failure_weight_multiplier: number
+  cross_cell_move_weight_multiplier: number
+  max_io_ops_per_host: number
+  max_instances_per_host: number
+  isolated_hosts: string[]
+  isolated_images: string[]
+  restrict_isolated_hosts_to_isolated_images: boolean
+  image_properties_default_architecture: string | null
+  // [scheduler]
+  max_placement_results: number
+  limit_tenants_to_placement_aggregate: boolean
+  placement_aggregate_required_for_tenants: boolean
+  query_placement_for_availability_zone: boolean
+  query_placement_for_image_type_support: boolean
+  enable_isolated_aggregate_filtering: boolean
+  image_metadata_prefilter: boolean
+  // [DEFAULT]
+  service_down_time: number
+  default_availability_zone: string
+  cpu_allocation_ratio: number | null
+  ram_allocation_ratio: number | null
+  disk_allocation_ratio: number | null
+  initial_cpu_allocation_ratio: number
+  initial_ram_allocation_ratio: number
+  initial_disk_allocation_ratio: number
+  // [compute]
+  packing_host_numa_cells_allocation_strategy: boolean
+  // [pci] alias
+  pci_alias: PciAlias[]
+}
+
+export function defaultSchedulerConfig(): SchedulerConfig {
+  return {
+    enabled_filters: [...ZED_DEFAULT_FILTERS],
+    weight_classes: [...ALL_WEIGHERS],
+    host_subset_size: 1,
+    shuffle_best_same_weighed_hosts: false,
+    ram_weight_multiplier: 1.0,
+    cpu_weight_multiplier: 1.0,
+    disk_weight_multiplier: 1.0,
+    io_ops_weight_multiplier: -1.0,
+    pci_weight_multiplier: 1.0,
+    soft_affinity_weight_multiplier: 1.0,
+    soft_anti_affinity_weight_multiplier: 1.0,
+    build_failure_weight_multiplier: 1000000.0,
+    cross_cell_move_weight_multiplier: 1000000.0,
+    max_io_ops_per_host: 8,
+    max_instances_per_host: 50,
+    isolated_hosts: [],
+    isolated_images: [],
+    restrict_isolated_hosts_to_isolated_images: true,
+    image_properties_default_architecture: null,
+    max_placement_results: 1000,
+    limit_tenants_to_placement_aggregate: false,
+    placement_aggregate_required_for_tenants: false,
+    query_placement_for_availability_zone: true,
+    query_placement_for_image_type_support: false,
+    enable_isolated_aggregate_filtering: false,
+    image_metadata_prefilter: false,
+    service_down_time: 60,
+    default_availability_zone: 'nova',
+    cpu_allocation_ratio: null,
+    ram_allocation_ratio: null,
+    disk_allocation_ratio: null,
+    initial_cpu_allocation_ratio: 16.0,
+    initial_ram_allocation_ratio: 1.5,
+    initial_disk_allocation_ratio: 1.0,
+    packing_host_numa_cells_allocation_strategy: false,
+    pci_alias: [],
+  }
+}
+
+/** Short names accepted by `--multiplier NAME=VALUE`, mapped to the nova option. */
+export const MULTIPLIER_ALIASES: Record<string, keyof SchedulerConfig> = {
+  ram: 'ram_weight_multiplier',
+  cpu: 'cpu_weight_multiplier',
+  disk: 'disk_weight_multiplier',
+  io_ops: 'io_ops_weight_multiplier',
+  pci: 'pci_weight_multiplier',
+  soft_affinity: 'soft_affinity_weight_multiplier',
+  soft_anti_affinity: 'soft_anti_affinity_weight_multiplier',
+  build_failure: 'build_failure_weight_multiplier',
+  cross_cell_move: 'cross_cell_move_weight_multiplier',
+}
+
+/** Parse `ram=2.0` or `ram_weight_multiplier=2.0`; returns the option name and value or an error text. */
+export function parseMultiplier(text: string): {option: keyof SchedulerConfig; value: number} | {error: string} {
+  const m = /^([a-z_]+)=(.+)$/.exec(text.trim())
+  if (!m) return {error: `"${text}" is not NAME=VALUE`}
+  const name = m[1] as string
+  const option = MULTIPLIER_ALIASES[name] ?? (Object.values(MULTIPLIER_ALIASES).includes(name as keyof SchedulerConfig) ? (name as keyof SchedulerConfig) : undefined)
+  if (!option) return {error: `unknown multiplier "${name}" (known: ${Object.keys(MULTIPLIER_ALIASES).join(', ')})`}
+  const value = Number(m[2])
+  if (!Number.isFinite(value)) return {error: `multiplier ${name} must be a number, got "${m[2]}"`}
+  return {option, value}
+}
+
+/**
+ * Apply nova.conf sections (as parsed INI: section -> key -> string) over a config. Unknown keys
+ * are ignored, as oslo.config ignores options it does not register.
+ */
+export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Record<string, unknown>>): SchedulerConfig {
+  const out = {...cfg}
+  const get = (section: string, key: string): string | undefined => {
+    const sec = sections[section] ?? sections[section.toUpperCase()]
+    const v = sec?.[key]
+    return v === undefined || v === null ? undefined : String(v).trim()
+  }
+  const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
+  const bool = (v: string) => /^(true|yes|on|1)$/i.test(v)
+  const fs = 'filter_scheduler'
+  const strList: Array<[string, string, keyof SchedulerConfig]> = [
+    [fs, 'enabled_filters', 'enabled_filters'],
+    [fs, 'isolated_hosts', 'isolated_hosts'],
+    [fs, 'isolated_images', 'isolated_images'],
+  ]
+  for (const [sec, key, opt] of strList) {
+    const v = get(sec, key)
+    if (v !== undefined) (out as Record<string, unknown>)[opt] = list(v)
+  }
+  const wc = get(fs, 'weight_classes')
+  if (wc !== undefined) {
+    out.weight_classes = list(wc).flatMap((w) => (w.endsWith('all_weighers') ? [...ALL_WEIGHERS] : [w.split('.').pop() as string]))
+  }
+  const nums: Array<[string, keyof SchedulerConfig]> = [
+    [fs, 'host_subset_size'],
+    [fs, 'ram_weight_multiplier'],
+    [fs, 'cpu_weight_multiplier'],
+    [fs, 'disk_weight_multiplier'],
+    [fs, 'io_ops_weight_multiplier'],
+    [fs, 'pci_weight_multiplier'],
+    [fs, 'soft_affinity_weight_multiplier'],
+    [fs, 'soft_anti_affinity_weight_multiplier'],
+    [fs, 'build_failure_weight_multiplier'],
+    [fs, 'cross_cell_move_weight_multiplier'],
+    [fs, 'max_io_ops_per_host'],
+    [fs, 'max_instances_per_host'],
+    ['scheduler', 'max_placement_results'],
+    ['DEFAULT', 'service_down_time'],
+    ['DEFAULT', 'cpu_allocation_ratio'],
+    ['DEFAULT', 'ram_allocation_ratio'],
+    ['DEFAULT', 'disk_allocation_ratio'],
+    ['DEFAULT', 'initial_cpu_allocation_ratio'],
+    ['DEFAULT', 'initial_ram_allocation_ratio'],
+    ['DEFAULT', 'initial_disk_allocation_ratio'],
+  ]
+  for (const [sec, opt] of nums) {
+    const v = get(sec, opt as string)
+    if (v !== undefined && v !== '' && Number.isFinite(Number(v))) (out as Record<string, unknown>)[opt] = Number(v)
+  }
+  const bools: Array<[string, keyof SchedulerConfig]> = [
+    [fs, 'shuffle_best_same_weighed_hosts'],
+    [fs, 'restrict_isolated_hosts_to_isolated_images'],
+    ['scheduler', 'limit_tenants_to_placement_aggregate'],
+    ['scheduler', 'placement_aggregate_required_for_tenants'],
+    ['scheduler', 'query_placement_for_availability_zone'],
+    ['scheduler', 'query_placement_for_image_type_support'],
+    ['scheduler', 'enable_isolated_aggregate_filtering'],
+    ['scheduler', 'image_metadata_prefilter'],
+    ['compute', 'packing_host_numa_cells_allocation_strategy'],
+  ]
+  for (const [sec, opt] of bools) {
+    const v = get(sec, opt as string)
+    if (v !== undefined) (out as Record<string, unknown>)[opt] = bool(v)
+  }
+  const arch = get(fs, 'image_properties_default_architecture')
+  if (arch) out.image_properties_default_architecture = arch
+  const az = get('DEFAULT', 'default_availability_zone')
+  if (az) out.default_availability_zone = az
+  const alias = sections.pci?.alias
+  const aliases = Array.isArray(alias) ? alias : alias === undefined ? [] : [alias]
+  for (const a of aliases) {
+    try {
+      const parsed = JSON.parse(String(a)) as PciAlias
+      if (parsed && typeof parsed.name === 'string') out.pci_alias = [...out.pci_alias, parsed]
+    } catch {
+      // oslo would refuse to start with a bad alias; a simulation keeps going without it.
+    }
+  }
+  return out
+}

@@ -1,0 +1,696 @@
+/**
+ * Placement's GET /allocation_candidates, reproduced over a snapshot (placement 8, Zed).
+ *
+ * Capacity is computed the way placement computes it, which is not the same in every place:
+ * - candidate search (SQL in research_context._capacity_check_clause):
+ *     used + amount <= (total - reserved) * allocation_ratio
+ *   evaluated by MySQL, where the FLOAT column widens to the double of its single-precision value
+ *   (0.9 -> 0.8999999761581421): an exact fit at ratio 0.9 is excluded;
+ * - provider summaries / consolidated groups (allocation_candidate._build_provider_summaries):
+ *     capacity = int((total - reserved) * ratio) in Python, with the ratio read back as text ("0.9");
+ * - the claim (allocation._check_capacity_exceeded) also works in Python on the text value.
+ */
+import type {CloudModel} from '../domain/model.js'
+import type {Inventory, ResourceProvider} from '../domain/snapshot.js'
+
+export const MISC_SHARES_VIA_AGGREGATE = 'MISC_SHARES_VIA_AGGREGATE'
+
+/** The single-precision value of a MySQL FLOAT, widened to double as MySQL does in arithmetic. */
+export function mysqlFloat(ratio: number): number {
+  return Math.fround(ratio)
+}
+
+/** The value a client reads back for a FLOAT column: the shortest decimal that round-trips in float32. */
+export function mysqlFloatText(ratio: number): number {
+  const f = Math.fround(ratio)
+  for (let p = 1; p <= 9; p++) {
+    const d = Number(f.toPrecision(p))
+    if (Math.fround(d) === f) return d
+  }
+  return f
+}
+
+export interface ProviderInventory {
+  rcId: number
+  total: number
+  reserved: number
+  minUnit: number
+  maxUnit: number
+  stepSize: number
+  ratio: number
+  /** (total - reserved) * float32(ratio): the SQL bound (a double, not rounded). */
+  sqlCapacity: number
+  /** (total - reserved) * text(ratio): the Python bound used by claims. */
+  pyCapacity: number
+  /** int(pyCapacity): provider summary capacity. */
+  summaryCapacity: number
+}
+
+export function inventoryOf(inv: Inventory): ProviderInventory {
+  const usable = inv.total - inv.reserved
+  const py = usable * mysqlFloatText(inv.allocation_ratio)
+  return {
+    rcId: inv.resource_class_id,
+    total: inv.total,
+    reserved: inv.reserved,
+    minUnit: inv.min_unit,
+    maxUnit: inv.max_unit,
+    stepSize: inv.step_size,
+    ratio: inv.allocation_ratio,
+    sqlCapacity: usable * mysqlFloat(inv.allocation_ratio),
+    pyCapacity: py,
+    summaryCapacity: Math.trunc(py),
+  }
+}
+
+export type CapacityVerdict = {ok: true} | {ok: false; why: 'no_inventory' | 'capacity' | 'min_unit' | 'max_unit' | 'step_size'; detail: string}
+
+/** The candidate-search rule (SQL): why a provider cannot give `amount`, or ok. */
+const FITS: CapacityVerdict = {ok: true}
+
+export function checkCandidateCapacity(inv: ProviderInventory | undefined, used: number, amount: number, rc: string): CapacityVerdict {
+  if (inv && used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) return FITS
+  if (!inv) return {ok: false, why: 'no_inventory', detail: `no ${rc} inventory`}
+  if (!(used + amount <= inv.sqlCapacity)) {
+    return {ok: false, why: 'capacity', detail: `insufficient ${rc}: need ${amount}, used ${used} of ${fmtCap(inv.sqlCapacity)} ((${inv.total} - ${inv.reserved}) x ${fmtRatio(inv.ratio)})`}
+  }
+  if (inv.minUnit > amount) return {ok: false, why: 'min_unit', detail: `${rc} ${amount} is below min_unit ${inv.minUnit}`}
+  if (inv.maxUnit < amount) return {ok: false, why: 'max_unit', detail: `${rc} ${amount} exceeds max_unit ${inv.maxUnit}`}
+  if (inv.stepSize <= 0 || amount % inv.stepSize !== 0) return {ok: false, why: 'step_size', detail: `${rc} ${amount} is not a multiple of step_size ${inv.stepSize}`}
+  return FITS
+}
+
+/** The claim rule (PUT /allocations): constraints first, then Python capacity. */
+export function checkClaimCapacity(inv: ProviderInventory | undefined, used: number, amount: number): boolean {
+  if (!inv) return false
+  if (amount === 0) return true
+  if (amount < inv.minUnit || amount > inv.maxUnit || inv.stepSize <= 0 || amount % inv.stepSize !== 0) return false
+  return used + amount <= inv.pyCapacity
+}
+
+function fmtCap(c: number): string {
+  return Number.isInteger(c) ? String(c) : c.toFixed(6).replace(/0+$/, '')
+}
+function fmtRatio(r: number): string {
+  const f = Math.fround(r)
+  return f === mysqlFloatText(r) ? String(mysqlFloatText(r)) : `${mysqlFloatText(r)} (float ${f})`
+}
+
+export interface ProviderInfo {
+  id: number
+  uuid: string
+  name: string | null
+  rootId: number
+  parentId: number | null
+  inventories: Map<number, ProviderInventory>
+  traits: Set<string>
+  aggregates: Set<string>
+}
+
+/**
+ * Everything the candidate search needs, computed once per model: provider capacities, usage,
+ * traits, aggregates, and reverse indexes (class -> providers, aggregate -> providers).
+ */
+export class ProviderIndex {
+  readonly providers = new Map<number, ProviderInfo>()
+  readonly byUuid = new Map<string, ProviderInfo>()
+  /** Providers with an inventory of a class, in provider id order. */
+  readonly byResourceClass = new Map<number, ProviderInfo[]>()
+  readonly byAggregate = new Map<string, ProviderInfo[]>()
+  readonly treeMembers = new Map<number, ProviderInfo[]>()
+  readonly sharing = new Set<number>()
+  readonly hasTrees: boolean
+  readonly knownTraits: Set<string>
+  readonly baseUsage: Map<number, Map<number, number>>
+
+  constructor(readonly model: CloudModel) {
+    const rps = [...model.snapshot.placement.resource_providers].sort((a, b) => a.id - b.id)
+    let trees = false
+    for (const rp of rps) {
+      const root = model.rootOf(rp)
+      const info: ProviderInfo = {
+        id: rp.id,
+        uuid: rp.uuid,
+        name: rp.name,
+        rootId: root.id,
+        parentId: rp.parent_provider_id,
+        inventories: new Map((model.inventoriesByProvider.get(rp.id) ?? []).map((i) => [i.resource_class_id, inventoryOf(i)])),
+        traits: model.traitsOf(rp.id),
+        aggregates: model.aggregatesOf(rp.id),
+      }
+      if (rp.parent_provider_id !== null) trees = true
+      this.providers.set(rp.id, info)
+      this.byUuid.set(rp.uuid, info)
+      for (const rcId of info.inventories.keys()) push(this.byResourceClass, rcId, info)
+      for (const agg of info.aggregates) push(this.byAggregate, agg, info)
+      push(this.treeMembers, info.rootId, info)
+      if (info.traits.has(MISC_SHARES_VIA_AGGREGATE)) this.sharing.add(rp.id)
+    }
+    this.hasTrees = trees
+    this.knownTraits = new Set(model.traitNamesById.values())
+    this.baseUsage = model.usageByProvider
+  }
+
+  provider(rp: ResourceProvider | number): ProviderInfo | undefined {
+    return this.providers.get(typeof rp === 'number' ? rp : rp.id)
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
+
+const indexCache = new WeakMap<CloudModel, ProviderIndex>()
+
+export function providerIndex(model: CloudModel): ProviderIndex {
+  let idx = indexCache.get(model)
+  if (!idx) indexCache.set(model, (idx = new ProviderIndex(model)))
+  return idx
+}
+
+/** Usage seen by the engine: the snapshot's allocations plus what this simulation has claimed. */
+export interface UsageView {
+  used(rpId: number, rcId: number): number
+}
+
+// ---------------------------------------------------------------- request shape
+
+export interface PlacementGroup {
+  /** '' for the unsuffixed group. */
+  suffix: string
+  /** resource class name -> amount */
+  resources: Map<string, number>
+  required: Set<string>
+  forbidden: Set<string>
+  /** AND of ORs of aggregate uuids. */
+  memberOf: string[][]
+  forbiddenAggregates: Set<string>
+  inTree: string | null
+}
+
+export interface PlacementRequest {
+  groups: PlacementGroup[]
+  groupPolicy: 'none' | 'isolate' | null
+  limit: number | null
+  rootRequired: Set<string>
+  rootForbidden: Set<string>
+}
+
+export function emptyGroup(suffix: string): PlacementGroup {
+  return {suffix, resources: new Map(), required: new Set(), forbidden: new Set(), memberOf: [], forbiddenAggregates: new Set(), inTree: null}
+}
+
+// ---------------------------------------------------------------- results
+
+export interface AllocationPart {
+  rpId: number
+  rc: string
+  rcId: number
+  amount: number
+}
+
+export interface AllocationRequest {
+  anchorRootId: number
+  parts: AllocationPart[]
+  /** group suffix -> provider ids */
+  mappings: Map<string, Set<number>>
+}
+
+export interface RootRejection {
+  label: string
+  message: string
+  need?: number
+  have?: number
+}
+
+function labelOf(message: string): string {
+  if (message.includes('COMPUTE_STATUS_DISABLED')) return 'disabled (COMPUTE_STATUS_DISABLED)'
+  if (/not in aggregate/.test(message)) return 'not in requested aggregate'
+  if (/forbidden \(isolated\) aggregate/.test(message)) return 'in an isolated aggregate'
+  const t = /(lacks required trait|has forbidden trait|carries required trait) (\S+)/.exec(message)
+  if (t) return `${t[1] === 'has forbidden trait' ? 'has forbidden trait' : 'lacks trait'} ${t[2]}`
+  if (/group_policy=isolate/.test(message)) return 'group_policy=isolate not satisfiable'
+  return message.replace(/:.*$/, '')
+}
+
+function rootRejection(message: string, need?: number, have?: number): RootRejection {
+  return {label: labelOf(message), message, need, have}
+}
+
+export interface CandidateDiagnostics {
+  /** Why the search stopped early, e.g. "no providers with 4 PCPU". */
+  stoppedAt: string | null
+  /** Per root provider id, the first reason it produced no candidate (for --why and the summary). */
+  rejectedRoots: Map<number, RootRejection>
+  /** Counters for the "0/N" summary: reason label -> number of roots. */
+  notes: string[]
+}
+
+export interface CandidateResult {
+  /** All allocation requests, before the limit, in the engine's order (anchor root id). */
+  all: AllocationRequest[]
+  /** After `limit`. */
+  kept: AllocationRequest[]
+  /** Providers of the provider summaries after the limit (whole trees of kept requests). */
+  summaryProviderIds: Set<number>
+  diagnostics: CandidateDiagnostics
+  combinationsTruncated: boolean
+}
+
+const MAX_COMBINATIONS_PER_TREE = 10000
+
+interface GroupCtx {
+  group: PlacementGroup
+  useSameProvider: boolean
+  resources: Array<{rc: string; rcId: number; amount: number}>
+  rpsInAggs: Set<number> | null
+  badAggRps: Set<number> | null
+}
+
+/**
+ * Allocation candidates for a request. Placement iterates Python sets, so its own order (and thus
+ * which candidates survive `limit`) depends on per-process hash seeds; the engine orders by anchor
+ * root provider id, then provider id, which is the InnoDB primary-key order the SQL returns.
+ */
+export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, usage: UsageView): CandidateResult {
+  const diag: CandidateDiagnostics = {stoppedAt: null, rejectedRoots: new Map(), notes: []}
+  const empty = (why: string): CandidateResult => {
+    diag.stoppedAt = why
+    return {all: [], kept: [], summaryProviderIds: new Set(), diagnostics: diag, combinationsTruncated: false}
+  }
+  const rcReg = idx.model.rc
+
+  // Request-wide: root_required / root_forbidden select the anchor roots.
+  let anchorRoots: Set<number> | null = null
+  if (req.rootRequired.size > 0 || req.rootForbidden.size > 0) {
+    for (const t of req.rootRequired) if (!idx.knownTraits.has(t)) return empty(`trait ${t} does not exist in placement (placement answers 400 TraitNotFound; nova then raises NoValidHost)`)
+    anchorRoots = new Set()
+    for (const info of idx.providers.values()) {
+      if (info.rootId !== info.id) continue
+      let ok = true
+      for (const t of req.rootRequired) if (!info.traits.has(t)) ok = false
+      for (const t of req.rootForbidden) if (info.traits.has(t)) ok = false
+      if (ok) anchorRoots.add(info.id)
+      else {
+        const missing = [...req.rootRequired].filter((t) => !info.traits.has(t))
+        const present = [...req.rootForbidden].filter((t) => info.traits.has(t))
+        diag.rejectedRoots.set(info.id, rootRejection(present.length > 0 ? `root provider has forbidden trait ${present.join(', ')}` : `root provider lacks required trait ${missing.join(', ')}`))
+      }
+    }
+    if (anchorRoots.size === 0) return empty(`no root provider matches root_required=${rootRequiredText(req)}`)
+  }
+
+  let truncated = false
+  const perGroup = new Map<string, AllocationRequest[]>()
+  const multiGroupRcs = new Set<string>()
+  const seenRcs = new Set<string>()
+  for (const group of req.groups) {
+    const ctx: GroupCtx = {group, useSameProvider: group.suffix !== '', resources: [], rpsInAggs: null, badAggRps: null}
+    for (const [rc, amount] of group.resources) {
+      const rcId = rcReg.id(rc)
+      if (rcId === undefined) return empty(`resource class ${rc} does not exist in placement (placement answers 400)`)
+      ctx.resources.push({rc, rcId, amount})
+      if (seenRcs.has(rc)) multiGroupRcs.add(rc)
+      seenRcs.add(rc)
+    }
+    for (const t of group.required) if (!idx.knownTraits.has(t)) return empty(`trait ${t} does not exist in placement (placement answers 400 TraitNotFound; nova then raises NoValidHost)`)
+    if (group.memberOf.length > 0) {
+      ctx.rpsInAggs = providersInAllAggregates(idx, group.memberOf)
+      if (ctx.rpsInAggs.size === 0) return empty(`no providers in aggregate(s) ${memberOfText(group.memberOf)}${suffixText(group)}`)
+    }
+    if (group.forbiddenAggregates.size > 0) ctx.badAggRps = providersInAllAggregates(idx, [[...group.forbiddenAggregates]])
+    let treeRoot: number | null = null
+    if (group.inTree) {
+      const p = idx.byUuid.get(group.inTree)
+      if (!p) return empty(`in_tree provider ${group.inTree} does not exist`)
+      treeRoot = p.rootId
+    }
+    // Providers with capacity for each requested class (SQL capacity clause).
+    const withResource = new Map<number, ProviderInfo[]>()
+    for (const r of ctx.resources) {
+      const list: ProviderInfo[] = []
+      let best: {free: number; rp: ProviderInfo} | null = null
+      for (const info of idx.byResourceClass.get(r.rcId) ?? []) {
+        if (treeRoot !== null && info.rootId !== treeRoot) continue
+        const inv = info.inventories.get(r.rcId) as ProviderInventory
+        const used = usage.used(info.id, r.rcId)
+        const v = checkCandidateCapacity(inv, used, r.amount, r.rc)
+        if (v.ok) list.push(info)
+        else {
+          const free = Math.max(0, Math.floor(inv.sqlCapacity - used))
+          if (!diag.rejectedRoots.has(info.rootId)) {
+            diag.rejectedRoots.set(info.rootId, v.why === 'capacity' ? {label: `insufficient ${r.rc}`, message: v.detail + suffixText(group), need: r.amount, have: free} : rootRejection(v.detail + suffixText(group)))
+          }
+          if (!best || free > best.free) best = {free, rp: info}
+        }
+      }
+      if (list.length === 0) {
+        const bestText = best ? `, best has ${Math.max(0, best.free)} free on ${best.rp.name ?? best.rp.uuid}` : ''
+        return empty(`no providers with ${r.amount} ${r.rc}${suffixText(group)}${treeRoot !== null ? ` in tree ${group.inTree}` : ''}${bestText}`)
+      }
+      withResource.set(r.rcId, list)
+    }
+    let areqs: AllocationRequest[]
+    if (ctx.useSameProvider || (idx.sharing.size === 0 && !idx.hasTrees)) {
+      areqs = singleProvider(idx, ctx, withResource, anchorRoots, diag)
+    } else {
+      const r = multipleProviders(idx, ctx, withResource, anchorRoots, treeRoot, diag)
+      areqs = r.areqs
+      truncated ||= r.truncated
+    }
+    if (areqs.length === 0) return empty(diag.stoppedAt ?? `no provider tree satisfies request group${suffixText(group) || ' (unsuffixed)'}`)
+    perGroup.set(group.suffix, areqs)
+  }
+
+  // Merge groups per anchor, apply group_policy, consolidate, re-check capacity.
+  const suffixes = req.groups.map((g) => g.suffix)
+  const numGranular = suffixes.filter((s) => s !== '').length
+  const byAnchor = new Map<number, Map<string, AllocationRequest[]>>()
+  for (const [suffix, areqs] of perGroup) {
+    for (const a of areqs) {
+      let m = byAnchor.get(a.anchorRootId)
+      if (!m) byAnchor.set(a.anchorRootId, (m = new Map()))
+      const l = m.get(suffix)
+      if (l) l.push(a)
+      else m.set(suffix, [a])
+    }
+  }
+  const anchors = [...byAnchor.keys()].sort((a, b) => a - b)
+  const all: AllocationRequest[] = []
+  for (const anchor of anchors) {
+    const m = byAnchor.get(anchor) as Map<string, AllocationRequest[]>
+    if (m.size !== suffixes.length) {
+      if (!diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(`tree cannot satisfy request group(s) ${suffixes.filter((s) => !m.has(s)).map((s) => s || '(unsuffixed)').join(', ')}`))
+      continue
+    }
+    if (suffixes.length === 1) {
+      // One group: nothing to combine; each request is final once its capacity is re-checked.
+      let any = false
+      let why: string | null = null
+      for (const a of m.get(suffixes[0] as string) as AllocationRequest[]) {
+        const over = exceedsCapacity(idx, a, usage)
+        if (over) {
+          why ??= over
+          continue
+        }
+        any = true
+        all.push(a)
+      }
+      if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
+      continue
+    }
+    const lists = suffixes.map((s) => m.get(s) as AllocationRequest[])
+    const seen = new Set<string>()
+    let rejectedWhy: string | null = null
+    let count = 0
+    for (const combo of product(lists)) {
+      if (++count > MAX_COMBINATIONS_PER_TREE) {
+        truncated = true
+        break
+      }
+      if (req.groupPolicy === 'isolate' && numGranular > 0) {
+        const provs = new Set<number>()
+        combo.forEach((a, i) => {
+          if (suffixes[i] !== '') for (const p of a.mappings.values()) for (const id of p) provs.add(id)
+        })
+        if (provs.size !== numGranular) {
+          rejectedWhy ??= 'group_policy=isolate: granular groups would share a provider'
+          continue
+        }
+      }
+      const merged = consolidate(combo)
+      const over = exceedsCapacity(idx, merged, usage)
+      if (over) {
+        rejectedWhy ??= over
+        continue
+      }
+      const key = areqKey(merged)
+      if (seen.has(key)) continue
+      seen.add(key)
+      all.push(merged)
+    }
+    if (seen.size === 0 && rejectedWhy && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(rejectedWhy))
+  }
+  if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
+  const kept = req.limit !== null && req.limit < all.length ? all.slice(0, req.limit) : all
+  const keptRoots = new Set<number>()
+  for (const a of kept) for (const p of a.parts) keptRoots.add((idx.providers.get(p.rpId) as ProviderInfo).rootId)
+  const summaryProviderIds = new Set<number>()
+  for (const root of keptRoots) for (const p of idx.treeMembers.get(root) ?? []) summaryProviderIds.add(p.id)
+  if (all.length === 0 && !diag.stoppedAt) diag.stoppedAt = 'no provider tree satisfies all request groups together'
+  return {all, kept, summaryProviderIds, diagnostics: diag, combinationsTruncated: truncated}
+}
+
+function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<number, ProviderInfo[]>, anchorRoots: Set<number> | null, diag: CandidateDiagnostics): AllocationRequest[] {
+  const g = ctx.group
+  // Providers that have capacity for every class (lists are in provider id order).
+  let pool: ProviderInfo[]
+  if (ctx.resources.length === 0) pool = [...idx.providers.values()]
+  else {
+    const lists = ctx.resources.map((r) => withResource.get(r.rcId) ?? []).sort((a, b) => a.length - b.length)
+    const others = lists.slice(1).map((l) => new Set(l))
+    pool = (lists[0] as ProviderInfo[]).filter((p) => others.every((o) => o.has(p)))
+  }
+  const out: AllocationRequest[] = []
+  for (const info of pool) {
+    const why = providerTraitAggReason(info, g, ctx)
+    if (why) {
+      if (!diag.rejectedRoots.has(info.rootId)) diag.rejectedRoots.set(info.rootId, rootRejection(why + suffixText(g)))
+      continue
+    }
+    const parts = ctx.resources.map((r) => ({rpId: info.id, rc: r.rc, rcId: r.rcId, amount: r.amount}))
+    const mappings = new Map([[g.suffix, new Set([info.id])]])
+    if (anchorRoots === null || anchorRoots.has(info.rootId)) out.push({anchorRootId: info.rootId, parts, mappings})
+    if (idx.sharing.has(info.id)) {
+      for (const anchor of sharingAnchors(idx, info)) {
+        if (anchor === info.rootId) continue
+        if (anchorRoots !== null && !anchorRoots.has(anchor)) continue
+        out.push({anchorRootId: anchor, parts, mappings})
+      }
+    }
+  }
+  return out
+}
+
+function providerTraitAggReason(info: ProviderInfo, g: PlacementGroup, ctx: GroupCtx): string | null {
+  for (const t of g.required) if (!info.traits.has(t)) return `provider ${info.name ?? info.uuid} lacks required trait ${t}`
+  if (ctx.rpsInAggs && !ctx.rpsInAggs.has(info.id)) return `provider ${info.name ?? info.uuid} is not in aggregate(s) ${memberOfText(g.memberOf)}`
+  if (ctx.badAggRps && ctx.badAggRps.has(info.id)) return `provider ${info.name ?? info.uuid} is in a forbidden (isolated) aggregate`
+  for (const t of g.forbidden) if (info.traits.has(t)) return `provider ${info.name ?? info.uuid} has forbidden trait ${t}`
+  return null
+}
+
+/** Roots of every tree that shares an aggregate with a sharing provider, its own root included. */
+function sharingAnchors(idx: ProviderIndex, sp: ProviderInfo): Set<number> {
+  const out = new Set<number>()
+  for (const agg of sp.aggregates) for (const member of idx.byAggregate.get(agg) ?? []) out.add(member.rootId)
+  return out
+}
+
+interface RpCandidate {
+  rp: ProviderInfo
+  rootId: number
+}
+
+function multipleProviders(
+  idx: ProviderIndex,
+  ctx: GroupCtx,
+  withResource: Map<number, ProviderInfo[]>,
+  anchorRoots: Set<number> | null,
+  treeRoot: number | null,
+  diag: CandidateDiagnostics,
+): {areqs: AllocationRequest[]; truncated: boolean} {
+  const g = ctx.group
+  const perRc = new Map<number, RpCandidate[]>()
+  let trees: Set<number> | null = null
+  for (const r of ctx.resources) {
+    let cands: RpCandidate[] = (withResource.get(r.rcId) ?? []).map((rp) => ({rp, rootId: rp.rootId}))
+    if (treeRoot === null) {
+      for (const rp of withResource.get(r.rcId) ?? []) {
+        if (!idx.sharing.has(rp.id)) continue
+        if (ctx.rpsInAggs && !ctx.rpsInAggs.has(rp.id)) continue
+        for (const anchor of sharingAnchors(idx, rp)) if (anchor !== rp.rootId) cands.push({rp, rootId: anchor})
+      }
+    }
+    if (anchorRoots) cands = cands.filter((c) => (anchorRoots as Set<number>).has(c.rootId))
+    if (ctx.rpsInAggs) {
+      const s = ctx.rpsInAggs
+      cands = cands.filter((c) => s.has(c.rp.id) || s.has(c.rootId))
+    }
+    if (ctx.badAggRps) {
+      const s = ctx.badAggRps
+      cands = cands.filter((c) => !(s.has(c.rp.id) || s.has(c.rootId)))
+    }
+    if (cands.length === 0) {
+      diag.stoppedAt = `no providers with ${r.amount} ${r.rc}${suffixText(g)} left after root trait / aggregate filters`
+      return {areqs: [], truncated: false}
+    }
+    const roots = new Set(cands.map((c) => c.rootId))
+    trees = trees === null ? roots : new Set([...(trees as Set<number>)].filter((t) => roots.has(t)))
+    perRc.set(r.rcId, cands)
+  }
+  const out: AllocationRequest[] = []
+  let truncated = false
+  if (ctx.resources.length === 0) {
+    // A traits-only unsuffixed group: every root whose tree carries the traits.
+    for (const info of idx.providers.values()) {
+      if (info.rootId !== info.id) continue
+      if (anchorRoots && !anchorRoots.has(info.id)) continue
+      const why = providerTraitAggReason(info, g, ctx)
+      if (why) continue
+      out.push({anchorRootId: info.id, parts: [], mappings: new Map([[g.suffix, new Set([info.id])]])})
+    }
+    return {areqs: out, truncated}
+  }
+  const treeList = [...(trees ?? new Set<number>())].sort((a, b) => a - b)
+  const rcOrder = [...ctx.resources].sort((a, b) => a.rcId - b.rcId)
+  for (const root of treeList) {
+    const lists = rcOrder.map((r) => (perRc.get(r.rcId) as RpCandidate[]).filter((c) => c.rootId === root).sort((a, b) => a.rp.id - b.rp.id))
+    let count = 0
+    let why: string | null = null
+    for (const combo of product(lists)) {
+      if (++count > MAX_COMBINATIONS_PER_TREE) {
+        truncated = true
+        break
+      }
+      const t = traitsReason(combo.map((c) => c.rp), g)
+      if (t) {
+        why ??= t
+        continue
+      }
+      const parts = combo.map((c, i) => {
+        const r = rcOrder[i] as {rc: string; rcId: number; amount: number}
+        return {rpId: c.rp.id, rc: r.rc, rcId: r.rcId, amount: r.amount}
+      })
+      out.push({anchorRootId: root, parts, mappings: new Map([[g.suffix, new Set(combo.map((c) => c.rp.id))]])})
+    }
+    if (why && !out.some((a) => a.anchorRootId === root) && !diag.rejectedRoots.has(root)) diag.rejectedRoots.set(root, rootRejection(why + suffixText(g)))
+  }
+  return {areqs: out, truncated}
+}
+
+/** The providers of one combination must, together, carry every required trait and none forbidden. */
+function traitsReason(rps: ProviderInfo[], g: PlacementGroup): string | null {
+  const union = new Set<string>()
+  for (const rp of rps) {
+    for (const t of g.forbidden) if (rp.traits.has(t)) return `provider ${rp.name ?? rp.uuid} has forbidden trait ${t}`
+    for (const t of rp.traits) union.add(t)
+  }
+  const missing = [...g.required].filter((t) => !union.has(t))
+  return missing.length > 0 ? `no provider of the allocation carries required trait ${missing.join(', ')}` : null
+}
+
+function* product<T>(lists: T[][]): Generator<T[]> {
+  if (lists.some((l) => l.length === 0)) return
+  const idx = lists.map(() => 0)
+  while (true) {
+    yield lists.map((l, i) => l[idx[i] as number] as T)
+    let k = lists.length - 1
+    while (k >= 0) {
+      idx[k] = (idx[k] as number) + 1
+      if ((idx[k] as number) < (lists[k] as T[]).length) break
+      idx[k] = 0
+      k--
+    }
+    if (k < 0) return
+  }
+}
+
+function consolidate(areqs: AllocationRequest[]): AllocationRequest {
+  const byKey = new Map<string, AllocationPart>()
+  const mappings = new Map<string, Set<number>>()
+  for (const a of areqs) {
+    for (const p of a.parts) {
+      const key = `${p.rpId}/${p.rcId}`
+      const cur = byKey.get(key)
+      if (cur) cur.amount += p.amount
+      else byKey.set(key, {...p})
+    }
+    for (const [s, ids] of a.mappings) {
+      const m = mappings.get(s) ?? new Set<number>()
+      for (const id of ids) m.add(id)
+      mappings.set(s, m)
+    }
+  }
+  return {anchorRootId: (areqs[0] as AllocationRequest).anchorRootId, parts: [...byKey.values()], mappings}
+}
+
+/** rw_ctx.exceeds_capacity: used + amount > int capacity, or amount > max_unit. */
+function exceedsCapacity(idx: ProviderIndex, a: AllocationRequest, usage: UsageView): string | null {
+  for (const p of a.parts) {
+    const inv = idx.providers.get(p.rpId)?.inventories.get(p.rcId)
+    if (!inv) return `no ${p.rc} inventory`
+    const used = usage.used(p.rpId, p.rcId)
+    if (used + p.amount > inv.summaryCapacity) return `insufficient ${p.rc} once groups are combined: need ${p.amount}, used ${used} of ${inv.summaryCapacity}`
+    if (p.amount > inv.maxUnit) return `${p.rc} ${p.amount} (groups combined) exceeds max_unit ${inv.maxUnit}`
+  }
+  return null
+}
+
+function areqKey(a: AllocationRequest): string {
+  const parts = a.parts.map((p) => `${p.rpId}:${p.rcId}:${p.amount}`).sort().join(',')
+  const maps = [...a.mappings].map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('+')}`).sort().join(';')
+  return `${a.anchorRootId}|${parts}|${maps}`
+}
+
+function providersInAllAggregates(idx: ProviderIndex, memberOf: string[][]): Set<number> {
+  let result: Set<number> | null = null
+  for (const anyOf of memberOf) {
+    const s = new Set<number>()
+    for (const agg of anyOf) for (const p of idx.byAggregate.get(agg) ?? []) s.add(p.id)
+    result = result === null ? s : new Set([...(result as Set<number>)].filter((x) => s.has(x)))
+  }
+  return result ?? new Set()
+}
+
+function suffixText(g: PlacementGroup): string {
+  return g.suffix === '' ? '' : ` (group ${g.suffix})`
+}
+
+function memberOfText(m: string[][]): string {
+  return m.map((l) => `in:${l.join(',')}`).join(' and ')
+}
+
+function rootRequiredText(req: PlacementRequest): string {
+  return [...[...req.rootRequired].sort(), ...[...req.rootForbidden].sort().map((t) => `!${t}`)].join(',')
+}
+
+// ---------------------------------------------------------------- query string
+
+/** Python's urllib.parse.quote_plus. */
+function quotePlus(s: string): string {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+')
+}
+
+/** The (key, value) pairs nova's ResourceRequest.to_querystring() produces, sorted as it sorts them. */
+export function queryParams(req: PlacementRequest): Array<[string, string]> {
+  const q: Array<[string, string]> = []
+  if (req.limit !== null) q.push(['limit', String(req.limit)])
+  if (req.groupPolicy !== null) q.push(['group_policy', req.groupPolicy])
+  if (req.rootRequired.size > 0 || req.rootForbidden.size > 0) q.push(['root_required', rootRequiredText(req)])
+  for (const g of req.groups) {
+    const s = g.suffix
+    q.push([`resources${s}`, [...g.resources].map(([rc, n]) => `${rc}:${n}`).sort().join(',')])
+    const traits = [...[...g.required].sort(), ...[...g.forbidden].sort().map((t) => `!${t}`)].join(',')
+    if (traits) q.push([`required${s}`, traits])
+    const aggs = g.memberOf.map((l): [string, string] => [`member_of${s}`, `in:${[...l].sort().join(',')}`]).sort(cmpPair)
+    q.push(...aggs)
+    if (g.inTree) q.push([`in_tree${s}`, g.inTree])
+    if (g.forbiddenAggregates.size > 0) q.push([`member_of${s}`, `!in:${[...g.forbiddenAggregates].sort().join(',')}`])
+  }
+  return q.sort(cmpPair)
+}
+
+function cmpPair(a: [string, string], b: [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0
+}
+
+export function toQueryString(req: PlacementRequest, opts: {encoded?: boolean} = {}): string {
+  return queryParams(req)
+    .map(([k, v]) => (opts.encoded ? `${quotePlus(k)}=${quotePlus(v)}` : `${k}=${v}`))
+    .join('&')
+}

@@ -1,0 +1,46 @@
+import {describe, expect, it} from 'vitest'
+
+import {buildModel} from '../../src/lib/domain/model.js'
+import {defaultSchedulerConfig, simulateBoot} from '../../src/lib/engine/index.js'
+import {numaBlob, seed004Cloud} from './cloud.js'
+
+const cfg = () => ({...defaultSchedulerConfig(), enabled_filters: ['ComputeFilter', 'NUMATopologyFilter']})
+
+describe('seed 004: pinned_cpus stayed full', () => {
+  it('placement still offers the hosts (PCPU inventory is free) but NUMATopologyFilter returns 0 hosts', () => {
+    const r = simulateBoot(buildModel(seed004Cloud()), {flavor: 'm1.pinned'}, cfg(), {explain: true})
+    // placement: 8 PCPU total, 0 allocated (instances gone) -> all 3 roots are candidates
+    expect(r.placement.candidates).toBe(3)
+    expect(r.query).toContain('resources=DISK_GB:20,MEMORY_MB:2048,PCPU:2')
+    expect(r.instances[0]?.filters).toEqual([
+      {name: 'ComputeFilter', start: 3, end: 3},
+      {name: 'NUMATopologyFilter', start: 3, end: 0},
+    ])
+    expect(r.noValidHost).toBe(true)
+    // each cell: pcpuset {4-7} all in pinned_cpus -> 0 free, needs 2
+    expect(r.summary).toContain('0/3 hosts are available: 3 NUMATopologyFilter: insufficient free pCPUs in a NUMA cell (need 2, best has 0)')
+    const v = r.verdicts.find((x) => x.host === 'pinned-2')
+    expect(v?.stage).toBe('filter')
+    expect(v?.reason).toMatch(/needs 2 free pCPUs, has 0 .*pinned_cpus \{4-7\}/)
+  })
+
+  it('the same host with its pinned_cpus cleared takes the instance and pins vCPUs onto one sibling pair', () => {
+    const s = seed004Cloud()
+    const healthy = numaBlob([
+      {id: 0, cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7], pinned: [4, 5], siblings: [[4, 5], [6, 7]]},
+      {id: 1, cpuset: [8, 9, 10, 11], pcpuset: [12, 13, 14, 15], pinned: [12, 13, 14, 15], siblings: [[12, 13], [14, 15]]},
+    ])
+    ;(s.nova.compute_nodes[1] as {numa_topology: string | null}).numa_topology = healthy
+    const r = simulateBoot(buildModel(s), {flavor: 'm1.pinned', numInstances: 2}, cfg(), {explain: true})
+    // instance 1 -> pinned-2 (only host that fits); its consumed NUMA cell 0 now pins 4-7, so instance 2 fails
+    expect(r.instances[0]?.host).toBe('pinned-2')
+    expect(r.instances[1]?.host).toBeNull()
+    expect(r.noValidHost).toBe(true)
+  })
+
+  it('an unshared flavor is not affected by NUMA pinning', () => {
+    const r = simulateBoot(buildModel(seed004Cloud()), {flavor: 'm1.small'}, cfg())
+    expect(r.placedAll).toBe(true)
+    expect(r.instances[0]?.host).toBe('pinned-1')
+  })
+})
