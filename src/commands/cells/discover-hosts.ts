@@ -1,0 +1,26 @@
+import {Flags} from '@oclif/core'
+
+import {CloudctlError, ExitCode} from '../../lib/errors.js'
+import {findCell, planDiscoverHosts} from '../../lib/repairs/cells.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+
+export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscoverHosts> {
+  static override summary = 'Create host mappings for unmapped compute hosts and set compute_nodes.mapped.'
+
+  static override description = `The counterpart of \`nova-manage cell_v2 discover_hosts\`: a host_mapping for every compute host without one (by live compute node, or with --by-service by live nova-compute service), and compute_nodes.mapped = 1. Unlike nova-manage, hosts whose nodes already say mapped = 1 but have no host mapping are mapped too (nova-manage reports "Found 0 unmapped computes" for them forever). Host mappings pointing at the wrong cell are corrected; with --prune, host mappings of hosts running nova-compute in no cell are removed.`
+
+  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --by-service --apply', '<%= config.bin %> <%= command.id %> --prune --apply --yes']
+
+  static override flags = {
+    ...repairFlags,
+    'by-service': Flags.boolean({summary: 'Discover by nova-compute services instead of compute nodes (ironic).'}),
+    prune: Flags.boolean({summary: 'Also remove host mappings of hosts that run nova-compute in no cell.'}),
+    cell: Flags.string({summary: 'Only this cell (name or uuid).'}),
+  }
+
+  async run(): Promise<RepairOutcome> {
+    const {snapshot, model} = await this.loadModel()
+    if (this.flags.cell && !findCell(model, this.flags.cell)) throw new CloudctlError(`no cell named ${this.flags.cell}`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See cloudctl cells list.'})
+    return this.runPlan(planDiscoverHosts(model, {byService: this.flags['by-service'], prune: this.flags.prune, cell: this.flags.cell}), snapshot)
+  }
+}

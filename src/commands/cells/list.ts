@@ -1,0 +1,62 @@
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {buildModel} from '../../lib/domain/model.js'
+import {ExitCode} from '../../lib/errors.js'
+import {renderTable} from '../../lib/output/table.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+import {redact} from '../../lib/util/redact.js'
+
+export interface CellRow {
+  name: string | null
+  uuid: string
+  state: 'available' | 'unavailable'
+  disabled: boolean
+  error: string | null
+  transport_url: string | null
+  database_connection: string | null
+  hosts: number | null
+  host_mappings: number
+  instances: number | null
+  instance_mappings: number
+}
+
+export default class CellsList extends CloudctlCommand<typeof CellsList> {
+  static override summary = 'Cells with their state, hosts and instance counts (passwords redacted).'
+
+  static override description = 'Like `nova-manage cell_v2 list_cells`, plus whether cloudctl could read each cell, its compute hosts, live instances and the mappings nova_api holds for it. Exits 3 when a cell could not be read.'
+
+  static override flags = {...sourceFlags}
+
+  async run(): Promise<{cells: CellRow[]}> {
+    const snapshot = await loadSnapshot(sourceOptionsFrom(this.flags), stderrProgress())
+    const model = buildModel(snapshot)
+    const cells: CellRow[] = [...snapshot.cells]
+      .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))
+      .map((c) => {
+        const ok = c.status === 'available'
+        const hosts = new Set(model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host).map((cn) => cn.host))
+        return {
+          name: c.name,
+          uuid: c.uuid,
+          state: c.status,
+          disabled: c.disabled,
+          error: c.error ? redact(c.error) : null,
+          transport_url: redact(c.transport_url),
+          database_connection: redact(c.database_connection),
+          hosts: ok ? hosts.size : null,
+          host_mappings: snapshot.nova_api.host_mappings.filter((h) => h.cell_id === c.id).length,
+          instances: ok ? snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid && i.deleted === 0).length : null,
+          instance_mappings: snapshot.nova_api.instance_mappings.filter((m) => m.cell_id === c.id).length,
+        }
+      })
+    this.out(
+      renderTable(
+        ['Name', 'UUID', 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
+        cells.map((c) => [c.name ?? '', c.uuid, c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
+      ),
+    )
+    this.setExit(cells.some((c) => c.state !== 'available') ? ExitCode.FINDINGS : ExitCode.OK)
+    return {cells}
+  }
+}

@@ -1,0 +1,17 @@
+import {Flags} from '@oclif/core'
+
+import {planAggregates} from '../../lib/repairs/host-state.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+
+export default class RepairAggregates extends RepairCommand<typeof RepairAggregates> {
+  static override summary = 'Add missing placement aggregate links of nova host aggregates (--prune removes extra ones).'
+
+  static override description = 'Answers aggregate.missing-in-placement (and with --prune aggregate.extra-in-placement) the way nova\'s aggregate API writes placement: the provider joins (or leaves) the placement aggregate of the same uuid, and its generation is bumped.'
+
+  static override flags = {...repairFlags, prune: Flags.boolean({summary: 'Also remove provider aggregate links nova does not know.'})}
+
+  async run(): Promise<RepairOutcome> {
+    const {snapshot, model} = await this.loadModel()
+    return this.runPlan(planAggregates(model, {prune: this.flags.prune}), snapshot)
+  }
+}

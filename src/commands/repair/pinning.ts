@@ -1,0 +1,21 @@
+import {Flags} from '@oclif/core'
+
+import {planPinning} from '../../lib/repairs/host-state.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+
+export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
+  static override summary = 'Rewrite pinned_cpus of each host NUMA cell from the live instances.'
+
+  static override description = 'Answers pinning.leaked and pinning.unaccounted (seed 004: pinned_cpus stuck full, NUMATopologyFilter returns 0 hosts). Only the pinned_cpus arrays of compute_nodes.numa_topology change; every other field and the object versions stay byte for byte. Refuses while the host nova-compute service is up and reporting (it owns the row) unless --force.'
+
+  static override flags = {
+    ...repairFlags,
+    force: Flags.boolean({summary: 'Write even while nova-compute on the host is up and reporting (restart it afterwards).'}),
+    host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
+  }
+
+  async run(): Promise<RepairOutcome> {
+    const {snapshot, model} = await this.loadModel()
+    return this.runPlan(planPinning(model, {force: this.flags.force, host: this.flags.host}), snapshot)
+  }
+}

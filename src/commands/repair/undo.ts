@@ -1,0 +1,34 @@
+import {Args} from '@oclif/core'
+import {readFileSync} from 'node:fs'
+
+import {CloudctlError, ExitCode} from '../../lib/errors.js'
+import {planUndo, validateUndoFile} from '../../lib/repairs/undo.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+
+export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
+  static override summary = 'Put back every row an applied repair changed, from its undo file.'
+
+  static override description = `Each row is restored only if it still holds the values the repair left (its after-image); a row already at its before-image is left alone, so undo also finishes a repair that was only partly committed. Dry run by default; --apply executes it with the same lock, confirmation, guards and audit log as every repair (and writes its own undo file).`
+
+  static override args = {file: Args.string({description: 'Undo file written by a repair (~/.local/state/cloudctl/undo/...).', required: true})}
+
+  static override flags = {...repairFlags}
+
+  async run(): Promise<RepairOutcome> {
+    let data: unknown
+    try {
+      data = JSON.parse(readFileSync(this.args.file, 'utf8'))
+    } catch (error) {
+      throw new CloudctlError(`cannot read undo file ${this.args.file}: ${(error as Error).message}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile'})
+    }
+    let plan
+    try {
+      plan = planUndo(validateUndoFile(data))
+    } catch (error) {
+      throw new CloudctlError(`${this.args.file}: ${(error as Error).message}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile'})
+    }
+    // Undo always acts on the live databases: no snapshot to plan from, the guards are the after-images.
+    if (this.flags.snapshot) throw new CloudctlError('repair undo works on the live databases, not a snapshot file', {exitCode: ExitCode.CONFIG, code: 'RepairNeedsLiveSource'})
+    return this.runPlan(plan, null)
+  }
+}

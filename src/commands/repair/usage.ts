@@ -1,0 +1,21 @@
+import {Flags} from '@oclif/core'
+
+import {planUsage} from '../../lib/repairs/host-state.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+
+export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
+  static override summary = 'Recompute compute node usage columns from the live instances.'
+
+  static override description = 'Answers usage.node-drift: vcpus_used, memory_mb_used, local_gb_used, free_ram_mb, free_disk_gb and running_vms as update_available_resource would compute them from the live instances. Refuses while the host nova-compute service is up and reporting unless --force.'
+
+  static override flags = {
+    ...repairFlags,
+    force: Flags.boolean({summary: 'Write even while nova-compute on the host is up and reporting (restart it afterwards).'}),
+    host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
+  }
+
+  async run(): Promise<RepairOutcome> {
+    const {snapshot, model} = await this.loadModel()
+    return this.runPlan(planUsage(model, {force: this.flags.force, host: this.flags.host}), snapshot)
+  }
+}

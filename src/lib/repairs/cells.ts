@@ -1,0 +1,234 @@
+/**
+ * cells map-instances and discover-hosts: the nova-manage cell_v2 counterparts, as guarded plans.
+ *
+ * map-instances creates the instance_mappings `nova-manage cell_v2 map_instances` would (every
+ * instance row of the cell, deleted ones too, oldest first, project/user from the instance,
+ * queued_for_delete false), fixes NULL and wrong cell ids of live instances, and resolves an instance
+ * live in two cells: the copy that is live and not in ERROR wins, the other is soft-deleted as nova
+ * does (deleted = id, deleted_at = now, updated_at kept) with its instance_extra row.
+ *
+ * discover-hosts creates host_mappings for compute hosts without one and sets compute_nodes.mapped,
+ * like `discover_hosts`; unlike nova it also maps hosts whose nodes already say mapped = 1 (nova
+ * skips those forever: "Found 0 unmapped computes"), and with `prune` removes host mappings of hosts
+ * that no longer run nova-compute anywhere.
+ */
+import {runChecks} from '../checks/index.js'
+import type {Finding} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import {type CellInfo, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
+import {allCellDbs, cellDbOf, subjectOf} from './common.js'
+import {NOW, PlanBuilder, type RepairPlan, col} from './plan.js'
+
+export interface MapInstancesOptions {
+  /** Cell name or uuid (default: every cell). */
+  cell?: string
+  /** At most this many instances handled per run; the rest is left for the next (exit 6). */
+  maxCount?: number
+  now?: string
+}
+
+export function findCell(model: CloudModel, nameOrUuid: string): CellInfo | undefined {
+  return model.snapshot.cells.find((c) => c.uuid === nameOrUuid) ?? model.snapshot.cells.find((c) => c.name === nameOrUuid)
+}
+
+const byAge = (a: Instance, b: Instance) => (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id - b.id
+
+/** The copy that keeps living: live and not errored; undefined when that does not single one out. */
+export function duplicateWinner(copies: Instance[]): Instance | undefined {
+  const healthy = copies.filter((i) => i.deleted === 0 && i.vm_state !== 'error')
+  return healthy.length === 1 ? healthy[0] : undefined
+}
+
+export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = {}): RepairPlan {
+  const b = new PlanBuilder('map-instances', opts.now)
+  const cells = opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : model.snapshot.cells
+  const inScope = new Set(cells.map((c) => c.uuid))
+  const mappings = new Map(model.snapshot.nova_api.instance_mappings.map((m) => [m.instance_uuid, m]))
+  const findings = runChecks(model, {checks: ['cells']}).findings
+  const max = opts.maxCount ?? Number.POSITIVE_INFINITY
+  let handled = 0
+  let partial = false
+  const done = new Set<string>()
+  const take = (): boolean => {
+    if (handled >= max) {
+      partial = true
+      return false
+    }
+    handled++
+    return true
+  }
+
+  for (const c of cells) if (c.status !== 'available') b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
+
+  // Instances live in two cells first: they decide which cell the mapping points at.
+  for (const f of findings.filter((x) => x.code === 'cell.instance-duplicate')) {
+    const uuid = f.subject.instance_uuid as string
+    const copies = model.liveInstances(uuid)
+    if (!copies.some((i) => inScope.has(i.cell_uuid))) continue
+    done.add(uuid)
+    const winner = duplicateWinner(copies)
+    if (!winner) {
+      b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand (seed 004 step 3)`)
+      continue
+    }
+    if (!take()) break
+    planDuplicate(model, b, f, uuid, winner, copies, mappings.get(uuid)?.cell_id ?? null, mappings.has(uuid))
+  }
+
+  // Wrong or NULL cell ids of live instances.
+  for (const f of findings.filter((x) => x.code === 'cell.instance-mapped-wrong-cell')) {
+    const uuid = f.subject.instance_uuid as string
+    if (done.has(uuid) || !inScope.has(f.subject.cell_uuid as string)) continue
+    if (!take()) break
+    done.add(uuid)
+    const m = mappings.get(uuid)
+    const cell = model.cellOf(f.subject.cell_uuid as string)
+    if (!m || !cell) continue
+    b.finding(f.code, subjectOf(f), f.message)
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code})
+  }
+
+  // Every instance row without a mapping, oldest first per cell, as nova-manage does.
+  for (const c of cells) {
+    if (c.status !== 'available') continue
+    const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid).sort(byAge)
+    for (const inst of rows) {
+      if (partial) break
+      if (mappings.has(inst.uuid) || done.has(inst.uuid)) continue
+      if (model.liveInstances(inst.uuid).length > 1) continue // a duplicate handled (or skipped) above
+      if (inst.deleted !== 0 && model.liveInstances(inst.uuid).length > 0) continue // a deleted copy: the live one gets the mapping
+      if (inst.project_id === null) {
+        b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, 'the instance has no project_id (instance_mappings.project_id is NOT NULL)')
+        continue
+      }
+      if (!take()) break
+      done.add(inst.uuid)
+      const code = inst.deleted === 0 ? 'cell.instance-unmapped' : 'cell.instance-unmapped (deleted)'
+      if (inst.deleted === 0) b.finding('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`)
+      b.add({
+        db: 'nova_api',
+        table: 'instance_mappings',
+        op: 'insert',
+        unique: {instance_uuid: inst.uuid},
+        values: {created_at: NOW, updated_at: null, instance_uuid: inst.uuid, cell_id: c.id, project_id: inst.project_id, user_id: inst.user_id, queued_for_delete: 0},
+        why: `${code}: map ${inst.uuid} to ${c.name ?? c.uuid}${inst.deleted !== 0 ? ' (deleted instance: nova-manage maps those too)' : ''}`,
+        code: 'cell.instance-unmapped',
+      })
+    }
+  }
+
+  if (model.snapshot.nova_api.instance_mappings.some((m) => m.project_id === MAP_INSTANCES_MARKER_PROJECT))
+    b.note("An INSTANCE_MIGRATION_MARKER row of nova-manage map_instances exists; cloudctl leaves it alone (nova-manage resumes from it; --reset there starts over).")
+  const plan = b.build(['nova_api'])
+  if (partial) {
+    plan.partial = true
+    plan.notes.push(`--max-count ${opts.maxCount} reached: run again until it exits 0 (nova-manage exit 1 = cloudctl exit 6).`)
+  }
+  return plan
+}
+
+function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string, winner: Instance, copies: Instance[], mappedCellId: number | null, hasMapping: boolean): void {
+  const winCell = model.cellOf(winner.cell_uuid) as CellInfo
+  b.finding(f.code, subjectOf(f), f.message)
+  b.note('Duplicates: nova_api commits first (the mapping points at the surviving copy), then the cell of the other copy; if the second commit fails, `cloudctl audit cells` still reports the duplicate and a re-run finishes it.')
+  const m = model.snapshot.nova_api.instance_mappings.find((x) => x.instance_uuid === uuid)
+  if (!hasMapping || !m) {
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'insert', unique: {instance_uuid: uuid}, values: {created_at: NOW, updated_at: null, instance_uuid: uuid, cell_id: winCell.id, project_id: winner.project_id ?? '', user_id: winner.user_id, queued_for_delete: 0}, why: `${f.code}: map ${uuid} to ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code})
+  } else if (mappedCellId !== winCell.id) {
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: mappedCellId}, set: {cell_id: winCell.id, updated_at: NOW}, why: `${f.code}: point ${uuid} at ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code})
+  }
+  for (const loser of copies) {
+    if (loser === winner) continue
+    const db = cellDbOf(model, b, loser.cell_uuid)
+    b.add({
+      db,
+      table: 'instances',
+      op: 'update',
+      key: {id: loser.id},
+      expect: {uuid, deleted: 0, vm_state: loser.vm_state, host: loser.host},
+      set: {deleted: col('id'), deleted_at: NOW},
+      why: `${f.code}: soft-delete the ${loser.vm_state ?? ''} copy in ${model.cellLabel(loser.cell_uuid)} as nova does (deleted = id, deleted_at; updated_at kept)`,
+      code: f.code,
+    })
+    if (loser.extra !== null)
+      b.add({db, table: 'instance_extra', op: 'update', key: {instance_uuid: uuid, deleted: 0}, expect: {}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its instance_extra row with it, as nova's instance_destroy does`, code: f.code})
+  }
+  // The surviving copy must still be live and not errored when we commit.
+  b.add({db: cellDbOf(model, b, winner.cell_uuid), table: 'instances', op: 'check', where: {id: winner.id}, rows: [{uuid, deleted: 0, vm_state: winner.vm_state}], why: `${f.code}: the copy in ${winCell.name ?? winCell.uuid} is still live and ${winner.vm_state}`})
+}
+
+export interface DiscoverHostsOptions {
+  byService?: boolean
+  prune?: boolean
+  cell?: string
+  now?: string
+}
+
+export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions = {}): RepairPlan {
+  const b = new PlanBuilder('discover-hosts', opts.now)
+  const s = model.snapshot
+  const cells = (opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : s.cells).filter((c) => !c.is_cell0)
+  const mapped = new Map(s.nova_api.host_mappings.map((h) => [h.host, h]))
+  const planned = new Set<string>()
+  const findings = runChecks(model, {checks: ['cells']}).findings
+
+  for (const c of cells) {
+    if (c.status !== 'available') {
+      b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its hosts are left for a later run`)
+      continue
+    }
+    const db = cellDbOf(model, b, c.uuid)
+    const hosts = new Set<string>()
+    if (opts.byService) {
+      for (const svc of s.nova.services) if (svc.cell_uuid === c.uuid && svc.deleted === 0 && svc.binary === 'nova-compute' && svc.host) hosts.add(svc.host)
+    } else {
+      for (const cn of model.liveComputeNodes) if (cn.cell_uuid === c.uuid && cn.host) hosts.add(cn.host)
+    }
+    for (const host of [...hosts].sort()) {
+      const nodes = model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host === host)
+      const hm = mapped.get(host)
+      if (!hm && !planned.has(host)) {
+        const elsewhere = s.nova.services.filter((x) => x.host === host && x.binary === 'nova-compute' && x.deleted === 0 && x.cell_uuid !== c.uuid)
+        if (elsewhere.length > 0) {
+          b.skip('cell.host-unmapped', `host=${host}`, `nova-compute runs on ${host} in several cells (${[c.uuid, ...elsewhere.map((x) => x.cell_uuid)].map((u) => model.cellLabel(u)).join(', ')}): decide by hand`)
+          continue
+        }
+        planned.add(host)
+        b.finding('cell.host-unmapped', `cell=${c.name ?? c.uuid} host=${host}`, `Compute host ${host} has no host_mapping.`)
+        b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'})
+      }
+      if (opts.byService) continue // nova's --by_service path does not touch compute_nodes.mapped
+      if (hm && hm.cell_id !== c.id) continue // mapped elsewhere: reported as host-mapped-wrong-cell below
+      for (const cn of nodes) {
+        if (cn.mapped === 1) continue
+        b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`})
+      }
+    }
+  }
+
+  for (const f of findings.filter((x) => x.code === 'cell.host-mapped-wrong-cell')) {
+    const ev = f.evidence as {host_mapping: {id: number; cell_id: number; host: string}; expected_cell_id: number | null}
+    if (ev.expected_cell_id === null || (opts.cell && !cells.some((c) => c.uuid === f.subject.cell_uuid))) continue
+    b.finding(f.code, subjectOf(f), f.message)
+    b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: ev.expected_cell_id, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code})
+  }
+
+  for (const f of findings.filter((x) => x.code === 'cell.host-mapping-stale')) {
+    const hm = (f.evidence as {host_mapping: {id: number; cell_id: number; host: string}}).host_mapping
+    if (!opts.prune) {
+      b.skip(f.code, subjectOf(f), 'pass --prune to remove host mappings of hosts without nova-compute')
+      continue
+    }
+    if (!model.allCellsAvailable) {
+      b.skip(f.code, subjectOf(f), 'a cell could not be read: the host may run there')
+      continue
+    }
+    b.finding(f.code, subjectOf(f), f.message)
+    for (const {db} of allCellDbs(model, b))
+      if (db !== 'cell:00000000-0000-0000-0000-000000000000')
+        b.add({db, table: 'services', op: 'check', where: {host: hm.host, binary: 'nova-compute', deleted: 0}, rows: [], why: `${f.code}: still no nova-compute on ${hm.host}`})
+    b.add({db: 'nova_api', table: 'host_mappings', op: 'delete', key: {id: hm.id}, expect: {host: hm.host, cell_id: hm.cell_id}, why: `${f.code}: no nova-compute runs on ${hm.host} in any cell`, code: f.code})
+  }
+  if (b.findings.length > 0) b.note('nova_api commits first, then each cell (compute_nodes.mapped); if a cell commit fails, a re-run sets the flag left unset.')
+  return b.build(['nova_api'])
+}

@@ -1,0 +1,38 @@
+/** Shared pieces of the planners: database labels, the re-validation checks that keep findings honest. */
+import type {Finding} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import type {Allocation, Instance} from '../domain/snapshot.js'
+import {type DbKey, type PlanBuilder, type Row, cellDb} from './plan.js'
+
+export function cellDbOf(model: CloudModel, b: PlanBuilder, cellUuid: string): DbKey {
+  const db = cellDb(cellUuid)
+  b.label(db, `cell ${model.cellLabel(cellUuid)}`)
+  return db
+}
+
+/** Every readable cell database, labelled; the planner relies on the absence of rows in all of them. */
+export function allCellDbs(model: CloudModel, b: PlanBuilder): Array<{db: DbKey; uuid: string}> {
+  return model.snapshot.cells.map((c) => ({db: cellDbOf(model, b, c.uuid), uuid: c.uuid}))
+}
+
+export function subjectOf(f: Finding): string {
+  const s = f.subject
+  return [s.cell && `cell=${s.cell}`, s.host && `host=${s.host}`, s.node && s.node !== s.host && `node=${s.node}`, s.numa_cell !== undefined && `numa=${s.numa_cell}`, s.provider_uuid && `provider=${s.provider_uuid}`, s.consumer_uuid && `consumer=${s.consumer_uuid}`, s.instance_uuid && s.instance_uuid !== s.consumer_uuid && `instance=${s.instance_uuid}`, s.aggregate && `aggregate=${s.aggregate}`]
+    .filter(Boolean)
+    .join(' ')
+}
+
+export const allocationRow = (a: Allocation): Row => ({id: a.id, resource_provider_id: a.resource_provider_id, consumer_id: a.consumer_id, resource_class_id: a.resource_class_id, used: a.used})
+
+/** Lock every allocation of a consumer and require exactly the rows the snapshot holds: nothing new appeared. */
+export function lockConsumerAllocations(model: CloudModel, b: PlanBuilder, consumer: string, why: string): void {
+  const allocs = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
+  b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: allocs.map(allocationRow), why})
+}
+
+/** The instance row as the finding saw it (its placement and state). */
+export const instanceGuard = (i: Instance): Row => ({id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, task_state: i.task_state, deleted: i.deleted})
+
+export function sortedUnique<T>(xs: Iterable<T>): T[] {
+  return [...new Set(xs)]
+}

@@ -1,0 +1,207 @@
+/**
+ * repair pinning / repair usage / repair aggregates: what nova-compute's update_available_resource
+ * and nova's aggregate API would have written, had they run.
+ *
+ * pinning and usage rewrite compute_nodes columns that the running nova-compute owns: they refuse
+ * while that service is up and reporting (it would overwrite them, or race us) unless `force`.
+ */
+import {runChecks} from '../checks/index.js'
+import {holdsResources} from '../checks/context.js'
+import type {Finding} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import {pinnedHostCpus} from '../domain/nova-objects.js'
+import type {ComputeNode, Service} from '../domain/snapshot.js'
+import {cellDbOf, subjectOf} from './common.js'
+import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
+
+/** nova's [DEFAULT] service_down_time. */
+export const SERVICE_DOWN_TIME_S = 60
+
+export interface HostRepairOptions {
+  /** Write even while nova-compute on the host is up and reporting. */
+  force?: boolean
+  host?: string
+  now?: string
+}
+
+const ts = (t: string | null) => (t ? Date.parse(`${t.replace(' ', 'T')}Z`) : Number.NaN)
+
+/** Up the way nova's servicegroup DB driver decides: not forced down, and reported within service_down_time. */
+export function serviceUp(svc: Service | undefined, capturedAt: string): boolean {
+  if (!svc || svc.deleted !== 0 || svc.forced_down) return false
+  const last = Math.max(ts(svc.last_seen_up), ts(svc.updated_at), ts(svc.created_at))
+  return !Number.isNaN(last) && Date.parse(capturedAt) - last <= SERVICE_DOWN_TIME_S * 1000
+}
+
+function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: ComputeNode, opts: HostRepairOptions): boolean {
+  const svc = model.serviceOf(cn)
+  if (serviceUp(svc, model.snapshot.captured_at)) {
+    if (!opts.force) {
+      b.skip(f.code, subjectOf(f), `nova-compute on ${cn.host} is up and reporting: it owns this row (restart it to recompute, or stop it and re-run; --force writes anyway)`)
+      return false
+    }
+    b.note(`--force: nova-compute on ${cn.host} is up; restart it afterwards so that its resource tracker reloads the row.`)
+  }
+  return true
+}
+
+function lockResidents(model: CloudModel, b: PlanBuilder, cn: ComputeNode, code: string): void {
+  const db = cellDbOf(model, b, cn.cell_uuid)
+  const rows = model.instancesOnNode(cn.host, cn.hypervisor_hostname).sort((x, y) => x.id - y.id)
+  b.add({db, table: 'instances', op: 'check', where: {host: cn.host, node: cn.hypervisor_hostname, deleted: 0}, rows: rows.map((i) => ({id: i.id, uuid: i.uuid, vm_state: i.vm_state, task_state: i.task_state})), why: `${code}: the live instances on ${cn.hypervisor_hostname} are those audited`})
+}
+
+/**
+ * Replaces the `pinned_cpus` array of each NUMA cell in nova's JSON text, leaving every other byte
+ * (object versions, field order, spacing) as nova wrote it. Undefined when the text has not one
+ * pinned_cpus array per cell.
+ */
+export function rewritePinnedCpus(text: string, pinnedByCell: number[][]): string | undefined {
+  const re = /("pinned_cpus"\s*:\s*)\[([^\]]*)\]/g
+  const matches = [...text.matchAll(re)]
+  if (matches.length !== pinnedByCell.length) return undefined
+  let i = 0
+  return text.replace(re, (_m, head: string, body: string) => {
+    const sep = body.trim() === '' || body.includes(', ') ? ', ' : ','
+    const list = pinnedByCell[i++]
+    if (/\n/.test(body)) {
+      // indented style: keep the indentation nova's dumps used
+      const indent = body.match(/\n(\s*)\d/)?.[1] ?? ''
+      const close = body.match(/\n(\s*)$/)?.[1] ?? ''
+      return list.length === 0 ? `${head}[]` : `${head}[\n${list.map((n) => `${indent}${n}`).join(`,\n`)}\n${close}]`
+    }
+    return `${head}[${list.join(sep)}]`
+  })
+}
+
+export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
+  const b = new PlanBuilder('pinning', opts.now)
+  const findings = runChecks(model, {checks: ['pinning'], host: opts.host}).findings
+  const byNode = new Map<number, Finding[]>()
+  for (const f of findings) {
+    if (f.code !== 'pinning.leaked' && f.code !== 'pinning.unaccounted') {
+      if (f.code !== 'pinning.undecided') b.skip(f.code, subjectOf(f), f.code === 'pinning.placement-drift' ? 'placement PCPU allocations: see cloudctl repair leaks --heal' : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus')
+      continue
+    }
+    const id = (f.evidence.compute_node as {id: number; cell_uuid: string}).id
+    const cn = model.liveComputeNodes.find((x) => x.id === id && x.cell_uuid === f.subject.cell_uuid)
+    if (!cn) continue
+    const list = byNode.get(id) ?? []
+    list.push(f)
+    byNode.set(id, list)
+  }
+  for (const fs of byNode.values()) {
+    const cnId = (fs[0].evidence.compute_node as {id: number}).id
+    const cn = model.liveComputeNodes.find((x) => x.id === cnId && x.cell_uuid === fs[0].subject.cell_uuid) as ComputeNode
+    if (findings.some((f) => f.code === 'pinning.overlap' && f.subject.cell_uuid === cn.cell_uuid && f.subject.node === cn.hypervisor_hostname)) {
+      for (const f of fs) b.skip(f.code, subjectOf(f), 'the node also has overlapping pins: resolve those first')
+      continue
+    }
+    if (!guardService(model, b, fs[0], cn, opts)) {
+      for (const f of fs.slice(1)) b.skip(f.code, subjectOf(f), 'nova-compute is up (see above)')
+      continue
+    }
+    const topo = model.hostNumaTopology(cn)
+    if (!topo.ok || !topo.value || cn.numa_topology === null) continue
+    const pins = new Map<number, Set<number>>()
+    let readable = true
+    for (const inst of model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)) {
+      const t = model.instanceNumaTopology(inst)
+      if (!t.ok) readable = false
+      if (!t.ok || !t.value) continue
+      for (const c of t.value.cells) {
+        const set = pins.get(c.id) ?? new Set<number>()
+        for (const p of pinnedHostCpus(c)) set.add(p)
+        pins.set(c.id, set)
+      }
+    }
+    if (!readable) {
+      for (const f of fs) b.skip(f.code, subjectOf(f), 'an instance NUMA topology on the node cannot be read')
+      continue
+    }
+    const wanted = topo.value.cells.map((c) => [...(pins.get(c.id) ?? [])].sort((x, y) => x - y))
+    const text = rewritePinnedCpus(cn.numa_topology, wanted)
+    if (text === undefined || text === cn.numa_topology) {
+      for (const f of fs) b.skip(f.code, subjectOf(f), 'numa_topology does not hold one pinned_cpus list per cell')
+      continue
+    }
+    for (const f of fs) b.finding(f.code, subjectOf(f), f.message)
+    lockResidents(model, b, cn, fs[0].code)
+    b.add({
+      db: cellDbOf(model, b, cn.cell_uuid),
+      table: 'compute_nodes',
+      op: 'update',
+      key: {id: cn.id},
+      expect: {deleted: 0, numa_topology: cn.numa_topology},
+      set: {numa_topology: text},
+      why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
+      code: fs[0].code,
+    })
+    b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
+  }
+  return b.build([])
+}
+
+export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
+  const b = new PlanBuilder('usage', opts.now)
+  for (const f of runChecks(model, {checks: ['usage'], host: opts.host}).findings) {
+    if (f.code !== 'usage.node-drift') {
+      if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift')
+      continue
+    }
+    const ev = f.evidence as {compute_node: {id: number; cell_uuid: string}; recorded: Record<string, number | null>; expected: Record<string, number>}
+    const cn = model.liveComputeNodes.find((x) => x.id === ev.compute_node.id && x.cell_uuid === ev.compute_node.cell_uuid)
+    if (!cn || !guardService(model, b, f, cn, opts)) continue
+    b.finding(f.code, subjectOf(f), f.message)
+    lockResidents(model, b, cn, f.code)
+    const set: Record<string, number | typeof NOW> = {}
+    for (const [k, v] of Object.entries(ev.expected)) if (ev.recorded[k] !== null && ev.recorded[k] !== v) set[k] = v
+    b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code})
+  }
+  return b.build([])
+}
+
+export interface AggregatesOptions {
+  prune?: boolean
+  now?: string
+}
+
+export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}): RepairPlan {
+  const b = new PlanBuilder('aggregates', opts.now)
+  const pAggs = new Map(model.snapshot.placement.placement_aggregates.map((a) => [a.uuid, a.id]))
+  let nextAggId = model.snapshot.placement.placement_aggregates.reduce((m, a) => Math.max(m, a.id), 0) + 1
+  const linked = new Set<string>()
+  for (const f of runChecks(model, {checks: ['aggregates']}).findings) {
+    const ev = f.evidence as {aggregate?: {uuid: string | null}; provider?: {id: number; uuid: string; generation: number | null}}
+    if (f.code === 'aggregate.missing-in-placement' && ev.aggregate?.uuid && ev.provider) {
+      const uuid = ev.aggregate.uuid
+      const rp = model.providersById.get(ev.provider.id)
+      if (!rp || linked.has(`${rp.id}/${uuid}`)) continue
+      linked.add(`${rp.id}/${uuid}`)
+      b.finding(f.code, subjectOf(f), f.message)
+      let aggId = pAggs.get(uuid)
+      if (aggId === undefined) {
+        aggId = nextAggId++
+        pAggs.set(uuid, aggId)
+        b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code})
+      }
+      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code})
+      b.bumpProvider(rp, 'aggregates changed')
+    } else if (f.code === 'aggregate.extra-in-placement' && ev.aggregate?.uuid && ev.provider) {
+      if (!opts.prune) {
+        b.skip(f.code, subjectOf(f), 'pass --prune to remove placement aggregate links nova does not know')
+        continue
+      }
+      const rp = model.providersById.get(ev.provider.id)
+      const aggId = pAggs.get(ev.aggregate.uuid)
+      if (!rp || aggId === undefined) continue
+      b.finding(f.code, subjectOf(f), f.message)
+      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${ev.aggregate.uuid}`, code: f.code})
+      b.bumpProvider(rp, 'aggregates changed')
+    } else if (f.code !== 'aggregate.undecided') {
+      b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')
+    }
+  }
+  // Nova's aggregate API checks membership in nova_api while it writes placement: lock the membership rows we rely on.
+  return b.build(['placement'])
+}

@@ -1,0 +1,255 @@
+/**
+ * repair leaks: remove leaked allocations, and with `heal` create missing ones and fix amounts (what
+ * `nova-manage placement heal_allocations` does). Only the rows on the provider tree a finding names
+ * are removed; a consumer keeps its allocations elsewhere, and loses its consumers row only when no
+ * allocation is left, as placement does.
+ *
+ * Every step is preceded by checks of the premise in the databases that hold it: the instance is still
+ * deleted (or absent everywhere), the migration still finished, the consumer's allocations still
+ * exactly the observed rows.
+ */
+import {runChecks} from '../checks/index.js'
+import {capacityOf} from '../checks/context.js'
+import type {Finding} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import type {Allocation, ResourceProvider} from '../domain/snapshot.js'
+import {allCellDbs, allocationRow, cellDbOf, instanceGuard, lockConsumerAllocations, subjectOf} from './common.js'
+import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
+
+export const LEAK_CODES = [
+  'allocation.consumer-deleted',
+  'allocation.consumer-unknown',
+  'allocation.migration-finished',
+  'allocation.evacuation-leftover',
+  'allocation.wrong-provider',
+] as const
+export const HEAL_CODES = ['allocation.missing', 'allocation.amount-mismatch'] as const
+
+export interface LeaksOptions {
+  heal?: boolean
+  /** Only findings of this consumer / instance uuid. */
+  consumer?: string
+  now?: string
+}
+
+interface EvidenceAllocation {
+  id: number
+}
+
+export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPlan {
+  const b = new PlanBuilder('leaks', opts.now)
+  const findings = runChecks(model, {checks: ['leaks']}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
+  const removals = new Map<string, {ids: Set<number>; findings: Finding[]}>()
+
+  for (const f of findings) {
+    if ((LEAK_CODES as readonly string[]).includes(f.code)) {
+      const consumer = f.subject.consumer_uuid as string
+      let r = removals.get(consumer)
+      if (!r) removals.set(consumer, (r = {ids: new Set(), findings: []}))
+      for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) r.ids.add(a.id)
+      r.findings.push(f)
+    } else if ((HEAL_CODES as readonly string[]).includes(f.code)) {
+      if (!opts.heal) b.skip(f.code, subjectOf(f), 'run with --heal to create or correct allocations from the flavor')
+    } else if (f.code === 'allocation.undecided') {
+      b.skip(f.code, subjectOf(f), 'a cell could not be read: nothing is concluded for its consumers')
+    } else if (f.code === 'allocation.consumer-incomplete') {
+      b.skip(f.code, subjectOf(f), 'not repaired here: nova heals incomplete consumers (nova-manage placement heal_allocations)')
+    }
+  }
+
+  for (const [consumer, r] of removals) planRemoval(model, b, consumer, r.ids, r.findings)
+
+  if (opts.heal) {
+    for (const f of findings) {
+      if (f.code === 'allocation.missing') planMissing(model, b, f)
+      else if (f.code === 'allocation.amount-mismatch') planMismatch(model, b, f)
+    }
+  }
+  if (b.findings.length > 0)
+    b.note('Placement commits first, then nothing else: every step is in the placement database; the cell databases are only read (locked) to re-check each finding.')
+  return b.build(['placement'])
+}
+
+function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: Finding[]): void {
+  const allocs = model.allocationsByConsumer.get(consumer) ?? []
+  const doomed = allocs.filter((a) => ids.has(a.id))
+  if (doomed.length === 0) return
+  for (const f of findings) b.finding(f.code, subjectOf(f), f.message)
+  const codes = [...new Set(findings.map((f) => f.code))].join(', ')
+
+  // Re-validate the premise of each finding in the cell databases.
+  for (const f of findings) premiseChecks(model, b, consumer, f)
+  lockConsumerAllocations(model, b, consumer, `${codes}: the consumer's allocations are exactly those audited`)
+
+  const providers = new Map<number, ResourceProvider>()
+  for (const a of doomed) {
+    b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: allocationRow(a), why: `${codes}: leaked ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer}`, code: findings[0].code})
+    const rp = model.providersById.get(a.resource_provider_id)
+    if (rp) providers.set(rp.id, rp)
+  }
+  for (const rp of providers.values()) b.bumpProvider(rp, `allocations of ${consumer} removed`)
+  const c = model.consumersByUuid.get(consumer)
+  if (!c) return
+  if (doomed.length === allocs.length) {
+    b.add({
+      db: 'placement',
+      table: 'consumers',
+      op: 'delete',
+      key: {id: c.id},
+      expect: {uuid: c.uuid, project_id: c.project_id, user_id: c.user_id, generation: c.generation},
+      why: `consumer ${consumer} has no allocation left (placement deletes such consumers)`,
+    })
+  } else {
+    b.bumpConsumer(c, 'some of its allocations removed')
+  }
+}
+
+function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: Finding): void {
+  const ev = f.evidence
+  switch (f.code) {
+    case 'allocation.consumer-deleted': {
+      // Deleted where it was, live nowhere.
+      for (const {db, uuid} of allCellDbs(model, b)) {
+        const rows = (model.instancesByUuid.get(consumer) ?? []).filter((i) => i.cell_uuid === uuid).sort((x, y) => x.id - y.id)
+        b.add({db, table: 'instances', op: 'check', where: {uuid: consumer}, rows: rows.map((i) => ({id: i.id, deleted: i.deleted})), why: `${f.code}: instance ${consumer} is still deleted`})
+      }
+      b.add({db: 'nova_api', table: 'build_requests', op: 'check', where: {instance_uuid: consumer}, rows: [], why: `${f.code}: no build request for ${consumer}`})
+      return
+    }
+    case 'allocation.consumer-unknown': {
+      for (const {db} of allCellDbs(model, b)) {
+        b.add({db, table: 'instances', op: 'check', where: {uuid: consumer}, rows: [], why: `${f.code}: ${consumer} is still no instance`})
+        b.add({db, table: 'migrations', op: 'check', where: {uuid: consumer}, rows: [], why: `${f.code}: ${consumer} is still no migration`})
+      }
+      b.add({db: 'nova_api', table: 'build_requests', op: 'check', where: {instance_uuid: consumer}, rows: [], why: `${f.code}: no build request for ${consumer}`})
+      return
+    }
+    case 'allocation.migration-finished':
+    case 'allocation.evacuation-leftover': {
+      const m = ev.migration as {cell_uuid: string; id: number; status: string | null}
+      const db = cellDbOf(model, b, m.cell_uuid)
+      b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, deleted: 0}], why: `${f.code}: migration ${m.id} is still ${m.status}`})
+      if (f.code === 'allocation.evacuation-leftover') instanceCheck(model, b, consumer, f)
+      return
+    }
+    case 'allocation.wrong-provider': {
+      if (ev.migration) {
+        const m = ev.migration as {cell_uuid: string; id: number; status: string | null}
+        const db = cellDbOf(model, b, m.cell_uuid)
+        b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, source_node: (ev.migration as {source_node: string | null}).source_node, dest_node: (ev.migration as {dest_node: string | null}).dest_node}], why: `${f.code}: migration ${m.id} unchanged`})
+        return
+      }
+      instanceCheck(model, b, consumer, f)
+      return
+    }
+  }
+}
+
+/** The live instance is still where the finding saw it, with the same migrations. */
+function instanceCheck(model: CloudModel, b: PlanBuilder, consumer: string, f: Finding): void {
+  const live = model.liveInstances(consumer)
+  for (const inst of live) {
+    const db = cellDbOf(model, b, inst.cell_uuid)
+    b.add({db, table: 'instances', op: 'check', where: {uuid: consumer, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${consumer} still on ${inst.node ?? inst.host}`})
+    const migs = (model.migrationsByInstance.get(consumer) ?? []).filter((m) => m.cell_uuid === inst.cell_uuid).sort((x, y) => x.id - y.id)
+    b.add({db, table: 'migrations', op: 'check', where: {instance_uuid: consumer}, rows: migs.map((m) => ({id: m.id, status: m.status, deleted: m.deleted})), why: `${f.code}: no migration of ${consumer} started or changed`})
+  }
+}
+
+function planMissing(model: CloudModel, b: PlanBuilder, f: Finding): void {
+  const ev = f.evidence as {instance: {cell_uuid: string; id: number; uuid: string}; expected: Record<string, number>; provider: {id: number} | null}
+  const subject = subjectOf(f)
+  const rp = ev.provider ? model.providersById.get(ev.provider.id) : undefined
+  if (!rp) {
+    b.skip(f.code, subject, 'the compute node has no resource provider: restart nova-compute there first (cloudctl repair providers)')
+    return
+  }
+  const inst = model.liveInstances(ev.instance.uuid).find((i) => i.cell_uuid === ev.instance.cell_uuid)
+  if (!inst || inst.project_id === null || inst.user_id === null) {
+    b.skip(f.code, subject, 'the instance has no project or user to create its consumer with')
+    return
+  }
+  const project = [...model.projectsById].find(([, ext]) => ext === inst.project_id)?.[0]
+  const user = [...model.usersById].find(([, ext]) => ext === inst.user_id)?.[0]
+  const existing = model.consumersByUuid.get(inst.uuid)
+  if (!existing && (project === undefined || user === undefined)) {
+    b.skip(f.code, subject, `placement has no projects/users row for ${inst.project_id}/${inst.user_id}: run nova-manage placement heal_allocations, which creates them through the API`)
+    return
+  }
+  const rows = planAmounts(model, rp, ev.expected)
+  if (typeof rows === 'string') {
+    b.skip(f.code, subject, rows)
+    return
+  }
+  b.finding(f.code, subject, f.message)
+  b.add({db: cellDbOf(model, b, inst.cell_uuid), table: 'instances', op: 'check', where: {uuid: inst.uuid, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${inst.uuid} still on ${inst.node}`})
+  b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: inst.uuid}, rows: [], why: `${f.code}: ${inst.uuid} still holds no allocation`})
+  for (const [rcId, used] of rows)
+    b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: inst.uuid, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: inst.uuid, resource_class_id: rcId, used}, why: `heal: ${model.rc.name(rcId)}=${used} from the flavor of ${inst.uuid}`, code: f.code})
+  b.bumpProvider(rp, `allocations of ${inst.uuid} created`)
+  if (existing) b.bumpConsumer(existing, 'allocations created')
+  else {
+    const type = model.snapshot.placement.consumer_types.find((t) => t.name === 'INSTANCE')
+    b.add({db: 'placement', table: 'consumers', op: 'insert', unique: {uuid: inst.uuid}, values: {created_at: NOW, updated_at: null, uuid: inst.uuid, project_id: project as number, user_id: user as number, generation: 1, consumer_type_id: type?.id ?? null}, why: `heal: consumer ${inst.uuid} (generation 1: created, then bumped by the allocation write, as placement does)`})
+  }
+}
+
+/** [resource class id, amount] rows that fit the provider, or why they do not. */
+function planAmounts(model: CloudModel, rp: ResourceProvider, want: Record<string, number>): Array<[number, number]> | string {
+  const out: Array<[number, number]> = []
+  for (const [name, used] of Object.entries(want)) {
+    const rcId = model.rc.id(name)
+    const inv = rcId === undefined ? undefined : model.inventory(rp.id, rcId)
+    if (rcId === undefined || !inv) return `provider ${rp.name ?? rp.uuid} has no ${name} inventory`
+    if (model.usage(rp.id, rcId) + used > capacityOf(inv) + 1e-6) return `${name}=${used} does not fit on ${rp.name ?? rp.uuid} (placement would refuse it)`
+    out.push([rcId, used])
+  }
+  return out
+}
+
+function planMismatch(model: CloudModel, b: PlanBuilder, f: Finding): void {
+  const ev = f.evidence as {differences: Record<string, {expected: number; allocated: number}>; instance: {uuid: string; cell_uuid: string}}
+  const subject = subjectOf(f)
+  const consumer = ev.instance.uuid
+  const allocs = model.allocationsByConsumer.get(consumer) ?? []
+  const inst = model.liveInstances(consumer).find((i) => i.cell_uuid === ev.instance.cell_uuid)
+  const rp = f.subject.provider_uuid ? model.providersByUuid.get(f.subject.provider_uuid) : undefined
+  const c = model.consumersByUuid.get(consumer)
+  if (!inst || !rp || !c) {
+    b.skip(f.code, subject, 'instance, provider or consumer row missing: re-audit')
+    return
+  }
+  const tree = new Set(model.tree(model.rootOf(rp)).map((p) => p.id))
+  const steps: Array<() => void> = []
+  const touched = new Map<number, ResourceProvider>()
+  for (const [name, d] of Object.entries(ev.differences)) {
+    const rcId = model.rc.id(name)
+    if (rcId === undefined) return void b.skip(f.code, subject, `unknown resource class ${name}`)
+    const rows = allocs.filter((a) => a.resource_class_id === rcId)
+    if (rows.some((a) => !tree.has(a.resource_provider_id)) || rows.length > 1)
+      return void b.skip(f.code, subject, `${name} is allocated on a sharing or nested provider: fix it with heal_allocations --force`)
+    const row: Allocation | undefined = rows[0]
+    if (row && d.expected === 0) {
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: row.id}, expect: allocationRow(row), why: `heal: ${name} is not in the flavor of ${consumer}`, code: f.code}))
+      touched.set(rp.id, model.providersById.get(row.resource_provider_id) ?? rp)
+    } else if (row) {
+      const target = model.providersById.get(row.resource_provider_id) ?? rp
+      const inv = model.inventory(target.id, rcId)
+      if (d.expected > d.allocated && (!inv || model.usage(target.id, rcId) - d.allocated + d.expected > capacityOf(inv) + 1e-6))
+        return void b.skip(f.code, subject, `${name}=${d.expected} does not fit on ${target.name ?? target.uuid}`)
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: row.id}, expect: allocationRow(row), set: {used: d.expected, updated_at: NOW}, why: `heal: ${name} ${d.allocated} -> ${d.expected} from the flavor of ${consumer}`, code: f.code}))
+      touched.set(target.id, target)
+    } else {
+      const fit = planAmounts(model, rp, {[name]: d.expected})
+      if (typeof fit === 'string') return void b.skip(f.code, subject, fit)
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: consumer, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: consumer, resource_class_id: rcId, used: d.expected}, why: `heal: ${name}=${d.expected} from the flavor of ${consumer}`, code: f.code}))
+      touched.set(rp.id, rp)
+    }
+  }
+  b.finding(f.code, subject, f.message)
+  b.add({db: cellDbOf(model, b, inst.cell_uuid), table: 'instances', op: 'check', where: {uuid: consumer, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${consumer} unchanged`})
+  lockConsumerAllocations(model, b, consumer, `${f.code}: the consumer's allocations are exactly those audited`)
+  for (const s of steps) s()
+  for (const p of touched.values()) b.bumpProvider(p, `allocations of ${consumer} corrected`)
+  b.bumpConsumer(c, 'allocations corrected')
+}

@@ -1,0 +1,309 @@
+/**
+ * A repair plan: row-level steps, each naming its database, table, primary key, the values it
+ * observed (the guard) and why. Steps are data, not SQL text, so that the one executor can lock the
+ * exact rows, re-check the observed values inside the transaction, record before-images for the undo
+ * file and render the statement for the dry run. Planners (this directory) are pure.
+ */
+
+/** 'placement', 'nova_api', or 'cell:<cell uuid>'. */
+export type DbKey = 'placement' | 'nova_api' | `cell:${string}`
+
+/** A scalar as MySQL returns it with dateStrings; NOW is written by the executor as UTC_TIMESTAMP(). */
+export type Scalar = string | number | null
+export const NOW = {$now: true} as const
+/** Another column of the same row: nova's soft delete sets deleted = id. */
+export interface ColumnRef {
+  $col: string
+}
+export const col = (name: string): ColumnRef => ({$col: name})
+export type Value = Scalar | typeof NOW | ColumnRef
+export type Row = Record<string, Scalar>
+export type WriteRow = Record<string, Value>
+
+export const isNow = (v: unknown): v is typeof NOW => typeof v === 'object' && v !== null && (v as {$now?: unknown}).$now === true
+export const isColumnRef = (v: unknown): v is ColumnRef => typeof v === 'object' && v !== null && typeof (v as {$col?: unknown}).$col === 'string'
+
+interface StepBase {
+  db: DbKey
+  table: string
+  /** One line: why this step exists (the finding it answers). */
+  why: string
+  /** Finding code this step answers, when it answers one. */
+  code?: string
+}
+
+/** Lock the rows matching `where` and require exactly `rows` (each a subset of columns, in primary-key order); [] = no row. */
+export interface CheckStep extends StepBase {
+  op: 'check'
+  where: Row
+  rows: Row[]
+}
+
+/** Delete one row by primary key, guarded by the observed values. */
+export interface DeleteStep extends StepBase {
+  op: 'delete'
+  key: Row
+  expect: Row
+}
+
+/** Update one row by primary key, guarded by the observed values. */
+export interface UpdateStep extends StepBase {
+  op: 'update'
+  key: Row
+  expect: Row
+  set: WriteRow
+}
+
+/** Insert one row; `unique` names the natural key that must not exist yet. */
+export interface InsertStep extends StepBase {
+  op: 'insert'
+  unique: Row
+  values: WriteRow
+}
+
+/**
+ * Undo only: put one row back to `before` (null = absent) from `after` (null = absent). A row already
+ * at `before` is left alone, so undo also finishes a plan that was only partly committed.
+ */
+export interface RestoreStep extends StepBase {
+  op: 'restore'
+  key: Row
+  before: Row | null
+  after: Row | null
+}
+
+export type Step = CheckStep | DeleteStep | UpdateStep | InsertStep | RestoreStep
+
+export type RepairKind = 'leaks' | 'providers' | 'pinning' | 'usage' | 'aggregates' | 'map-instances' | 'discover-hosts' | 'undo'
+
+export interface RepairPlan {
+  plan_version: 1
+  kind: RepairKind
+  created_at: string
+  /** Finding codes (with subjects) the plan answers. */
+  findings: Array<{code: string; subject: string; message: string}>
+  /** Databases in commit order: a failure between two commits leaves a state the audit reports. */
+  db_order: DbKey[]
+  steps: Step[]
+  /** Human names of the databases ('cell cell1'). */
+  db_labels: Record<string, string>
+  /** Things the operator must do afterwards (restart services) and caveats. */
+  notes: string[]
+  /** Findings seen but not repaired by this plan, with the reason. */
+  skipped: Array<{code: string; subject: string; reason: string}>
+  /** More work exists beyond --max-count. */
+  partial?: boolean
+}
+
+/** Primary keys of the tables repairs touch. */
+export const PRIMARY_KEYS: Record<string, string[]> = {
+  resource_provider_traits: ['resource_provider_id', 'trait_id'],
+  resource_provider_aggregates: ['resource_provider_id', 'aggregate_id'],
+}
+export const primaryKeyOf = (table: string): string[] => PRIMARY_KEYS[table] ?? ['id']
+
+export function cellDb(cellUuid: string): DbKey {
+  return `cell:${cellUuid}`
+}
+
+export function isWrite(step: Step): boolean {
+  return step.op !== 'check'
+}
+
+export function writeSteps(plan: RepairPlan): Step[] {
+  return plan.steps.filter(isWrite)
+}
+
+export function isEmptyPlan(plan: RepairPlan): boolean {
+  return writeSteps(plan).length === 0
+}
+
+/** Counts of write steps by database label and by kind ('delete allocations'), for the prompt and summary. */
+export function planCounts(plan: RepairPlan): Array<{db: string; op: string; table: string; count: number}> {
+  const m = new Map<string, {db: string; op: string; table: string; count: number}>()
+  for (const s of writeSteps(plan)) {
+    const k = `${s.db}\u0000${s.op}\u0000${s.table}`
+    const e = m.get(k)
+    if (e) e.count++
+    else m.set(k, {db: plan.db_labels[s.db] ?? s.db, op: s.op, table: s.table, count: 1})
+  }
+  return [...m.values()]
+}
+
+/** Collects steps per database and bumps each placement generation once, as placement would. */
+export class PlanBuilder {
+  private readonly byDb = new Map<DbKey, Step[]>()
+  private readonly bumps = new Map<DbKey, Step[]>()
+  private readonly bumped = new Set<string>()
+  readonly findings: RepairPlan['findings'] = []
+  readonly notes: string[] = []
+  readonly skipped: RepairPlan['skipped'] = []
+  readonly labels: Record<string, string> = {placement: 'placement', nova_api: 'nova_api'}
+
+  constructor(
+    readonly kind: RepairKind,
+    private readonly now: string = new Date().toISOString(),
+  ) {}
+
+  label(db: DbKey, name: string): this {
+    this.labels[db] = name
+    return this
+  }
+
+  add(step: Step): this {
+    const list = this.byDb.get(step.db)
+    if (list) list.push(step)
+    else this.byDb.set(step.db, [step])
+    return this
+  }
+
+  finding(code: string, subject: string, message: string): this {
+    if (!this.findings.some((f) => f.code === code && f.subject === subject)) this.findings.push({code, subject, message})
+    return this
+  }
+
+  skip(code: string, subject: string, reason: string): this {
+    this.skipped.push({code, subject, reason})
+    return this
+  }
+
+  note(text: string): this {
+    if (!this.notes.includes(text)) this.notes.push(text)
+    return this
+  }
+
+  /** resource_providers.generation + 1, once per provider per plan, guarded by the observed generation. */
+  bumpProvider(rp: {id: number; uuid: string; generation: number | null}, why: string): this {
+    return this.bump('resource_providers', rp.id, rp.generation, `generation of provider ${rp.uuid}: ${why}`)
+  }
+
+  /** consumers.generation + 1, once per consumer per plan. */
+  bumpConsumer(c: {id: number; uuid: string; generation: number}, why: string): this {
+    return this.bump('consumers', c.id, c.generation, `generation of consumer ${c.uuid}: ${why}`)
+  }
+
+  isBumped(table: string, id: number): boolean {
+    return this.bumped.has(`${table}/${id}`)
+  }
+
+  private bump(table: string, id: number, generation: number | null, why: string): this {
+    const k = `${table}/${id}`
+    if (this.bumped.has(k)) return this
+    this.bumped.add(k)
+    const step: UpdateStep = {db: 'placement', table, op: 'update', key: {id}, expect: {generation}, set: {generation: (generation ?? 0) + 1, updated_at: NOW}, why}
+    const list = this.bumps.get('placement')
+    if (list) list.push(step)
+    else this.bumps.set('placement', [step])
+    return this
+  }
+
+  /** Placement's own deletions remove a consumer in the same step; so do we, after its allocations. */
+  build(order: DbKey[]): RepairPlan {
+    const dbs = new Set<DbKey>([...this.byDb.keys(), ...this.bumps.keys()])
+    const dbOrder = [...order.filter((d) => dbs.has(d)), ...[...dbs].filter((d) => !order.includes(d))]
+    const steps: Step[] = []
+    for (const db of dbOrder) {
+      const own = this.byDb.get(db) ?? []
+      // Checks first (lock what the plan relies on), then writes, then generation bumps.
+      steps.push(...own.filter((s) => s.op === 'check'), ...own.filter((s) => s.op !== 'check'), ...(this.bumps.get(db) ?? []))
+    }
+    return {
+      plan_version: 1,
+      kind: this.kind,
+      created_at: this.now,
+      findings: this.findings,
+      db_order: dbOrder,
+      steps,
+      db_labels: {...this.labels},
+      notes: this.notes,
+      skipped: this.skipped,
+    }
+  }
+}
+
+/** The statement a step runs, with its parameters: the dry run prints exactly what the executor sends. */
+export function stepSql(step: Step): {sql: string; params: Scalar[]} {
+  const q = (c: string) => `\`${c}\``
+  const where = (row: Row, params: Scalar[]): string =>
+    Object.entries(row)
+      .map(([c, v]) => {
+        if (v === null) return `${q(c)} IS NULL`
+        params.push(v)
+        return `${q(c)} = ?`
+      })
+      .join(' AND ')
+  const params: Scalar[] = []
+  switch (step.op) {
+    case 'check': {
+      const w = where(step.where, params)
+      return {sql: `SELECT * FROM ${q(step.table)} WHERE ${w} FOR UPDATE`, params}
+    }
+    case 'delete': {
+      const w = where({...step.key, ...step.expect}, params)
+      return {sql: `DELETE FROM ${q(step.table)} WHERE ${w}`, params}
+    }
+    case 'update': {
+      const sets = Object.entries(step.set).map(([c, v]) => {
+        if (isNow(v)) return `${q(c)} = UTC_TIMESTAMP()`
+        if (isColumnRef(v)) return `${q(c)} = ${q(v.$col)}`
+        params.push(v)
+        return `${q(c)} = ?`
+      })
+      const w = where({...step.key, ...step.expect}, params)
+      return {sql: `UPDATE ${q(step.table)} SET ${sets.join(', ')} WHERE ${w}`, params}
+    }
+    case 'insert': {
+      const cols = Object.keys(step.values)
+      const vals = cols.map((c) => {
+        const v = step.values[c]
+        if (isNow(v)) return 'UTC_TIMESTAMP()'
+        if (isColumnRef(v)) throw new Error('an insert cannot refer to another column')
+        params.push(v)
+        return '?'
+      })
+      return {sql: `INSERT INTO ${q(step.table)} (${cols.map(q).join(', ')}) VALUES (${vals.join(', ')})`, params}
+    }
+    case 'restore': {
+      if (step.before === null) {
+        const w = where(step.key, params)
+        return {sql: `DELETE FROM ${q(step.table)} WHERE ${w}`, params}
+      }
+      if (step.after === null) {
+        const cols = Object.keys(step.before)
+        params.push(...cols.map((c) => (step.before as Row)[c]))
+        return {sql: `INSERT INTO ${q(step.table)} (${cols.map(q).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, params}
+      }
+      const changed = Object.keys(step.before).filter((c) => !sameValue(step.before?.[c] ?? null, step.after?.[c] ?? null))
+      const sets = changed.map((c) => {
+        params.push((step.before as Row)[c])
+        return `${q(c)} = ?`
+      })
+      const w = where(step.key, params)
+      return {sql: `UPDATE ${q(step.table)} SET ${sets.join(', ')} WHERE ${w}`, params}
+    }
+  }
+}
+
+/** MySQL FLOAT columns read back widened to double: compare at single precision when either side is fractional. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (a === null || b === null || a === undefined || b === undefined) return false
+  if (typeof a === 'number' || typeof b === 'number') {
+    const x = Number(a)
+    const y = Number(b)
+    if (Number.isNaN(x) || Number.isNaN(y)) return false
+    return x === y || Math.fround(x) === Math.fround(y)
+  }
+  return String(a) === String(b)
+}
+
+export function rowMatches(actual: Record<string, unknown>, expected: Row): boolean {
+  return Object.entries(expected).every(([c, v]) => sameValue(actual[c] ?? null, v))
+}
+
+/** 'allocations id=12 (consumer_id=..)' for messages. */
+export function describeKey(table: string, key: Row): string {
+  return `${table} ${Object.entries(key)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`
+}

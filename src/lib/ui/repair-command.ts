@@ -1,0 +1,119 @@
+/**
+ * The one flow every write command follows (docs/repairs.md): plan from a fresh snapshot, print the
+ * plan, stop there unless --apply (exit 3 when there is something to do, 0 when not), refuse against a
+ * snapshot file or an unavailable cell, confirm (or --yes; no TTY and no --yes = refuse), then hand the
+ * plan to the executor (lock, guarded transactions, undo file, audit log) and exit 4.
+ */
+import {Flags} from '@oclif/core'
+import {homedir, userInfo} from 'node:os'
+import {join} from 'node:path'
+
+import {CloudctlCommand} from '../cli/base-command.js'
+import {stderrProgress} from '../cli/progress-printer.js'
+import {type SourceOptions, sourceFlags, sourceOptionsFrom} from '../cli/source-flags.js'
+import {type CloudModel, buildModel} from '../domain/model.js'
+import type {Snapshot} from '../domain/snapshot.js'
+import {CloudctlError, ExitCode} from '../errors.js'
+import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
+import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
+import {loadSnapshot} from '../snapshot/load.js'
+import {confirmApply} from './confirm.js'
+
+export const repairFlags = {
+  ...sourceFlags,
+  apply: Flags.boolean({summary: 'Execute the plan (default: dry run, print it and exit 3 when there is something to do).', helpGroup: 'REPAIR'}),
+  yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation (automation). Never implies --apply.', helpGroup: 'REPAIR'}),
+  verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
+  'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
+  'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
+}
+
+export interface RepairOutcome {
+  plan: RepairPlan
+  applied: null | {committed: string[]; undo_file: string | null; rows_changed: number; rows_already: number; plan_id: string}
+  exit_code: number
+}
+
+export function stateDir(): string {
+  return process.env.XDG_STATE_HOME ? join(process.env.XDG_STATE_HOME, 'cloudctl') : join(homedir(), '.local', 'state', 'cloudctl')
+}
+
+type RepairFlagValues = {apply: boolean; yes: boolean; verbose: boolean; 'undo-dir'?: string; 'audit-log'?: string} & Record<string, unknown>
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> extends CloudctlCommand<T> {
+  protected get repairFlagValues(): RepairFlagValues {
+    return this.flags as unknown as RepairFlagValues
+  }
+
+  protected sourceOptions(): SourceOptions {
+    return sourceOptionsFrom(this.flags as Record<string, unknown>)
+  }
+
+  /** A fresh snapshot and its model (always re-read: plans are never made from stale data when applying). */
+  protected async loadModel(): Promise<{snapshot: Snapshot; model: CloudModel}> {
+    const snapshot = await loadSnapshot(this.sourceOptions(), stderrProgress())
+    return {snapshot, model: buildModel(snapshot)}
+  }
+
+  protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
+    const f = this.repairFlagValues
+    this.out(renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
+    const empty = isEmptyPlan(plan)
+    if (empty || !f.apply) {
+      const code = empty ? (plan.partial ? ExitCode.PARTIAL : ExitCode.OK) : ExitCode.FINDINGS
+      this.setExit(code)
+      return {plan, applied: null, exit_code: code}
+    }
+    if (snapshot && snapshot.source.kind !== 'live')
+      throw new CloudctlError(`refusing to apply a plan made from a ${snapshot.source.kind} snapshot (${snapshot.source.description})`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'RepairNeedsLiveSource',
+        hint: 'Repairs re-read and lock the live rows: run against the databases (--api-db / --nova-conf / a profile), not --snapshot.',
+      })
+    if (snapshot) {
+      const involved = new Set(plan.db_order.filter((d) => d.startsWith('cell:')).map((d) => d.slice(5)))
+      const down = snapshot.cells.filter((c) => c.status !== 'available' && involved.has(c.uuid))
+      if (down.length > 0)
+        throw new CloudctlError(`refusing to apply: cell ${down.map((c) => c.name ?? c.uuid).join(', ')} could not be read (${down[0].error ?? 'unavailable'})`, {
+          exitCode: ExitCode.CONFIG,
+          code: 'CellUnavailable',
+          hint: 'An unreachable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
+        })
+    }
+    const ok = await confirmApply({yes: f.yes, summary: countLines(plan)})
+    if (!ok) {
+      this.note('Not applied: nothing was written.')
+      this.setExit(ExitCode.FINDINGS)
+      return {plan, applied: null, exit_code: ExitCode.FINDINGS}
+    }
+    const {executePlan} = await import('../db/repair/executor.js')
+    const {connectorFor, resolveRepairTargets} = await import('../db/repair/targets.js')
+    const targets = await resolveRepairTargets(this.sourceOptions())
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')
+    const undoDir = f['undo-dir'] ?? join(stateDir(), 'undo')
+    const undoFile = join(undoDir, `${stamp}-${plan.kind}-${process.pid}.json`)
+    const result = await executePlan(plan, {
+      connect: connectorFor(targets, plan.db_labels),
+      undoFile,
+      auditLog: f['audit-log'] ?? join(stateDir(), 'audit.log'),
+      operator: safeUser(),
+    })
+    this.out(renderApplied(plan, result))
+    const code = plan.partial ? ExitCode.PARTIAL : ExitCode.APPLIED
+    this.setExit(code)
+    return {
+      plan,
+      applied: {committed: result.committed, undo_file: result.rows_changed > 0 ? result.undo_file : null, rows_changed: result.rows_changed, rows_already: result.rows_already, plan_id: result.plan_id},
+      exit_code: code,
+    }
+  }
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username
+  } catch {
+    return process.env.USER ?? 'unknown'
+  }
+}

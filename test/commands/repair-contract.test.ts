@@ -1,0 +1,102 @@
+/**
+ * The safety contract through the built CLI (bin/run.js): dry run exit 3, no TTY without --yes
+ * refused (2), --apply --yes exit 4 with an undo file and an audit line, re-run exit 0, refusal on a
+ * snapshot file and on an unavailable cell, repair undo, cells map-instances batching exit 6.
+ */
+import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
+import {cloudctl} from '../support/cli.js'
+import {addAllocations, baseCloud} from '../repairs/faults.js'
+import {type RepairWorld, diffDumps, repairWorld} from '../repairs/support.js'
+
+describe('repair safety contract (CLI, MariaDB)', () => {
+  let world: RepairWorld
+  let src: string[]
+  let state: string[]
+  let tmp: string
+
+  beforeAll(async () => {
+    const {b} = baseCloud(31)
+    b.addInstance('compute1', 'm1.small')
+    const gone = b.addInstance('compute1', 'm1.small').row.uuid
+    b.deleteInstance(gone, {keepAllocations: true})
+    const unmappedA = b.addInstance('compute2', 'm1.small').row.uuid
+    const unmappedB = b.addInstance('compute2', 'm1.small').row.uuid
+    const s = b.build()
+    addAllocations(s, 'deadbeef-0000-4000-8000-00000000000a', 'compute2', {0: 1})
+    s.nova_api.instance_mappings = s.nova_api.instance_mappings.filter((m) => m.instance_uuid !== unmappedA && m.instance_uuid !== unmappedB)
+    world = await repairWorld('rcli', s)
+    tmp = mkdtempSync(join(tmpdir(), 'cloudctl-cli-'))
+    await writeSnapshotFile(s, join(tmp, 'snap.json'))
+    src = ['--api-db', world.cloud.apiUrl, '--placement-db', world.cloud.placementUrl]
+    state = ['--undo-dir', join(tmp, 'undo'), '--audit-log', join(tmp, 'audit.log')]
+  })
+  afterAll(async () => {
+    await world?.drop()
+  })
+
+  it('dry run prints the plan and exits 3 without writing', async () => {
+    const before = await world.dump()
+    const r = await cloudctl(['repair', 'leaks', ...src])
+    expect(r.exitCode).toBe(3)
+    expect(r.stdout).toMatch(/allocation\.consumer-deleted/)
+    expect(r.stdout).toMatch(/DELETE FROM `allocations` WHERE `id` = \?/)
+    expect(r.stdout).toMatch(/Dry run: nothing was written/)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('--apply without a TTY and without --yes is refused with exit 2', async () => {
+    const r = await cloudctl(['repair', 'leaks', ...src, '--apply', ...state])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/--yes/)
+  })
+
+  it('refuses to apply from a snapshot file', async () => {
+    const r = await cloudctl(['repair', 'leaks', '--snapshot', join(tmp, 'snap.json'), '--apply', '--yes', ...state])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/refusing to apply a plan made from a (file|generated) snapshot/)
+  })
+
+  it('refuses when a cell the plan relies on is unavailable', async () => {
+    const bad = world.cloud.cell0Url.replace(/\/([a-z0-9_]+)(\?|$)/, '/no_such_db_cloudctl$2')
+    const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell0=${bad}`, '--apply', '--yes', ...state])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/cell cell0 could not be read/)
+  })
+
+  it('--apply --yes applies (exit 4), writes undo + audit; a re-run exits 0; repair undo restores', async () => {
+    const before = await world.dump()
+    const r = await cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', '--json', ...state])
+    expect(r.exitCode).toBe(4)
+    const out = JSON.parse(r.stdout) as {applied: {undo_file: string; rows_changed: number}}
+    expect(out.applied.rows_changed).toBeGreaterThan(0)
+    expect(existsSync(out.applied.undo_file)).toBe(true)
+    expect(readFileSync(join(tmp, 'audit.log'), 'utf8')).toMatch(/"outcome":"applied"/)
+    expect(r.stdout).not.toMatch(/root:[^*@]+@/) // no password in output
+    const again = await cloudctl(['repair', 'leaks', ...src])
+    expect(again.exitCode).toBe(0)
+    expect(again.stdout).toMatch(/Nothing to do/)
+
+    const dry = await cloudctl(['repair', 'undo', out.applied.undo_file, ...src])
+    expect(dry.exitCode).toBe(3)
+    const undo = await cloudctl(['repair', 'undo', out.applied.undo_file, ...src, '--apply', '--yes', ...state])
+    expect(undo.exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('cells map-instances --max-count batches with exit 6 until done, then 0', async () => {
+    const codes: number[] = []
+    for (let i = 0; i < 4; i++) codes.push((await cloudctl(['cells', 'map-instances', ...src, '--max-count', '1', '--apply', '--yes', ...state])).exitCode)
+    expect(codes).toEqual([6, 4, 0, 0])
+    const v = await cloudctl(['cells', 'verify-instance', '00000000-1111-4000-8000-000000000000', ...src, '--json'])
+    expect(v.exitCode).toBe(3)
+    expect(JSON.parse(v.stdout)).toMatchObject({state: 'unmapped', nova_manage_exit_code: 1})
+    const l = await cloudctl(['cells', 'list', ...src])
+    expect(l.exitCode).toBe(0)
+    expect(l.stdout).toMatch(/cell1/)
+  })
+})
