@@ -1,7 +1,7 @@
 /** Shared pieces of the planners: database labels, the re-validation checks that keep findings honest. */
 import type {Finding} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import type {Allocation, Instance} from '../domain/snapshot.js'
+import type {Allocation, Instance, ResourceProvider} from '../domain/snapshot.js'
 import {type DbKey, type PlanBuilder, type Row, cellDb} from './plan.js'
 
 export function cellDbOf(model: CloudModel, b: PlanBuilder, cellUuid: string): DbKey {
@@ -35,4 +35,17 @@ export const instanceGuard = (i: Instance): Row => ({id: i.id, uuid: i.uuid, hos
 
 export function sortedUnique<T>(xs: Iterable<T>): T[] {
   return [...new Set(xs)]
+}
+
+/**
+ * A live instance placed on the host this provider stands for, even when that host's compute node
+ * row is deleted (the provider is stale but still the instance's only home). Its allocations there
+ * are not a leak, whatever an audit calls them: removing them would hand a running guest's
+ * resources to the scheduler.
+ */
+export function liveOnProvider(model: CloudModel, consumer: string, rp: ResourceProvider): Instance | undefined {
+  const nodes = model.computeNodesByUuid.get(rp.uuid) ?? []
+  return model
+    .liveInstances(consumer)
+    .find((i) => (rp.name !== null && (i.node === rp.name || i.host === rp.name)) || nodes.some((cn) => cn.host === i.host && cn.hypervisor_hostname === i.node))
 }

@@ -13,7 +13,7 @@ import {capacityOf} from '../checks/context.js'
 import type {Finding} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, ResourceProvider} from '../domain/snapshot.js'
-import {allCellDbs, allocationRow, cellDbOf, instanceGuard, lockConsumerAllocations, subjectOf} from './common.js'
+import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, lockConsumerAllocations, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
 
 export const LEAK_CODES = [
@@ -44,6 +44,11 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
   for (const f of findings) {
     if ((LEAK_CODES as readonly string[]).includes(f.code)) {
       const consumer = f.subject.consumer_uuid as string
+      const home = f.code === 'allocation.wrong-provider' ? placedOnFindingProvider(model, f) : undefined
+      if (home) {
+        b.skip(f.code, subjectOf(f), `not removed: instance ${consumer} is placed on ${home.node ?? home.host}, the host this provider stands for (its compute node or service is deleted); see provider.stale`)
+        continue
+      }
       let r = removals.get(consumer)
       if (!r) removals.set(consumer, (r = {ids: new Set(), findings: []}))
       for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) r.ids.add(a.id)
@@ -70,7 +75,12 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
   return b.build(['placement'])
 }
 
-function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: Finding[]): void {
+/**
+ * Removes the allocation rows `ids` of one consumer, after re-checking each finding's premise.
+ * `deletedProviders`: providers the same plan deletes (repair providers): their generation is guarded
+ * by the provider delete itself, so they are not bumped.
+ */
+export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: Finding[], deletedProviders: ReadonlySet<number> = new Set()): void {
   const allocs = model.allocationsByConsumer.get(consumer) ?? []
   const doomed = allocs.filter((a) => ids.has(a.id))
   if (doomed.length === 0) return
@@ -87,7 +97,7 @@ function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: S
     const rp = model.providersById.get(a.resource_provider_id)
     if (rp) providers.set(rp.id, rp)
   }
-  for (const rp of providers.values()) b.bumpProvider(rp, `allocations of ${consumer} removed`)
+  for (const rp of providers.values()) if (!deletedProviders.has(rp.id)) b.bumpProvider(rp, `allocations of ${consumer} removed`)
   const c = model.consumersByUuid.get(consumer)
   if (!c) return
   if (doomed.length === allocs.length) {
@@ -252,4 +262,9 @@ function planMismatch(model: CloudModel, b: PlanBuilder, f: Finding): void {
   for (const s of steps) s()
   for (const p of touched.values()) b.bumpProvider(p, `allocations of ${consumer} corrected`)
   b.bumpConsumer(c, 'allocations corrected')
+}
+
+function placedOnFindingProvider(model: CloudModel, f: Finding) {
+  const rp = f.subject.provider_uuid ? model.providersByUuid.get(f.subject.provider_uuid) : undefined
+  return rp ? liveOnProvider(model, f.subject.consumer_uuid as string, model.rootOf(rp)) : undefined
 }

@@ -1,0 +1,252 @@
+/**
+ * repair providers: stale resource providers and provider uuid mismatches (seed 004).
+ *
+ * Stale provider: its leaked allocations go first (the same re-checked removal as `repair leaks`),
+ * then, provider by provider from the leaves up, its trait links, aggregate links, inventories and
+ * the provider row. Allocations that are not leaks (a live instance still placed there, a move in
+ * progress) stop the whole provider: nothing of it is touched.
+ *
+ * uuid mismatch (a provider carries the compute node's name under another uuid, so nova-compute
+ * fails with ResourceProviderCreationFailed), two strategies:
+ * - rekey: the provider takes the compute node's uuid (the seed's manual UPDATE). Children,
+ *   inventories, allocations, traits and aggregate links refer to the provider by id and follow;
+ *   children whose root_provider_id does not point at the root are corrected.
+ * - move: a new provider with the compute node's uuid and name gets the old root's inventories,
+ *   traits and aggregate links, the live consumers' allocations move to it, and the old tree is
+ *   removed as a stale provider is. Refused when live allocations sit on a child provider.
+ *
+ * Every write is in placement; cell databases are only locked to re-check the compute node rows.
+ */
+import {runChecks} from '../checks/index.js'
+import type {Finding} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
+import type {Allocation, ComputeNode, ResourceProvider} from '../domain/snapshot.js'
+import {allCellDbs, allocationRow, cellDbOf, liveOnProvider, subjectOf} from './common.js'
+import {LEAK_CODES, planRemoval} from './leaks.js'
+import {NOW, PlanBuilder, type RepairPlan, type Row} from './plan.js'
+
+export const PROVIDER_STRATEGIES = ['rekey', 'move'] as const
+export type ProviderStrategy = (typeof PROVIDER_STRATEGIES)[number]
+
+export interface ProvidersOptions {
+  /** How to answer provider.uuid-mismatch; without it those findings are reported, not repaired. */
+  strategy?: ProviderStrategy
+  /** Only the finding of this provider uuid (or provider / host name). */
+  provider?: string
+  now?: string
+}
+
+interface EvidenceAllocation {
+  id: number
+}
+
+export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): RepairPlan {
+  const b = new PlanBuilder('providers', opts.now)
+  const findings = runChecks(model, {checks: ['providers', 'leaks']}).findings
+  const leakOf = new Map<number, Finding>()
+  for (const f of findings)
+    if ((LEAK_CODES as readonly string[]).includes(f.code)) for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) leakOf.set(a.id, f)
+
+  const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
+  for (const f of findings) {
+    if (!wanted(f)) continue
+    if (f.code === 'provider.stale') planStale(model, b, f, leakOf)
+    else if (f.code === 'provider.uuid-mismatch') {
+      if (!opts.strategy) b.skip(f.code, subjectOf(f), 'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)')
+      else if (opts.strategy === 'rekey') planRekey(model, b, f)
+      else planMove(model, b, f, leakOf)
+    } else if (f.code === 'provider.undecided') b.skip(f.code, subjectOf(f), 'a cell could not be read: a provider is only stale when every cell says so')
+  }
+  if (b.findings.length > 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
+  return b.build(['placement'])
+}
+
+/** The provider rows of a tree as observed, for the early lock on each (placement bumps generations there). */
+const providerGuard = (p: ResourceProvider): Row => ({id: p.id, uuid: p.uuid, name: p.name, generation: p.generation, root_provider_id: p.root_provider_id, parent_provider_id: p.parent_provider_id})
+
+const treeAllocations = (model: CloudModel, tree: ResourceProvider[]): Allocation[] => tree.flatMap((p) => model.allocationsByProvider.get(p.id) ?? [])
+
+/** Compute node rows with this uuid, per cell, exactly as observed (the absence of a live one is the premise). */
+function computeNodeChecks(model: CloudModel, b: PlanBuilder, uuid: string, code: string, why: string): void {
+  for (const {db, uuid: cellUuid} of allCellDbs(model, b)) {
+    const rows = (model.computeNodesByUuid.get(uuid) ?? []).filter((cn) => cn.cell_uuid === cellUuid).sort((x, y) => x.id - y.id)
+    b.add({db, table: 'compute_nodes', op: 'check', where: {uuid}, rows: rows.map((cn) => ({id: cn.id, deleted: cn.deleted})), why: `${code}: ${why}`})
+  }
+}
+
+/** Removes the allocations on a tree that a leak finding names (re-checked as `repair leaks` does); the others stay. */
+function removeLeaked(model: CloudModel, b: PlanBuilder, allocs: Allocation[], leakOf: Map<number, Finding>, deleted: ReadonlySet<number>): void {
+  const byConsumer = new Map<string, {ids: Set<number>; findings: Finding[]}>()
+  for (const a of allocs) {
+    const f = leakOf.get(a.id)
+    if (!f) continue
+    let r = byConsumer.get(a.consumer_id)
+    if (!r) byConsumer.set(a.consumer_id, (r = {ids: new Set(), findings: []}))
+    r.ids.add(a.id)
+    if (!r.findings.includes(f)) r.findings.push(f)
+  }
+  for (const [consumer, r] of byConsumer) planRemoval(model, b, consumer, r.ids, r.findings, deleted)
+}
+
+/** Trait links, aggregate links, inventories, then the provider: for each provider of the tree, leaves first. */
+function deleteTree(model: CloudModel, b: PlanBuilder, tree: ResourceProvider[], code: string): void {
+  const p = model.snapshot.placement
+  for (const rp of [...tree].reverse()) {
+    const what = `provider ${rp.name ?? rp.uuid}`
+    const traits = p.resource_provider_traits.filter((t) => t.resource_provider_id === rp.id).sort((x, y) => x.trait_id - y.trait_id)
+    const aggs = p.resource_provider_aggregates.filter((a) => a.resource_provider_id === rp.id).sort((x, y) => x.aggregate_id - y.aggregate_id)
+    const invs = [...(model.inventoriesByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
+    const children = [...(model.childrenByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
+    b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: rp.id}, rows: [providerGuard(rp)], why: `${code}: ${what} unchanged (generation ${rp.generation})`})
+    b.add({db: 'placement', table: 'resource_provider_traits', op: 'check', where: {resource_provider_id: rp.id}, rows: traits.map((t) => ({trait_id: t.trait_id})), why: `${code}: the traits of ${what} are those observed`})
+    b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'check', where: {resource_provider_id: rp.id}, rows: aggs.map((a) => ({aggregate_id: a.aggregate_id})), why: `${code}: the aggregates of ${what} are those observed`})
+    b.add({db: 'placement', table: 'inventories', op: 'check', where: {resource_provider_id: rp.id}, rows: invs.map((i) => ({id: i.id, resource_class_id: i.resource_class_id})), why: `${code}: the inventories of ${what} are those observed`})
+    b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {parent_provider_id: rp.id}, rows: children.map((c) => ({id: c.id})), why: `${code}: no new child under ${what}`})
+    const allocs = [...(model.allocationsByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
+    b.add({db: 'placement', table: 'allocations', op: 'check', where: {resource_provider_id: rp.id}, rows: allocs.map((a) => ({id: a.id})), why: `${code}: no allocation on ${what} besides those removed or moved`})
+    for (const t of traits)
+      b.add({db: 'placement', table: 'resource_provider_traits', op: 'delete', key: {resource_provider_id: rp.id, trait_id: t.trait_id}, expect: {}, why: `${code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id} of ${what}`, code})
+    for (const a of aggs)
+      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: a.aggregate_id}, expect: {}, why: `${code}: aggregate ${model.placementAggregateUuidById.get(a.aggregate_id) ?? a.aggregate_id} link of ${what}`, code})
+    for (const i of invs)
+      b.add({db: 'placement', table: 'inventories', op: 'delete', key: {id: i.id}, expect: {resource_provider_id: rp.id, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved}, why: `${code}: ${model.rc.name(i.resource_class_id)} inventory of ${what}`, code})
+    const {id: _id, ...observed} = providerGuard(rp)
+    if (rp.root_provider_id === rp.id) {
+      // A root refers to itself; InnoDB refuses to delete a row its own foreign key points at. Placement
+      // clears root_provider_id first, in the same transaction; so do we.
+      b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: rp.id}, expect: {...observed}, set: {root_provider_id: null}, why: `${code}: clear the self-reference of ${what} before deleting it, as placement does`, code})
+      observed.root_provider_id = null
+    }
+    b.add({db: 'placement', table: 'resource_providers', op: 'delete', key: {id: rp.id}, expect: observed, why: `${code}: ${what}${rp.parent_provider_id === null ? '' : ' (child, before its parent)'}`, code})
+  }
+}
+
+/**
+ * The leak findings that hold for this tree: an allocation of a live instance placed on the host the
+ * provider stands for is its home, not a leak, even if an audit calls it wrong-provider.
+ */
+function leaksOnTree(model: CloudModel, root: ResourceProvider, allocs: Allocation[], leakOf: Map<number, Finding>): Map<number, Finding> {
+  const out = new Map<number, Finding>()
+  for (const a of allocs) {
+    const f = leakOf.get(a.id)
+    if (f && !liveOnProvider(model, a.consumer_id, root)) out.set(a.id, f)
+  }
+  return out
+}
+
+function planStale(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>): void {
+  const subject = subjectOf(f)
+  const ev = f.evidence as {cause: 'no-compute-node' | 'compute-node-deleted' | 'service-deleted'; provider: {id: number}}
+  const root = model.providersById.get(ev.provider.id)
+  if (!root) return void b.skip(f.code, subject, 'the provider is gone from the snapshot: re-audit')
+  if (ev.cause === 'service-deleted')
+    return void b.skip(f.code, subject, 'its compute node row is still live (only the service is deleted): finish `openstack compute service delete`, or restart nova-compute on the host; removing the provider would leave the node without one')
+  if (!model.allCellsAvailable) return void b.skip(f.code, subject, 'a cell could not be read: the compute node may live there')
+  const tree = model.tree(root)
+  const allocs = treeAllocations(model, tree)
+  leakOf = leaksOnTree(model, root, allocs, leakOf)
+  const live = allocs.filter((a) => !leakOf.has(a.id))
+  if (live.length > 0) {
+    const consumers = [...new Set(live.map((a) => a.consumer_id))]
+    return void b.skip(f.code, subject, `refused: consumer(s) ${consumers.join(', ')} hold allocations on it that are not leaks (a live instance placed there or a move in progress); evacuate or delete them first`)
+  }
+  b.finding(f.code, subject, f.message)
+  computeNodeChecks(model, b, root.uuid, f.code, `no live compute node has uuid ${root.uuid}`)
+  removeLeaked(model, b, allocs, leakOf, new Set(tree.map((p) => p.id)))
+  deleteTree(model, b, tree, f.code)
+}
+
+interface MismatchContext {
+  cn: ComputeNode
+  root: ResourceProvider
+  tree: ResourceProvider[]
+  subject: string
+}
+
+function mismatchContext(model: CloudModel, b: PlanBuilder, f: Finding): MismatchContext | undefined {
+  const subject = subjectOf(f)
+  const ev = f.evidence as {compute_node: {id: number; uuid: string; cell_uuid: string}; providers: Array<{id: number}>}
+  if (ev.providers.length !== 1) return void b.skip(f.code, subject, `${ev.providers.length} providers carry the name: decide by hand which one stands for the node`)
+  const root = model.providersById.get(ev.providers[0].id)
+  const cn = model.liveComputeNodes.find((x) => x.cell_uuid === ev.compute_node.cell_uuid && x.id === ev.compute_node.id)
+  if (!root || !cn || !cn.uuid) return void b.skip(f.code, subject, 'provider or compute node row missing: re-audit')
+  const db = cellDbOf(model, b, cn.cell_uuid)
+  b.add({db, table: 'compute_nodes', op: 'check', where: {id: cn.id}, rows: [{uuid: cn.uuid, hypervisor_hostname: cn.hypervisor_hostname, host: cn.host, deleted: 0}], why: `${f.code}: compute node ${cn.hypervisor_hostname} still live with uuid ${cn.uuid}`})
+  b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {uuid: cn.uuid}, rows: [], why: `${f.code}: still no provider with uuid ${cn.uuid}`})
+  return {cn, root, tree: model.tree(root), subject}
+}
+
+function restartNote(b: PlanBuilder, cn: ComputeNode): void {
+  b.note(`Restart nova-compute on ${cn.host} after applying: its resource tracker caches the provider tree by uuid and only re-reads it on start (seed 004).`)
+}
+
+function planRekey(model: CloudModel, b: PlanBuilder, f: Finding): void {
+  const m = mismatchContext(model, b, f)
+  if (!m) return
+  const {cn, root, tree} = m
+  b.finding(f.code, m.subject, f.message)
+  b.add({
+    db: 'placement',
+    table: 'resource_providers',
+    op: 'update',
+    key: {id: root.id},
+    expect: {uuid: root.uuid, name: root.name, generation: root.generation, parent_provider_id: null},
+    set: {uuid: cn.uuid as string, ...(root.root_provider_id === root.id ? {} : {root_provider_id: root.id}), updated_at: NOW},
+    why: `${f.code} (rekey): provider ${root.name} takes the uuid of compute node ${cn.hypervisor_hostname} (${root.uuid} -> ${cn.uuid}); children, inventories and allocations follow by id`,
+    code: f.code,
+  })
+  for (const child of tree.slice(1)) {
+    if (child.root_provider_id === root.id) {
+      b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: child.id}, rows: [{root_provider_id: root.id, parent_provider_id: child.parent_provider_id}], why: `${f.code}: child ${child.name ?? child.uuid} still under ${root.name}`})
+      continue
+    }
+    b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: child.id}, expect: {root_provider_id: child.root_provider_id, parent_provider_id: child.parent_provider_id, generation: child.generation}, set: {root_provider_id: root.id, updated_at: NOW}, why: `${f.code}: child ${child.name ?? child.uuid} points at its root ${root.id}`, code: f.code})
+  }
+  b.bumpProvider(root, 're-keyed to the compute node uuid')
+  restartNote(b, cn)
+}
+
+function planMove(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>): void {
+  const m = mismatchContext(model, b, f)
+  if (!m) return
+  const {cn, root, tree, subject} = m
+  const allocs = treeAllocations(model, tree)
+  leakOf = leaksOnTree(model, root, allocs, leakOf)
+  const onChildren = allocs.filter((a) => a.resource_provider_id !== root.id && !leakOf.has(a.id))
+  if (onChildren.length > 0)
+    return void b.skip(f.code, subject, `live allocations on child providers (${[...new Set(onChildren.map((a) => a.consumer_id))].join(', ')}): use --strategy rekey, which keeps the tree`)
+  b.finding(f.code, subject, f.message)
+  const p = model.snapshot.placement
+  const newId = p.resource_providers.reduce((x, r) => Math.max(x, r.id), 0) + 1
+  const what = `provider ${cn.hypervisor_hostname} (${cn.uuid})`
+  // Created nameless (the name is unique and the old root holds it until it is deleted below) and
+  // without its self-reference (set at the end, as placement sets root_provider_id after the insert).
+  b.add({db: 'placement', table: 'resource_providers', op: 'insert', unique: {uuid: cn.uuid as string}, values: {created_at: NOW, updated_at: null, id: newId, uuid: cn.uuid as string, name: null, generation: 1, root_provider_id: null, parent_provider_id: null}, why: `${f.code} (move): create ${what} for compute node ${cn.hypervisor_hostname}`, code: f.code})
+  for (const i of [...(model.inventoriesByProvider.get(root.id) ?? [])].sort((x, y) => x.id - y.id))
+    b.add({db: 'placement', table: 'inventories', op: 'insert', unique: {resource_provider_id: newId, resource_class_id: i.resource_class_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved, min_unit: i.min_unit, max_unit: i.max_unit, step_size: i.step_size, allocation_ratio: i.allocation_ratio}, why: `${f.code}: ${model.rc.name(i.resource_class_id)} inventory of the old provider, copied`, code: f.code})
+  for (const t of p.resource_provider_traits.filter((x) => x.resource_provider_id === root.id).sort((x, y) => x.trait_id - y.trait_id))
+    b.add({db: 'placement', table: 'resource_provider_traits', op: 'insert', unique: {resource_provider_id: newId, trait_id: t.trait_id}, values: {created_at: NOW, updated_at: null, trait_id: t.trait_id, resource_provider_id: newId}, why: `${f.code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id}, copied`, code: f.code})
+  for (const a of p.resource_provider_aggregates.filter((x) => x.resource_provider_id === root.id).sort((x, y) => x.aggregate_id - y.aggregate_id))
+    b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: newId, aggregate_id: a.aggregate_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, aggregate_id: a.aggregate_id}, why: `${f.code}: aggregate link, copied`, code: f.code})
+
+  const treeIds = new Set(tree.map((x) => x.id))
+  removeLeaked(model, b, allocs, leakOf, treeIds)
+  const moved = new Map<string, Allocation[]>()
+  for (const a of allocs) {
+    if (leakOf.has(a.id)) continue
+    const list = moved.get(a.consumer_id)
+    if (list) list.push(a)
+    else moved.set(a.consumer_id, [a])
+  }
+  for (const [consumer, list] of moved) {
+    const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
+    b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: all.map(allocationRow), why: `${f.code}: the allocations of ${consumer} are exactly those observed`})
+    for (const a of list)
+      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: newId, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code})
+    const c = model.consumersByUuid.get(consumer)
+    if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
+  }
+  deleteTree(model, b, tree, f.code)
+  b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: newId}, expect: {uuid: cn.uuid as string, name: null, root_provider_id: null}, set: {name: cn.hypervisor_hostname, root_provider_id: newId}, why: `${f.code}: ${what} takes the name the old provider held and becomes its own root`, code: f.code})
+  restartNote(b, cn)
+}
