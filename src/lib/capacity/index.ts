@@ -26,7 +26,7 @@ import {hostStateBase} from '../engine/host-state.js'
 import type {ProviderIndex} from '../engine/placement.js'
 import {RequestFilterFailed} from '../engine/request.js'
 import {CapacityContext, countPerHost, flatPlacement, numaLabel, type FlavorPlan, type HostCount} from './fast.js'
-import type {CapacityOptions, CapacityReport, FlavorCapacity, GroupCapacity, HostCapacity, MixCapacity, ZoneUsage} from './types.js'
+import type {CapacityOptions, CapacityReport, FlavorCapacity, GroupCapacity, HostCapacity, HostUsage, MixCapacity, ZoneUsage} from './types.js'
 
 export type * from './types.js'
 export {CapacityContext, countPerHost, flatPlacement, leadingTrue} from './fast.js'
@@ -354,31 +354,44 @@ function mixCapacity(model: CloudModel, opts: CapacityOptions, cfg: SchedulerCon
 
 const ZONE_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
 
-function zoneUsage(model: CloudModel, idx: ProviderIndex, state: EngineState, nodes: ComputeNode[], places: HostPlaces): ZoneUsage[] {
+function zoneUsage(model: CloudModel, idx: ProviderIndex, state: EngineState, nodes: ComputeNode[], places: HostPlaces, perHost: boolean): {zones: ZoneUsage[]; hosts: HostUsage[] | null} {
   const usage = state.usageView(idx)
   const zones = new Map<string, ZoneUsage>()
-  const add = (name: string, kind: 'az' | 'aggregate', cn: ComputeNode) => {
-    const key = `${kind}/${name}`
-    const z = zones.get(key) ?? {name, kind, hosts: 0, resources: {}}
-    z.hosts++
+  const hosts: HostUsage[] | null = perHost ? [] : null
+  const classes = ZONE_CLASSES.flatMap((rc) => {
+    const rcId = model.rc.id(rc)
+    return rcId === undefined ? [] : [{rc, rcId}]
+  })
+  const seen = new Set<number>()
+  for (const cn of nodes) {
+    const az = places.azOf(cn.host)
+    const aggs = places.aggregatesOf(cn.host)
     const rp = cn.uuid ? idx.byUuid.get(cn.uuid) : undefined
-    if (rp) {
-      for (const rc of ZONE_CLASSES) {
-        const rcId = model.rc.id(rc)
-        const inv = rcId === undefined ? undefined : rp.inventories.get(rcId)
-        if (!inv || rcId === undefined) continue
-        const r = (z.resources[rc] ??= {capacity: 0, used: 0})
-        r.capacity += inv.summaryCapacity
-        r.used += usage.used(rp.id, rcId)
+    // Two compute nodes on one provider (a uuid clash) must not count its inventory twice.
+    const counted = rp !== undefined && !seen.has(rp.id)
+    if (rp) seen.add(rp.id)
+    const resources: Record<string, {capacity: number; used: number}> = {}
+    if (rp && counted) {
+      for (const {rc, rcId} of classes) {
+        const inv = rp.inventories.get(rcId)
+        if (inv) resources[rc] = {capacity: inv.summaryCapacity, used: usage.used(rp.id, rcId)}
       }
     }
-    zones.set(key, z)
+    hosts?.push({host: cn.host ?? '', node: cn.hypervisor_hostname ?? '', az, aggregates: aggs, resources})
+    for (const [name, kind] of [[az, 'az'], ...aggs.map((a) => [a, 'aggregate'])] as Array<[string, 'az' | 'aggregate']>) {
+      const key = `${kind}/${name}`
+      let z = zones.get(key)
+      if (!z) zones.set(key, (z = {name, kind, hosts: 0, resources: {}}))
+      z.hosts++
+      for (const [rc, r] of Object.entries(resources)) {
+        const t = (z.resources[rc] ??= {capacity: 0, used: 0})
+        t.capacity += r.capacity
+        t.used += r.used
+      }
+    }
   }
-  for (const cn of nodes) {
-    add(places.azOf(cn.host), 'az', cn)
-    for (const a of places.aggregatesOf(cn.host)) add(a, 'aggregate', cn)
-  }
-  return [...zones.values()].sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : 1) : a.kind === 'az' ? -1 : 1))
+  const list = [...zones.values()].sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : 1) : a.kind === 'az' ? -1 : 1))
+  return {zones: list, hosts}
 }
 
 // ---------------------------------------------------------------- entry point
@@ -399,10 +412,13 @@ export function capacityFor(model: CloudModel, opts: CapacityOptions = {}): Capa
     enabled_filters: [...cfg.enabled_filters],
     flavors: [],
     mix: opts.mix && opts.mix.length > 0 ? mixCapacity(model, opts, cfg, state, places, nodes) : null,
-    zones: zoneUsage(model, idx, state, nodes, places),
+    zones: [],
     notes,
     timings: {totalMs: 0},
   }
+  const zu = zoneUsage(model, idx, state, nodes, places, opts.hostUsage === true)
+  report.zones = zu.zones
+  if (zu.hosts) report.hostUsage = zu.hosts
   if (flavors.length > 0) {
     const cc = new CapacityContext(model, idx, cfg, state, nodes)
     report.flavors = flavors.map((f) => flavorCapacity(cc, f, places, opts))

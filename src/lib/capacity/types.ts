@@ -23,6 +23,8 @@ export interface CapacityOptions {
   mix?: Array<{flavor: string; weight: number}>
   /** Stop the engine paths (mix, fallback) after this many instances. */
   maxInstances?: number
+  /** Keep the placement usage of every host in scope (for the HTML report's utilisation charts). */
+  hostUsage?: boolean
 }
 
 export interface HostCapacity {
@@ -86,6 +88,15 @@ export interface ZoneUsage {
   resources: Record<string, {capacity: number; used: number}>
 }
 
+export interface HostUsage {
+  host: string
+  node: string
+  az: string
+  aggregates: string[]
+  /** Capacity (placement, with allocation ratio) and usage per resource class; empty without a provider. */
+  resources: Record<string, {capacity: number; used: number}>
+}
+
 export interface CapacityReport {
   captured_at: string
   scope: {availabilityZone: string | null; aggregate: string | null; hosts: number}
@@ -93,6 +104,8 @@ export interface CapacityReport {
   flavors: FlavorCapacity[]
   mix: MixCapacity | null
   zones: ZoneUsage[]
+  /** Per host in scope, with `hostUsage`. */
+  hostUsage?: HostUsage[]
   notes: string[]
   timings: {totalMs: number}
 }

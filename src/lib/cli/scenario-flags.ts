@@ -1,7 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
+import {readNovaConf} from '../config/nova-conf.js'
+import {applyNovaConf, defaultSchedulerConfig, type SchedulerConfig} from '../engine/index.js'
 import {ConfigError} from '../errors.js'
+import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
 
 /**
  * What-if flags shared by `simulate boot` and `simulate capacity`; the transforms themselves are
@@ -11,8 +13,9 @@ export const scenarioFlags = {
   'disable-host': Flags.string({summary: 'What if this host\'s nova-compute were disabled. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
   drain: Flags.string({summary: 'What if this host were drained: it is disabled and its instances re-placed through the engine first (those that cannot be are reported). Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
   'set-allocation-ratio': Flags.string({summary: 'What if RC=RATIO[@AGGREGATE], e.g. VCPU=4.0 or MEMORY_MB=1.0@gpu. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
-  'add-hosts': Flags.integer({summary: 'What if N empty hosts like --like were added.', min: 1, dependsOn: ['like'], helpGroup: 'WHAT-IF'}),
-  like: Flags.string({summary: 'The host --add-hosts copies.', dependsOn: ['add-hosts'], helpGroup: 'WHAT-IF'}),
+  // The pairing is checked in scenarioOptionsFrom: oclif's dependsOn error is several lines long.
+  'add-hosts': Flags.integer({summary: 'What if N empty hosts like --like were added.', min: 1, helpGroup: 'WHAT-IF'}),
+  like: Flags.string({summary: 'The host --add-hosts copies.', helpGroup: 'WHAT-IF'}),
   'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
 }
 
@@ -27,4 +30,17 @@ export function scenarioOptionsFrom(flags: Record<string, unknown>): ScenarioOpt
     addHosts: count !== undefined && like !== undefined ? {count, like} : null,
     applyRepairs: Boolean(flags['apply-repairs']),
   }
+}
+
+/**
+ * The scheduler configuration `simulate boot` and `simulate capacity` start from: Zed's defaults,
+ * overlaid with the [filter_scheduler], [scheduler] and allocation-ratio options of --nova-conf
+ * (read as oslo.config reads it; every [pci] alias line kept, it is a multi-valued option).
+ */
+export function schedulerConfigFrom(novaConf: string | undefined): SchedulerConfig {
+  const cfg = defaultSchedulerConfig()
+  if (!novaConf) return cfg
+  const conf = readNovaConf(novaConf)
+  const aliases = conf.multi.pci?.alias
+  return applyNovaConf(cfg, aliases ? {...conf.sections, pci: {...conf.sections.pci, alias: aliases}} : conf.sections)
 }

@@ -11,7 +11,7 @@ import {runChecks} from '../checks/index.js'
 import type {CloudModel} from '../domain/model.js'
 import {buildModel} from '../domain/model.js'
 import type {Instance, Snapshot} from '../domain/snapshot.js'
-import {ConfigError} from '../errors.js'
+import {CloudctlError, ConfigError} from '../errors.js'
 import {createEngineState, simulateBoot, type BootRequest, type EngineState, type SchedulerConfig} from '../engine/index.js'
 import {applyPlannedRepairs, type RepairEffect} from './repairs.js'
 import {addHostsLike, disableHost, setAllocationRatio, type RatioChange} from './transforms.js'
@@ -52,6 +52,16 @@ export function scenarioIsEmpty(o: ScenarioOptions): boolean {
   return !o.applyRepairs && !o.addHosts && !(o.allocationRatios?.length) && !(o.disableHosts?.length) && !(o.drainHosts?.length)
 }
 
+/** Name the flag in an error about its value (an unknown host or aggregate). */
+function forFlag<T>(flag: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    if (error instanceof CloudctlError) throw new CloudctlError(`${flag}: ${error.message}`, {exitCode: error.exitCode, code: error.code, hint: error.hint})
+    throw error
+  }
+}
+
 /** The snapshot transforms of a scenario (everything but the drain's re-placement). */
 export function applyScenario(snapshot: Snapshot, o: ScenarioOptions): ScenarioResult {
   let s = snapshot
@@ -67,18 +77,20 @@ export function applyScenario(snapshot: Snapshot, o: ScenarioOptions): ScenarioR
     repairs = rest
   }
   if (o.addHosts) {
-    const r = addHostsLike(s, o.addHosts.count, o.addHosts.like)
+    const {count, like} = o.addHosts
+    const r = forFlag(`--like ${like}`, () => addHostsLike(s, count, like))
     s = r.snapshot
     changes.push(...r.changes)
   }
   for (const ratio of o.allocationRatios ?? []) {
-    const r = setAllocationRatio(s, ratio)
+    const r = forFlag('--set-allocation-ratio', () => setAllocationRatio(s, ratio))
     s = r.snapshot
     changes.push(...r.changes)
   }
   const off = [...new Set([...(o.disableHosts ?? []), ...(o.drainHosts ?? [])])]
   for (const h of off) {
-    const r = disableHost(s, h, (o.drainHosts ?? []).includes(h) ? 'cloudctl what-if: drain' : 'cloudctl what-if: disabled')
+    const drain = (o.drainHosts ?? []).includes(h)
+    const r = forFlag(drain ? '--drain' : '--disable-host', () => disableHost(s, h, drain ? 'cloudctl what-if: drain' : 'cloudctl what-if: disabled'))
     s = r.snapshot
     changes.push(...r.changes)
   }
@@ -118,6 +130,9 @@ export function drainHosts(model: CloudModel, hosts: string[], cfg: SchedulerCon
     const insts: Instance[] = nodes.flatMap((cn) => model.instancesOnNode(cn.host, cn.hypervisor_hostname)).filter(holdsResources)
     insts.sort((a, b) => (b.memory_mb ?? 0) - (a.memory_mb ?? 0) || (b.vcpus ?? 0) - (a.vcpus ?? 0) || (a.uuid < b.uuid ? -1 : 1))
     const report: DrainReport = {host: nodes[0]?.host ?? host, instances: insts.length, replaced: [], failed: []}
+    const rps = model.snapshot.placement.resource_providers
+    const roots = new Set(rps.filter((rp) => nodes.some((cn) => cn.uuid === rp.uuid)).map((rp) => rp.id))
+    const sourceRps = new Set(rps.filter((rp) => roots.has(rp.root_provider_id ?? rp.id) || roots.has(rp.id)).map((rp) => rp.id))
     for (const inst of insts) {
       const flavor = inst.instance_type_id !== null ? model.flavorsById.get(inst.instance_type_id) : undefined
       const base: DrainedInstance = {uuid: inst.uuid, name: inst.display_name, flavor: flavor?.name ?? null}
@@ -156,6 +171,9 @@ export function drainHosts(model: CloudModel, hosts: string[], cfg: SchedulerCon
         instances.add(inst.uuid)
         state.hosts.set(key, {...hs, instances})
       }
+      // A live migration frees the source allocation once it completes: the drained host's
+      // placement usage (shown as zone utilisation) must not count the instance twice.
+      for (const a of model.allocationsByConsumer.get(inst.uuid) ?? []) if (sourceRps.has(a.resource_provider_id)) state.addUsage(a.resource_provider_id, a.resource_class_id, -a.used)
       report.replaced.push({...base, to: o.host})
     }
     reports.push(report)

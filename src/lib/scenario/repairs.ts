@@ -25,6 +25,11 @@ export interface RepairEffect {
   consumers: number
   /** Resource class -> amount freed in placement. */
   freed: Record<string, number>
+  /**
+   * The same per provider; `schedulable` is false when no live compute node owns the provider tree
+   * (a deleted host's stale provider): freeing it returns nothing the scheduler can use.
+   */
+  freedByProvider: Array<{provider: string; name: string | null; schedulable: boolean; resources: Record<string, number>}>
   /** NUMA cells whose pinned_cpus were rewritten, with the pCPUs released. */
   pins: Array<{host: string; node: string; numa_cell: number; released: number[]}>
 }
@@ -41,6 +46,7 @@ export function applyPlannedRepairs(snapshot: Snapshot, findings: Finding[]): Re
     if (f.subject.consumer_uuid) consumers.add(f.subject.consumer_uuid)
   }
   const freed: Record<string, number> = {}
+  const perProvider = new Map<number, Record<string, number>>()
   const kept = []
   for (const a of s.placement.allocations) {
     if (!drop.has(a.id)) {
@@ -49,7 +55,17 @@ export function applyPlannedRepairs(snapshot: Snapshot, findings: Finding[]): Re
     }
     const rc = rcs.name(a.resource_class_id)
     freed[rc] = (freed[rc] ?? 0) + a.used
+    const m = perProvider.get(a.resource_provider_id) ?? {}
+    m[rc] = (m[rc] ?? 0) + a.used
+    perProvider.set(a.resource_provider_id, m)
   }
+  const liveNodes = new Set(s.nova.compute_nodes.filter((cn) => cn.deleted === 0 && cn.uuid).map((cn) => cn.uuid as string))
+  const rpById = new Map(s.placement.resource_providers.map((rp) => [rp.id, rp]))
+  const freedByProvider: RepairEffect['freedByProvider'] = [...perProvider.entries()].map(([id, resources]) => {
+    const rp = rpById.get(id)
+    const root = rp ? rpById.get(rp.root_provider_id ?? rp.id) : undefined
+    return {provider: rp?.uuid ?? `#${id}`, name: rp?.name ?? null, schedulable: root !== undefined && liveNodes.has(root.uuid), resources}
+  })
   const removed = s.placement.allocations.length - kept.length
   s.placement.allocations = kept
 
@@ -86,8 +102,14 @@ export function applyPlannedRepairs(snapshot: Snapshot, findings: Finding[]): Re
     })
   }
   const changes: string[] = []
-  if (removed > 0) changes.push(`removed ${removed} leaked allocation(s) of ${consumers.size} consumer(s): ${Object.entries(freed).map(([rc, n]) => `${rc} ${n}`).join(', ')}`)
+  if (removed > 0) {
+    const stale = freedByProvider.filter((p) => !p.schedulable)
+    changes.push(
+      `removed ${removed} leaked allocation(s) of ${consumers.size} consumer(s): ${Object.entries(freed).map(([rc, n]) => `${rc} ${n}`).join(', ')}` +
+        (stale.length > 0 ? ` (on ${stale.map((p) => p.name ?? p.provider).join(', ')}: no live compute node, nothing schedulable comes back there)` : ''),
+    )
+  }
   if (pins.length > 0) changes.push(`rewrote pinned_cpus of ${pins.length} NUMA cell(s) from the live instances: ${pins.reduce((n, p) => n + p.released.length, 0)} pCPU(s) released`)
   if (changes.length === 0) changes.push('no leaked allocation or stuck pin to repair')
-  return {snapshot: s, changes, removedAllocations: removed, consumers: consumers.size, freed, pins}
+  return {snapshot: s, changes, removedAllocations: removed, consumers: consumers.size, freed, freedByProvider, pins}
 }

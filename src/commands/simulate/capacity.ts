@@ -1,0 +1,92 @@
+import {writeFile} from 'node:fs/promises'
+import {resolve} from 'node:path'
+
+import {Flags} from '@oclif/core'
+
+import {parseMix} from '../../lib/capacity/index.js'
+import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
+import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {ConfigError} from '../../lib/errors.js'
+import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
+import {renderCapacity} from '../../lib/output/capacity-formatter.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+
+export type SimulateCapacityResult = CapacityResult
+
+export default class SimulateCapacity extends CloudctlCommand<typeof SimulateCapacity> {
+  static override description = `For each flavor (default: every public, enabled flavor), how many more instances fit, counted with the scheduler engine and consumption (filters, NUMA pinning, server groups, traits, max_unit, allocation ratios), not by division; the naive division figure is shown beside it. Broken down per availability zone and aggregate, per host with --per-host (with what refuses the next instance there).
+
+The what-if flags change the snapshot in memory first (nothing is written anywhere) and show the capacity beside the snapshot's: --apply-repairs shows what leaked allocations and stuck pinned CPUs cost.
+
+Scheduler options (enabled_filters, allocation ratios, max_placement_results...) come from --nova-conf, else Zed's defaults. See docs/capacity.md.
+
+${EXIT_CODES_HELP}`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --nova-conf examples/nova.conf',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --flavor m1.pinned --per-host',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --availability-zone az1 --mix m1.small=70%,m1.large=30%',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --apply-repairs --html capacity.html',
+    '<%= config.bin %> <%= command.id %> -s snap.json.gz --drain cmp-12 --set-allocation-ratio VCPU=8.0@batch --json',
+  ]
+
+  static override flags = {
+    ...sourceFlags,
+    flavor: Flags.string({summary: 'Flavor name, flavorid or id (repeatable; default: every public, enabled flavor).', multiple: true}),
+    'availability-zone': Flags.string({summary: 'Request the flavors in this availability zone and count only its hosts.'}),
+    aggregate: Flags.string({summary: 'Count only the hosts of this nova aggregate (name or uuid).'}),
+    'per-host': Flags.boolean({summary: 'Show every host: what fits there and what refuses the next instance.'}),
+    mix: Flags.string({summary: 'Capacity for flavors booted in proportion, e.g. m1.small=50%,m1.large=50%.'}),
+    filters: Flags.string({summary: 'Comma-separated enabled_filters (default: --nova-conf, else Zed defaults).'}),
+    project: Flags.string({summary: 'Project id of the requests (tenant isolation, AggregateMultiTenancyIsolation).'}),
+    hint: Flags.string({summary: 'Scheduler hint group=UUID (count what the group still admits).'}),
+    seed: Flags.integer({summary: 'Seed of the random choices (first member of an affinity group, --mix, --drain).', default: 42}),
+    html: Flags.string({summary: 'Also write a standalone HTML report (charts per AZ, no network needed) to this file.'}),
+    ...scenarioFlags,
+  }
+
+  static override summary = 'How many more instances of each flavor fit, and where (with what-if scenarios).'
+
+  async run(): Promise<SimulateCapacityResult> {
+    const f = this.flags
+    const config = schedulerConfigFrom(f['nova-conf'])
+    if (f.filters !== undefined) config.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
+    const scenario = scenarioOptionsFrom(f)
+    const mix = f.mix === undefined ? undefined : parseMix(f.mix)
+    let group: string | undefined
+    if (f.hint !== undefined) {
+      const m = /^group=(.+)$/.exec(f.hint)
+      if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
+      group = m[1]
+    }
+    const snapshot = await loadSnapshot(sourceOptionsFrom(f))
+    const {report, scenario: compared} = capacityWhatIf(snapshot, scenario, {
+      config,
+      flavors: f.flavor,
+      availabilityZone: f['availability-zone'] ?? null,
+      aggregate: f.aggregate ?? null,
+      perHost: f['per-host'],
+      hostUsage: f.html !== undefined || f['per-host'],
+      mix,
+      seed: f.seed,
+      request: {projectId: f.project, ...(group ? {hints: {group}} : {})},
+    })
+    const result: SimulateCapacityResult = {...report, seed: f.seed, scenario: compared}
+    if (f.html !== undefined) {
+      const file = resolve(f.html)
+      try {
+        await writeFile(file, renderCapacityHtml(result), 'utf8')
+      } catch (error) {
+        throw new ConfigError(`cannot write ${f.html}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Check the --html path: its directory must exist and be writable.')
+      }
+      result.html = file
+      if (this.jsonEnabled()) this.note(`HTML report written to ${file}`)
+    }
+    // The per-host usage feeds the HTML charts; --json carries it only with --per-host.
+    if (!f['per-host']) delete result.hostUsage
+    this.out(renderCapacity(result, {bars: Boolean(process.stdout.isTTY)}))
+    return result
+  }
+}
