@@ -1,23 +1,27 @@
-import {readFile} from 'node:fs/promises'
-
 import {Flags} from '@oclif/core'
-import {parse as parseIni} from 'ini'
 
 import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
-import {
-  applyNovaConf,
-  defaultSchedulerConfig,
-  parseMultiplier,
-  simulateBoot,
-  type BootRequest,
-  type SchedulerConfig,
-  type SimulationResult,
-} from '../../lib/engine/index.js'
+import {parseMultiplier, simulateBoot, type BootRequest, type SchedulerConfig, type SimulationResult} from '../../lib/engine/index.js'
+import {renderScenarioChanges} from '../../lib/output/capacity-formatter.js'
 import {renderSimulation} from '../../lib/output/simulation-formatter.js'
+import {prepareScenario, scenarioIsEmpty, type DrainReport, type RepairEffect, type ScenarioOptions} from '../../lib/scenario/index.js'
 import {loadSnapshot} from '../../lib/snapshot/load.js'
+
+/** Present only with what-if flags: what changed, and the outcome on the snapshot as captured. */
+export interface BootScenario {
+  options: ScenarioOptions
+  changes: string[]
+  drains: DrainReport[]
+  repairs: Omit<RepairEffect, 'snapshot'> | null
+  /** The same request on the snapshot as captured. */
+  before: {placedAll: boolean; placed: number; summary: string}
+}
+
+export type SimulateBootResult = SimulationResult & {scenario?: BootScenario}
 
 function keyValues(list: string[] | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {}
@@ -34,6 +38,8 @@ export default class SimulateBoot extends CloudctlCommand<typeof SimulateBoot> {
 
 Faithful to nova 26 (Zed) / placement 8 by default; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed.
 
+The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/--like, --apply-repairs) change the snapshot in memory first and show the outcome on the snapshot as captured beside it.
+
 ${EXIT_CODES_HELP}`
 
   static override examples = [
@@ -41,6 +47,7 @@ ${EXIT_CODES_HELP}`
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.pinned --explain',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --num-instances 20 --why compute-12 --json',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor 4 --filters ComputeFilter,NUMATopologyFilter --multiplier ram=-1.0',
+    '<%= config.bin %> <%= command.id %> -s examples/demo-cloud.yaml --nova-conf examples/nova.conf --flavor m1.pinned --apply-repairs',
   ]
 
   static override flags = {
@@ -68,13 +75,15 @@ ${EXIT_CODES_HELP}`
     explain: Flags.boolean({summary: 'Show the stage and reason for every host.'}),
     why: Flags.string({summary: 'Show the stage and reason for this host (name or node). Repeatable.', multiple: true}),
     top: Flags.integer({summary: 'How many weighed hosts to show.', default: 5, min: 1}),
+    ...scenarioFlags,
   }
 
   static override summary = 'Simulate where nova would boot a flavor, or why it fails with NoValidHost.'
 
-  async run(): Promise<SimulationResult> {
+  async run(): Promise<SimulateBootResult> {
     const f = this.flags
-    const cfg = await this.schedulerConfig()
+    const cfg = this.schedulerConfig()
+    const scenario = scenarioOptionsFrom(f)
     const hints: BootRequest['hints'] = {}
     for (const [k, v] of Object.entries(keyValues(f.hint, 'hint'))) {
       if (k === 'group') hints.group = v
@@ -98,31 +107,42 @@ ${EXIT_CODES_HELP}`
       node: f.node ?? null,
     }
     const snapshot = await loadSnapshot(sourceOptionsFrom(f))
-    const model = buildModel(snapshot)
-    const result = simulateBoot(model, request, cfg, {seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top})
+    let model = buildModel(snapshot)
+    let result: SimulateBootResult
+    const options = {seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top}
+    if (scenarioIsEmpty(scenario)) {
+      result = simulateBoot(model, request, cfg, options)
+    } else {
+      const prepared = prepareScenario(snapshot, scenario, cfg, {seed: f.seed})
+      const before = simulateBoot(model, request, cfg, {seed: f.seed})
+      model = prepared.model
+      result = simulateBoot(model, request, cfg, {...options, state: prepared.state})
+      result.scenario = {
+        options: scenario,
+        changes: prepared.changes,
+        drains: prepared.drains,
+        repairs: prepared.repairs,
+        before: {placedAll: before.placedAll, placed: before.instances.filter((o) => o.host !== null).length, summary: before.summary},
+      }
+    }
     if (f.why?.length) {
       const known = new Set(model.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
       const missing = f.why.filter((h) => !known.has(h))
       if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl snapshot show` for the hosts.')
       if (this.jsonEnabled()) result.verdicts = result.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
     }
+    if (result.scenario) {
+      const sc = result.scenario
+      this.out([...renderScenarioChanges(sc), `  on the snapshot as captured: ${sc.before.summary}`, ''].join('\n'))
+    }
     this.out(renderSimulation(result, {explain: f.explain, why: f.why}))
     this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)
     return result
   }
 
-  private async schedulerConfig(): Promise<SchedulerConfig> {
+  private schedulerConfig(): SchedulerConfig {
     const f = this.flags
-    let cfg = defaultSchedulerConfig()
-    if (f['nova-conf']) {
-      let text: string
-      try {
-        text = await readFile(f['nova-conf'], 'utf8')
-      } catch (error) {
-        throw new ConfigError(`cannot read ${f['nova-conf']}: ${(error as Error).message}`)
-      }
-      cfg = applyNovaConf(cfg, parseIni(text) as Record<string, Record<string, unknown>>)
-    }
+    const cfg = schedulerConfigFrom(f['nova-conf'])
     if (f.filters !== undefined) cfg.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
     if (f.weigher?.length) cfg.weight_classes = f.weigher
     for (const m of f.multiplier ?? []) {
