@@ -11,7 +11,7 @@
 import {runChecks} from '../checks/index.js'
 import {capacityOf} from '../checks/context.js'
 import type {Finding} from '../domain/finding.js'
-import type {CloudModel} from '../domain/model.js'
+import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {Allocation, ResourceProvider} from '../domain/snapshot.js'
 import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, lockConsumerAllocations, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
@@ -47,6 +47,14 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
       const home = f.code === 'allocation.wrong-provider' ? placedOnFindingProvider(model, f) : undefined
       if (home) {
         b.skip(f.code, subjectOf(f), `not removed: instance ${consumer} is placed on ${home.node ?? home.host}, the host this provider stands for (its compute node or service is deleted); see provider.stale`)
+        continue
+      }
+      const misplaced = f.code === 'allocation.wrong-provider' && !f.evidence.migration ? homeWithoutAllocations(model, consumer) : undefined
+      if (misplaced) {
+        // Removing these would leave a running instance with no allocation at all (allocation.missing):
+        // they belong on its own host. heal_allocations territory, so only with --heal.
+        if (!opts.heal) b.skip(f.code, subjectOf(f), `instance ${consumer} holds nothing on its own host ${misplaced.node ?? misplaced.host}: removing these would leave it with no allocation; run with --heal to move them there`)
+        else planMove(model, b, f, misplaced)
         continue
       }
       let r = removals.get(consumer)
@@ -262,6 +270,45 @@ function planMismatch(model: CloudModel, b: PlanBuilder, f: Finding): void {
   for (const s of steps) s()
   for (const p of touched.values()) b.bumpProvider(p, `allocations of ${consumer} corrected`)
   b.bumpConsumer(c, 'allocations corrected')
+}
+
+/** The live instance of a consumer when it holds no allocation on the provider tree of its own node. */
+function homeWithoutAllocations(model: CloudModel, consumer: string) {
+  const live = model.liveInstances(consumer)
+  if (live.length !== 1) return undefined
+  const inst = live[0]
+  const cn = model.liveComputeNodesByKey.get(nodeKey(inst.host, inst.node))
+  const rp = cn?.uuid ? model.providersByUuid.get(cn.uuid) : undefined
+  if (!rp) return undefined
+  const tree = new Set(model.tree(model.rootOf(rp)).map((p) => p.id))
+  if ((model.allocationsByConsumer.get(consumer) ?? []).some((a) => tree.has(a.resource_provider_id))) return undefined
+  return {...inst, provider: model.rootOf(rp)}
+}
+
+/** wrong-provider with --heal: the rows move to the instance's own provider, amounts kept, where they fit. */
+function planMove(model: CloudModel, b: PlanBuilder, f: Finding, inst: ReturnType<typeof homeWithoutAllocations> & object): void {
+  const consumer = inst.uuid
+  const target = inst.provider
+  const subject = subjectOf(f)
+  const ids = new Set(((f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []).map((a) => a.id))
+  const rows = (model.allocationsByConsumer.get(consumer) ?? []).filter((a) => ids.has(a.id))
+  const c = model.consumersByUuid.get(consumer)
+  if (!c || rows.length === 0) return void b.skip(f.code, subject, 'consumer or allocation rows missing: re-audit')
+  for (const a of rows) {
+    const inv = model.inventory(target.id, a.resource_class_id)
+    if (!inv) return void b.skip(f.code, subject, `${target.name ?? target.uuid} has no ${model.rc.name(a.resource_class_id)} inventory: move it by hand`)
+    if (model.usage(target.id, a.resource_class_id) + a.used > capacityOf(inv) + 1e-6) return void b.skip(f.code, subject, `${model.rc.name(a.resource_class_id)}=${a.used} does not fit on ${target.name ?? target.uuid} (placement would refuse it)`)
+  }
+  b.finding(f.code, subject, f.message)
+  instanceCheck(model, b, consumer, f)
+  lockConsumerAllocations(model, b, consumer, `${f.code}: the consumer's allocations are exactly those audited`)
+  for (const a of rows) {
+    b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: target.id, updated_at: NOW}, why: `${f.code} (--heal): ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to its own host ${target.name ?? target.uuid}`, code: f.code})
+    const from = model.providersById.get(a.resource_provider_id)
+    if (from) b.bumpProvider(from, `allocations of ${consumer} moved away`)
+  }
+  b.bumpProvider(target, `allocations of ${consumer} moved here`)
+  b.bumpConsumer(c, 'allocations moved to its own host')
 }
 
 function placedOnFindingProvider(model: CloudModel, f: Finding) {
