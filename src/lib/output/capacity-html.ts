@@ -27,7 +27,7 @@ function flavorChart(az: string, flavors: FlavorCapacity[]): string {
     const g = f.byAz.find((x) => x.name === az)
     return {flavor: f.flavor, fits: g?.fits ?? 0, naive: g?.naive ?? 0}
   })
-  const labelW = Math.min(220, 16 + 7 * Math.max(6, ...rows.map((r) => r.flavor.length)))
+  const labelW = Math.min(240, 24 + 8 * Math.max(6, ...rows.map((r) => r.flavor.length)))
   const plotW = WIDTH - labelW - 90
   const max = Math.max(1, ...rows.map((r) => Math.max(r.fits, r.naive)))
   const rowH = 26
