@@ -95,6 +95,8 @@ describe('scenario transforms', () => {
     const r = applyPlannedRepairs(snap, findings)
     expect(r.removedAllocations).toBeGreaterThan(0)
     expect(r.freed.PCPU).toBe(6)
+    // p1 is alive: what the leaks held is schedulable again (3 x pin2: PCPU 2, MEMORY_MB 2048, DISK_GB 10).
+    expect(r.freedByProvider).toEqual([{provider: expect.any(String), name: 'p1', schedulable: true, resources: {PCPU: 6, MEMORY_MB: 6144, DISK_GB: 30}}])
     expect(r.pins.reduce((n, p) => n + p.released.length, 0)).toBe(6)
     expect(fits(r.snapshot, 'pin2', config)).toEqual({p1: 3})
     // The instance that is still there keeps its allocation and its pins.
