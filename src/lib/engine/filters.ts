@@ -441,7 +441,7 @@ function ioOps(name: string, perAggregate: boolean): HostFilter {
     name,
     runOncePerRequest: false,
     hostPasses(hs, _spec, ctx) {
-      const max = perAggregate ? aggregateNumber(hs, 'max_io_ops_per_host', ctx.cfg.max_io_ops_per_host).value : ctx.cfg.max_io_ops_per_host
+      const max = perAggregate ? aggregateNumber(hs, 'max_io_ops_per_host', ctx.cfg.max_io_ops_per_host, 'int').value : ctx.cfg.max_io_ops_per_host
       return hs.numIoOps < max ? null : reject('too many I/O operations', `${hs.numIoOps} I/O-heavy operations, max_io_ops_per_host=${max}`, max, hs.numIoOps)
     },
   }
@@ -452,7 +452,7 @@ function numInstances(name: string, perAggregate: boolean): HostFilter {
     name,
     runOncePerRequest: false,
     hostPasses(hs, _spec, ctx) {
-      const max = perAggregate ? aggregateNumber(hs, 'max_instances_per_host', ctx.cfg.max_instances_per_host).value : ctx.cfg.max_instances_per_host
+      const max = perAggregate ? aggregateNumber(hs, 'max_instances_per_host', ctx.cfg.max_instances_per_host, 'int').value : ctx.cfg.max_instances_per_host
       return hs.numInstances < max ? null : reject('too many instances', `${hs.numInstances} instances, max_instances_per_host=${max}`, max, hs.numInstances)
     },
   }

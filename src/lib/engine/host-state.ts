@@ -83,15 +83,29 @@ function supportedInstancesOf(text: string | null): string[][] {
   return (p.value as unknown[]).filter(Array.isArray).map((row) => (row as unknown[]).map((x) => String(x)))
 }
 
-/** host -> aggregates (nova_api), in aggregate id order as HostManager caches them. */
+/** The aggregates of a host in no aggregate (shared, never modified). */
+export const NO_AGGREGATES: Aggregate[] = []
+
+/**
+ * host -> aggregates (nova_api), in aggregate id order as HostManager caches them. Hosts in the same
+ * aggregates share one array, so per-aggregate answers (metadata, multipliers) are computed once.
+ */
 function aggregatesByHost(model: CloudModel): Map<string, Aggregate[]> {
   const out = new Map<string, Aggregate[]>()
   for (const a of [...model.snapshot.nova_api.aggregates].sort((x, y) => x.id - y.id)) {
     for (const h of a.hosts) {
       const l = out.get(h)
-      if (l) l.push(a)
-      else out.set(h, [a])
+      if (l) {
+        if (!l.includes(a)) l.push(a)
+      } else out.set(h, [a])
     }
+  }
+  const interned = new Map<string, Aggregate[]>()
+  for (const [h, l] of out) {
+    const key = l.map((a) => a.id).join(',')
+    const same = interned.get(key)
+    if (same) out.set(h, same)
+    else interned.set(key, l)
   }
   return out
 }
@@ -110,6 +124,8 @@ function instancesByHost(model: CloudModel): Map<string, string[]> {
 export interface HostStateBase {
   /** compute node uuid -> compute nodes in database order (cells in snapshot order, then id). */
   byUuid: Map<string, ComputeNode[]>
+  /** compute node uuid -> its position in byUuid's iteration order (to visit a subset in that order). */
+  uuidOrder: Map<string, number>
   /** key -> state */
   states: Map<string, HostState>
   aggregatesByHost: Map<string, Aggregate[]>
@@ -127,7 +143,7 @@ export function hostStateBase(model: CloudModel, cfg: SchedulerConfig): HostStat
   if (!perCfg) baseCache.set(model, (perCfg = new Map()))
   const k = configKey(cfg)
   let base = perCfg.get(k)
-  if (!base) perCfg.set(k, (base = {byUuid: new Map(), states: new Map(), aggregatesByHost: aggregatesByHost(model), instancesByHost: instancesByHost(model)}))
+  if (!base) perCfg.set(k, (base = {byUuid: new Map(), uuidOrder: new Map(), states: new Map(), aggregatesByHost: aggregatesByHost(model), instancesByHost: instancesByHost(model)}))
   if (base.byUuid.size === 0) {
     const cellOrder = new Map(model.snapshot.cells.map((c, i) => [c.uuid, i]))
     const nodes = [...model.liveComputeNodes].sort((a, b) => (cellOrder.get(a.cell_uuid) ?? 0) - (cellOrder.get(b.cell_uuid) ?? 0) || a.id - b.id)
@@ -135,7 +151,10 @@ export function hostStateBase(model: CloudModel, cfg: SchedulerConfig): HostStat
       if (!cn.uuid) continue
       const l = base.byUuid.get(cn.uuid)
       if (l) l.push(cn)
-      else base.byUuid.set(cn.uuid, [cn])
+      else {
+        base.uuidOrder.set(cn.uuid, base.byUuid.size)
+        base.byUuid.set(cn.uuid, [cn])
+      }
     }
   }
   return base
@@ -183,7 +202,7 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     numa: notReported ? null : numa.ok ? numa.value : null,
     numaError: numa.ok ? null : numa.error,
     pciPools: notReported ? [] : pciPoolsOf(cn.pci_stats),
-    aggregates: base.aggregatesByHost.get(cn.host ?? '') ?? [],
+    aggregates: base.aggregatesByHost.get(cn.host ?? '') ?? NO_AGGREGATES,
     instances,
     stats: statsValue,
     supportedInstances: supportedInstancesOf(cn.supported_instances),
@@ -197,8 +216,24 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
   return hs
 }
 
-/** Aggregate metadata of a host: key -> set of values (comma-split), as filters/utils.py builds it. */
+// Filters and weighers ask the same host's aggregates the same questions for every instance of a
+// request; the answers are cached per aggregates array (shared by all states of a host, immutable).
+const metadataCache = new WeakMap<Aggregate[], Map<string, Map<string, Set<string>>>>()
+
+/**
+ * Aggregate metadata of a host: key -> set of values (comma-split), as filters/utils.py builds it.
+ * The result is shared: callers must not modify it.
+ */
 export function aggregateMetadata(hs: HostState, key?: string): Map<string, Set<string>> {
+  let perKey = metadataCache.get(hs.aggregates)
+  if (!perKey) metadataCache.set(hs.aggregates, (perKey = new Map()))
+  const k = key === undefined ? '\u0000all' : key
+  let out = perKey.get(k)
+  if (!out) perKey.set(k, (out = computeAggregateMetadata(hs, key)))
+  return out
+}
+
+function computeAggregateMetadata(hs: HostState, key?: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>()
   for (const a of hs.aggregates) {
     if (key !== undefined && !(key in a.metadata)) continue
@@ -211,11 +246,48 @@ export function aggregateMetadata(hs: HostState, key?: string): Map<string, Set<
   return out
 }
 
-/** utils.get_weight_multiplier / validate_num_values: the minimum of the aggregates' values. */
-export function aggregateNumber(hs: HostState, key: string, fallback: number): {value: number; fromAggregate: boolean} {
-  const vals = aggregateMetadata(hs, key).get(key)
-  if (!vals || vals.size === 0) return {value: fallback, fromAggregate: false}
-  const nums = [...vals].map(Number)
-  if (nums.some((n) => !Number.isFinite(n))) return {value: fallback, fromAggregate: false}
-  return {value: Math.min(...nums), fromAggregate: true}
+/** Python's int(str): surrounding whitespace, a sign, digits with single underscores between them. */
+export function pyInt(text: string): number | null {
+  const t = text.trim()
+  return /^[+-]?\d+(_\d+)*$/.test(t) ? Number(t.replace(/_/g, '')) : null
+}
+
+const DIGITS = '\\d+(?:_\\d+)*'
+const PY_FLOAT = new RegExp(`^[+-]?(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?$`)
+
+/** Python's float(str), for the forms an operator may type (decimal, exponent, inf, nan). */
+export function pyFloat(text: string): number | null {
+  const t = text.trim()
+  if (PY_FLOAT.test(t)) return Number(t.replace(/_/g, ''))
+  const m = /^([+-]?)(inf|infinity|nan)$/i.exec(t)
+  if (!m) return null
+  if ((m[2] as string).toLowerCase() === 'nan') return Number.NaN
+  return m[1] === '-' ? -Infinity : Infinity
+}
+
+const numberCache = new WeakMap<Aggregate[], Map<string, number | null>>()
+
+/**
+ * utils.aggregate_values_from_key + validate_num_values (get_weight_multiplier, AggregateIoOpsFilter,
+ * AggregateNumInstancesFilter): the raw values of `key` (not comma-split) of the host's aggregates,
+ * cast with Python's float() or int(), the minimum wins; no value, or one that does not cast
+ * (nova logs a warning), gives the configured fallback.
+ */
+export function aggregateNumber(hs: HostState, key: string, fallback: number, cast: 'float' | 'int' = 'float'): {value: number; fromAggregate: boolean} {
+  let perKey = numberCache.get(hs.aggregates)
+  if (!perKey) numberCache.set(hs.aggregates, (perKey = new Map()))
+  const k = cast === 'float' ? key : `int\u0000${key}`
+  let v = perKey.get(k)
+  if (v === undefined) {
+    const raw = new Set<string>()
+    for (const a of hs.aggregates) if (Object.hasOwn(a.metadata, key)) raw.add(a.metadata[key] as string)
+    v = null
+    if (raw.size > 0) {
+      const nums = [...raw].map((x) => (cast === 'int' ? pyInt(x) : pyFloat(x)))
+      // Python's min() over floats with a NaN depends on its position; a NaN multiplier is nonsense anyway.
+      if (nums.every((n): n is number => n !== null)) v = nums.reduce((m, n) => (n < m ? n : m))
+    }
+    perKey.set(k, v)
+  }
+  return v === null ? {value: fallback, fromAggregate: false} : {value: v, fromAggregate: true}
 }

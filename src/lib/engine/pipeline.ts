@@ -48,6 +48,8 @@ export class EngineState {
   usageView(idx: ProviderIndex): UsageView {
     return {
       used: (rpId, rcId) => (idx.baseUsage.get(rpId)?.get(rcId) ?? 0) + (this.usageDelta.get(rpId)?.get(rcId) ?? 0),
+      base: idx.baseUsage,
+      delta: this.usageDelta,
     }
   }
 
@@ -214,12 +216,15 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
   let hosts: HostState[] = []
   const candidateRoots = new Set<number>()
   for (const a of cands.kept) candidateRoots.add(a.anchorRootId)
-  let matchedNodes = 0
-  for (const [uuid, nodes] of base.byUuid) {
-    const rp = idx.byUuid.get(uuid)
-    if (!rp || !cands.summaryProviderIds.has(rp.id)) continue
-    for (const cn of nodes) {
-      matchedNodes++
+  // Only the candidates' compute nodes, visited in database order (not every node of the cloud).
+  const candidateUuids: string[] = []
+  for (const id of cands.summaryProviderIds) {
+    const uuid = idx.providers.get(id)?.uuid
+    if (uuid !== undefined && base.uuidOrder.has(uuid)) candidateUuids.push(uuid)
+  }
+  candidateUuids.sort((a, b) => (base.uuidOrder.get(a) as number) - (base.uuidOrder.get(b) as number))
+  for (const uuid of candidateUuids) {
+    for (const cn of base.byUuid.get(uuid) as ComputeNode[]) {
       if (!model.isCellAvailable(cn.cell_uuid)) {
         unavailable.set(cn.cell_uuid, (unavailable.get(cn.cell_uuid) ?? 0) + 1)
         continue
@@ -264,6 +269,9 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
   }
 
   const ctx: FilterContext = {cfg, now: new Date(model.snapshot.captured_at), numaFits: new Map()}
+  // The first instance's weighing and choice, turned into verdicts only when they are reported.
+  let firstWeighed: WeighedHost[] = []
+  let firstSelected: HostState | null = null
   const tf = performance.now()
   for (let i = 0; i < spec.numInstances; i++) {
     const outcome: InstanceOutcome = {index: i, instanceUuid: newUuids[i] as string, host: null, node: null, allocations: [], filters: [], claimFailures: []}
@@ -278,7 +286,7 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     const weighed = weighHosts(filtered, spec, weighers, cfg, i === 0)
     if (i === 0) {
       result.weighed = weighed.slice(0, opts.topWeighed ?? 5).map((w) => ({host: w.hs.host, node: w.hs.nodename, weight: w.weight, parts: w.parts ?? []}))
-      weighed.forEach((w, rank) => verdicts.set(w.hs.key, {host: w.hs.host, node: w.hs.nodename, stage: 'weigher', reason: `passed all filters; weighed ${w.weight.toFixed(4)} (rank ${rank + 1} of ${weighed.length})`, label: 'outweighed'}))
+      firstWeighed = weighed
     }
     const sorted = chooseHost(weighed, cfg, rng)
     let claimed: {hs: HostState; areq: AllocationRequest} | null = null
@@ -308,10 +316,14 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     outcome.host = claimed.hs.host
     outcome.node = claimed.hs.nodename
     state.placed++
-    if (i === 0) verdicts.set(claimed.hs.key, {host: claimed.hs.host, node: claimed.hs.nodename, stage: 'selected', reason: 'selected', label: 'selected'})
+    if (i === 0) firstSelected = claimed.hs
   }
   result.timings.filtersMs = performance.now() - tf
   const placedCount = result.instances.filter((o) => o.host !== null).length
+  if (explain || placedCount < spec.numInstances) {
+    firstWeighed.forEach((w, rank) => verdicts.set(w.hs.key, {host: w.hs.host, node: w.hs.nodename, stage: 'weigher', reason: `passed all filters; weighed ${w.weight.toFixed(4)} (rank ${rank + 1} of ${firstWeighed.length})`, label: 'outweighed'}))
+    if (firstSelected) verdicts.set(firstSelected.key, {host: firstSelected.host, node: firstSelected.nodename, stage: 'selected', reason: 'selected', label: 'selected'})
+  }
   // Placement-stage verdicts for every other compute node: for --explain/--why and for the summary.
   if (explain || placedCount < spec.numInstances) collectPlacementVerdicts(model, idx, cands, spec, verdicts)
   result.verdicts = explain ? [...verdicts.values()] : []
@@ -320,7 +332,6 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
   result.noValidHost = !result.placedAll
   result.summary = summarize(model, result, verdicts, cands, spec)
   result.timings.totalMs = performance.now() - t0
-  void matchedNodes
   return result
 }
 

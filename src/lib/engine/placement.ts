@@ -44,11 +44,14 @@ export interface ProviderInventory {
   pyCapacity: number
   /** int(pyCapacity): provider summary capacity. */
   summaryCapacity: number
+  /** The ratio as a client reads the FLOAT back (0.9), computed once: messages use it. */
+  ratioText: number
 }
 
 export function inventoryOf(inv: Inventory): ProviderInventory {
   const usable = inv.total - inv.reserved
-  const py = usable * mysqlFloatText(inv.allocation_ratio)
+  const ratioText = mysqlFloatText(inv.allocation_ratio)
+  const py = usable * ratioText
   return {
     rcId: inv.resource_class_id,
     total: inv.total,
@@ -60,6 +63,7 @@ export function inventoryOf(inv: Inventory): ProviderInventory {
     sqlCapacity: usable * mysqlFloat(inv.allocation_ratio),
     pyCapacity: py,
     summaryCapacity: Math.trunc(py),
+    ratioText,
   }
 }
 
@@ -72,7 +76,7 @@ export function checkCandidateCapacity(inv: ProviderInventory | undefined, used:
   if (inv && used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) return FITS
   if (!inv) return {ok: false, why: 'no_inventory', detail: `no ${rc} inventory`}
   if (!(used + amount <= inv.sqlCapacity)) {
-    return {ok: false, why: 'capacity', detail: `insufficient ${rc}: need ${amount}, used ${used} of ${fmtCap(inv.sqlCapacity)} ((${inv.total} - ${inv.reserved}) x ${fmtRatio(inv.ratio)})`}
+    return {ok: false, why: 'capacity', detail: capacityDetail(inv, used, amount, rc)}
   }
   if (inv.minUnit > amount) return {ok: false, why: 'min_unit', detail: `${rc} ${amount} is below min_unit ${inv.minUnit}`}
   if (inv.maxUnit < amount) return {ok: false, why: 'max_unit', detail: `${rc} ${amount} exceeds max_unit ${inv.maxUnit}`}
@@ -88,6 +92,10 @@ export function checkClaimCapacity(inv: ProviderInventory | undefined, used: num
   return used + amount <= inv.pyCapacity
 }
 
+function capacityDetail(inv: ProviderInventory, used: number, amount: number, rc: string): string {
+  return `insufficient ${rc}: need ${amount}, used ${used} of ${fmtCap(inv.sqlCapacity)} ((${inv.total} - ${inv.reserved}) x ${fmtRatio(inv.ratio)})`
+}
+
 function fmtCap(c: number): string {
   return Number.isInteger(c) ? String(c) : c.toFixed(6).replace(/0+$/, '')
 }
@@ -97,6 +105,8 @@ function fmtRatio(r: number): string {
 }
 
 export interface ProviderInfo {
+  /** Dense position in provider id order (0..n-1): index into typed arrays. */
+  ord: number
   id: number
   uuid: string
   name: string | null
@@ -126,9 +136,10 @@ export class ProviderIndex {
   constructor(readonly model: CloudModel) {
     const rps = [...model.snapshot.placement.resource_providers].sort((a, b) => a.id - b.id)
     let trees = false
-    for (const rp of rps) {
+    for (const [ord, rp] of rps.entries()) {
       const root = model.rootOf(rp)
       const info: ProviderInfo = {
+        ord,
         id: rp.id,
         uuid: rp.uuid,
         name: rp.name,
@@ -154,6 +165,70 @@ export class ProviderIndex {
   provider(rp: ResourceProvider | number): ProviderInfo | undefined {
     return this.providers.get(typeof rp === 'number' ? rp : rp.id)
   }
+
+  private readonly columns = new Map<number, ResourceColumn>()
+  private readonly anchorCache = new Map<string, AnchorRoots>()
+
+  /** The providers of one resource class as parallel arrays (id order), built once per model. */
+  column(rcId: number): ResourceColumn {
+    let col = this.columns.get(rcId)
+    if (col) return col
+    const infos = this.byResourceClass.get(rcId) ?? []
+    const invs = infos.map((i) => i.inventories.get(rcId) as ProviderInventory)
+    const sqlCap = new Float64Array(infos.length)
+    const summaryCap = new Float64Array(infos.length)
+    const base = new Float64Array(infos.length)
+    infos.forEach((info, i) => {
+      const inv = invs[i] as ProviderInventory
+      sqlCap[i] = inv.sqlCapacity
+      summaryCap[i] = inv.summaryCapacity
+      base[i] = this.baseUsage.get(info.id)?.get(rcId) ?? 0
+    })
+    col = {rcId, infos, invs, sqlCap, summaryCap, base}
+    this.columns.set(rcId, col)
+    return col
+  }
+
+  /** Roots satisfying root_required / root_forbidden, and why the others do not; cached per trait set. */
+  anchorRoots(required: Set<string>, forbidden: Set<string>): AnchorRoots {
+    const key = `${[...required].sort().join(',')}|${[...forbidden].sort().join(',')}`
+    let got = this.anchorCache.get(key)
+    if (got) return got
+    const roots = new Set<number>()
+    const rejected: Array<[number, RootRejection]> = []
+    for (const info of this.providers.values()) {
+      if (info.rootId !== info.id) continue
+      let ok = true
+      for (const t of required) if (!info.traits.has(t)) ok = false
+      for (const t of forbidden) if (info.traits.has(t)) ok = false
+      if (ok) roots.add(info.id)
+      else {
+        const missing = [...required].filter((t) => !info.traits.has(t))
+        const present = [...forbidden].filter((t) => info.traits.has(t))
+        rejected.push([info.id, rootRejection(present.length > 0 ? `root provider has forbidden trait ${present.join(', ')}` : `root provider lacks required trait ${missing.join(', ')}`)])
+      }
+    }
+    got = {roots, rejected}
+    this.anchorCache.set(key, got)
+    return got
+  }
+}
+
+export interface ResourceColumn {
+  rcId: number
+  infos: ProviderInfo[]
+  invs: ProviderInventory[]
+  /** (total - reserved) x float32(ratio), per provider */
+  sqlCap: Float64Array
+  /** int((total - reserved) x text(ratio)), per provider */
+  summaryCap: Float64Array
+  /** the snapshot's usage of the class, per provider */
+  base: Float64Array
+}
+
+interface AnchorRoots {
+  roots: Set<number>
+  rejected: Array<[number, RootRejection]>
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -173,6 +248,12 @@ export function providerIndex(model: CloudModel): ProviderIndex {
 /** Usage seen by the engine: the snapshot's allocations plus what this simulation has claimed. */
 export interface UsageView {
   used(rpId: number, rcId: number): number
+  /**
+   * Optional fast path: when `base` is the index's own baseUsage, used = base + delta (rp -> rc ->
+   * amount), and the candidate search reads the base from its per-class columns.
+   */
+  base?: Map<number, Map<number, number>>
+  delta?: Map<number, Map<number, number>>
 }
 
 // ---------------------------------------------------------------- request shape
@@ -216,6 +297,32 @@ export interface AllocationRequest {
   parts: AllocationPart[]
   /** group suffix -> provider ids */
   mappings: Map<string, Set<number>>
+}
+
+/**
+ * A request served by one provider. A boot on a big cloud makes one per candidate host, so the
+ * suffix -> providers mapping (needed only to combine groups) is built on first use.
+ */
+class OneProviderRequest implements AllocationRequest {
+  private builtMappings: Map<string, Set<number>> | null = null
+  private builtParts: AllocationPart[] | null = null
+  constructor(
+    readonly anchorRootId: number,
+    /** shared by every request of the group */
+    readonly resources: ReadonlyArray<{rc: string; rcId: number; amount: number}>,
+    readonly suffix: string,
+    readonly rpId: number,
+    /** Every class also fits the provider-summary bound (see GroupCtx.summaryHits). */
+    readonly fitsSummary: boolean,
+  ) {}
+
+  get parts(): AllocationPart[] {
+    return (this.builtParts ??= this.resources.map((r) => ({rpId: this.rpId, rc: r.rc, rcId: r.rcId, amount: r.amount})))
+  }
+
+  get mappings(): Map<string, Set<number>> {
+    return (this.builtMappings ??= new Map([[this.suffix, new Set([this.rpId])]]))
+  }
 }
 
 export interface RootRejection {
@@ -267,6 +374,11 @@ interface GroupCtx {
   resources: Array<{rc: string; rcId: number; amount: number}>
   rpsInAggs: Set<number> | null
   badAggRps: Set<number> | null
+  /**
+   * Per provider (by ord), how many of the group's classes also pass the provider-summary bound
+   * (used + amount <= int capacity): a one-provider request needs no re-check when all do.
+   */
+  summaryHits: Uint8Array
 }
 
 /**
@@ -281,24 +393,16 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     return {all: [], kept: [], summaryProviderIds: new Set(), diagnostics: diag, combinationsTruncated: false}
   }
   const rcReg = idx.model.rc
+  const delta = usage.delta ?? new Map<number, Map<number, number>>()
+  const fastUsage = usage.base === idx.baseUsage && usage.delta !== undefined
 
   // Request-wide: root_required / root_forbidden select the anchor roots.
   let anchorRoots: Set<number> | null = null
   if (req.rootRequired.size > 0 || req.rootForbidden.size > 0) {
     for (const t of req.rootRequired) if (!idx.knownTraits.has(t)) return empty(`trait ${t} does not exist in placement (placement answers 400 TraitNotFound; nova then raises NoValidHost)`)
-    anchorRoots = new Set()
-    for (const info of idx.providers.values()) {
-      if (info.rootId !== info.id) continue
-      let ok = true
-      for (const t of req.rootRequired) if (!info.traits.has(t)) ok = false
-      for (const t of req.rootForbidden) if (info.traits.has(t)) ok = false
-      if (ok) anchorRoots.add(info.id)
-      else {
-        const missing = [...req.rootRequired].filter((t) => !info.traits.has(t))
-        const present = [...req.rootForbidden].filter((t) => info.traits.has(t))
-        diag.rejectedRoots.set(info.id, rootRejection(present.length > 0 ? `root provider has forbidden trait ${present.join(', ')}` : `root provider lacks required trait ${missing.join(', ')}`))
-      }
-    }
+    const cached = idx.anchorRoots(req.rootRequired, req.rootForbidden)
+    anchorRoots = cached.roots
+    for (const [id, why] of cached.rejected) diag.rejectedRoots.set(id, why)
     if (anchorRoots.size === 0) return empty(`no root provider matches root_required=${rootRequiredText(req)}`)
   }
 
@@ -307,7 +411,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
   const multiGroupRcs = new Set<string>()
   const seenRcs = new Set<string>()
   for (const group of req.groups) {
-    const ctx: GroupCtx = {group, useSameProvider: group.suffix !== '', resources: [], rpsInAggs: null, badAggRps: null}
+    const ctx: GroupCtx = {group, useSameProvider: group.suffix !== '', resources: [], rpsInAggs: null, badAggRps: null, summaryHits: new Uint8Array(idx.providers.size)}
     for (const [rc, amount] of group.resources) {
       const rcId = rcReg.id(rc)
       if (rcId === undefined) return empty(`resource class ${rc} does not exist in placement (placement answers 400)`)
@@ -332,19 +436,31 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     for (const r of ctx.resources) {
       const list: ProviderInfo[] = []
       let best: {free: number; rp: ProviderInfo} | null = null
-      for (const info of idx.byResourceClass.get(r.rcId) ?? []) {
+      // The hot loop of a boot on a big cloud: typed columns, no allocation unless a provider fails.
+      const col = idx.column(r.rcId)
+      const {infos, invs, sqlCap, summaryCap} = col
+      const amount = r.amount
+      const summaryHits = ctx.summaryHits
+      for (let i = 0; i < infos.length; i++) {
+        const info = infos[i] as ProviderInfo
         if (treeRoot !== null && info.rootId !== treeRoot) continue
-        const inv = info.inventories.get(r.rcId) as ProviderInventory
-        const used = usage.used(info.id, r.rcId)
-        const v = checkCandidateCapacity(inv, used, r.amount, r.rc)
-        if (v.ok) list.push(info)
-        else {
-          const free = Math.max(0, Math.floor(inv.sqlCapacity - used))
-          if (!diag.rejectedRoots.has(info.rootId)) {
-            diag.rejectedRoots.set(info.rootId, v.why === 'capacity' ? {label: `insufficient ${r.rc}`, message: v.detail + suffixText(group), need: r.amount, have: free} : rootRejection(v.detail + suffixText(group)))
-          }
-          if (!best || free > best.free) best = {free, rp: info}
+        let used: number
+        if (fastUsage) {
+          used = col.base[i] as number
+          if (delta.size > 0) used += delta.get(info.id)?.get(r.rcId) ?? 0
+        } else used = usage.used(info.id, r.rcId)
+        const inv = invs[i] as ProviderInventory
+        if (used + amount <= (sqlCap[i] as number) && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) {
+          list.push(info)
+          if (used + amount <= (summaryCap[i] as number)) summaryHits[info.ord] = (summaryHits[info.ord] as number) + 1
+          continue
         }
+        const free = Math.max(0, Math.floor(inv.sqlCapacity - used))
+        if (!diag.rejectedRoots.has(info.rootId)) {
+          const v = checkCandidateCapacity(inv, used, amount, r.rc) as Extract<CapacityVerdict, {ok: false}>
+          diag.rejectedRoots.set(info.rootId, v.why === 'capacity' ? {label: `insufficient ${r.rc}`, message: v.detail + suffixText(group), need: amount, have: free} : rootRejection(v.detail + suffixText(group)))
+        }
+        if (!best || free > best.free) best = {free, rp: info}
       }
       if (list.length === 0) {
         const bestText = best ? `, best has ${Math.max(0, best.free)} free on ${best.rp.name ?? best.rp.uuid}` : ''
@@ -362,6 +478,32 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     }
     if (areqs.length === 0) return empty(diag.stoppedAt ?? `no provider tree satisfies request group${suffixText(group) || ' (unsuffixed)'}`)
     perGroup.set(group.suffix, areqs)
+  }
+
+  if (req.groups.length === 1) {
+    // One group: nothing to combine. Requests are final once their capacity is re-checked, in
+    // anchor order (a stable sort keeps each anchor's requests in the order they were found).
+    const areqs = (perGroup.get((req.groups[0] as PlacementGroup).suffix) as AllocationRequest[]).slice()
+    areqs.sort((a, b) => a.anchorRootId - b.anchorRootId)
+    const all: AllocationRequest[] = []
+    let k = 0
+    while (k < areqs.length) {
+      const anchor = (areqs[k] as AllocationRequest).anchorRootId
+      let any = false
+      let why: string | null = null
+      for (; k < areqs.length && (areqs[k] as AllocationRequest).anchorRootId === anchor; k++) {
+        const a = areqs[k] as AllocationRequest
+        const over = exceedsCapacity(idx, a, usage)
+        if (over) {
+          why ??= over
+          continue
+        }
+        any = true
+        all.push(a)
+      }
+      if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
+    }
+    return finish(idx, req, all, diag, truncated, multiGroupRcs)
   }
 
   // Merge groups per anchor, apply group_policy, consolidate, re-check capacity.
@@ -433,6 +575,11 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     }
     if (seen.size === 0 && rejectedWhy && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(rejectedWhy))
   }
+  return finish(idx, req, all, diag, truncated, multiGroupRcs)
+}
+
+/** Apply the limit (after ordering, as placement does) and collect the provider summaries. */
+function finish(idx: ProviderIndex, req: PlacementRequest, all: AllocationRequest[], diag: CandidateDiagnostics, truncated: boolean, multiGroupRcs: Set<string>): CandidateResult {
   if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
   const kept = req.limit !== null && req.limit < all.length ? all.slice(0, req.limit) : all
   const keptRoots = new Set<number>()
@@ -449,25 +596,29 @@ function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<num
   let pool: ProviderInfo[]
   if (ctx.resources.length === 0) pool = [...idx.providers.values()]
   else {
-    const lists = ctx.resources.map((r) => withResource.get(r.rcId) ?? []).sort((a, b) => a.length - b.length)
-    const others = lists.slice(1).map((l) => new Set(l))
-    pool = (lists[0] as ProviderInfo[]).filter((p) => others.every((o) => o.has(p)))
+    const lists = ctx.resources.map((r) => withResource.get(r.rcId) ?? [])
+    // Count per provider how many classes it can serve; lists are in id order, so is the pool.
+    const hits = new Uint8Array(idx.providers.size)
+    for (const l of lists) for (const p of l) hits[p.ord] = (hits[p.ord] as number) + 1
+    const n = lists.length
+    pool = (lists[0] as ProviderInfo[]).filter((p) => hits[p.ord] === n)
   }
   const out: AllocationRequest[] = []
+  const constrained = g.required.size > 0 || g.forbidden.size > 0 || ctx.rpsInAggs !== null || ctx.badAggRps !== null
+  const nRes = ctx.resources.length
   for (const info of pool) {
-    const why = providerTraitAggReason(info, g, ctx)
+    const why = constrained ? providerTraitAggReason(info, g, ctx) : null
     if (why) {
       if (!diag.rejectedRoots.has(info.rootId)) diag.rejectedRoots.set(info.rootId, rootRejection(why + suffixText(g)))
       continue
     }
-    const parts = ctx.resources.map((r) => ({rpId: info.id, rc: r.rc, rcId: r.rcId, amount: r.amount}))
-    const mappings = new Map([[g.suffix, new Set([info.id])]])
-    if (anchorRoots === null || anchorRoots.has(info.rootId)) out.push({anchorRootId: info.rootId, parts, mappings})
+    const fits = ctx.summaryHits[info.ord] === nRes
+    if (anchorRoots === null || anchorRoots.has(info.rootId)) out.push(new OneProviderRequest(info.rootId, ctx.resources, g.suffix, info.id, fits))
     if (idx.sharing.has(info.id)) {
       for (const anchor of sharingAnchors(idx, info)) {
         if (anchor === info.rootId) continue
         if (anchorRoots !== null && !anchorRoots.has(anchor)) continue
-        out.push({anchorRootId: anchor, parts, mappings})
+        out.push(new OneProviderRequest(anchor, ctx.resources, g.suffix, info.id, fits))
       }
     }
   }
@@ -619,6 +770,8 @@ function consolidate(areqs: AllocationRequest[]): AllocationRequest {
 
 /** rw_ctx.exceeds_capacity: used + amount > int capacity, or amount > max_unit. */
 function exceedsCapacity(idx: ProviderIndex, a: AllocationRequest, usage: UsageView): string | null {
+  // Known from the candidate scan (the SQL bound already checked max_unit): no need to look again.
+  if (a instanceof OneProviderRequest && a.fitsSummary) return null
   for (const p of a.parts) {
     const inv = idx.providers.get(p.rpId)?.inventories.get(p.rcId)
     if (!inv) return `no ${p.rc} inventory`

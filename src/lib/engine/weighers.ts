@@ -1,6 +1,7 @@
 /**
  * Stage 7: weighers (nova/scheduler/weights/*.py) and nova's weight handler (nova/weights.py):
- * each weigher's raw values are normalised to 0..1 over the hosts (all equal -> all 0), multiplied
+ * each weigher's raw values are clamped to its minval/maxval and normalised to 0..1 over the hosts
+ * (bounds: minval/maxval when the weigher sets them, else the values' min/max; equal bounds -> all 0), multiplied
  * by the host's multiplier (config, overridden by the lowest per-aggregate value), summed, and the
  * hosts sorted by total, descending and stable. A single host is not weighed.
  */
@@ -14,6 +15,12 @@ export interface Weigher {
   option: keyof SchedulerConfig & string
   /** BuildFailureWeigher negates its multiplier. */
   negateMultiplier?: boolean
+  /**
+   * BaseWeigher.minval / maxval: raw values are clamped to them and normalisation uses them instead
+   * of the hosts' min / max (RAM, CPU, Disk and IoOps weighers set minval = 0).
+   */
+  minval?: number
+  maxval?: number
   raw(hs: HostState, spec: RequestSpec): number
 }
 
@@ -28,10 +35,10 @@ function groupMembersOn(hs: HostState, spec: RequestSpec, policy: string): numbe
 }
 
 export const WEIGHERS: Record<string, Weigher> = {
-  RAMWeigher: {name: 'RAMWeigher', option: 'ram_weight_multiplier', raw: (hs) => hs.freeRamMb},
-  CPUWeigher: {name: 'CPUWeigher', option: 'cpu_weight_multiplier', raw: (hs) => hs.vcpusTotal * hs.cpuAllocationRatio - hs.vcpusUsed},
-  DiskWeigher: {name: 'DiskWeigher', option: 'disk_weight_multiplier', raw: (hs) => hs.freeDiskMb},
-  IoOpsWeigher: {name: 'IoOpsWeigher', option: 'io_ops_weight_multiplier', raw: (hs) => hs.numIoOps},
+  RAMWeigher: {name: 'RAMWeigher', option: 'ram_weight_multiplier', minval: 0, raw: (hs) => hs.freeRamMb},
+  CPUWeigher: {name: 'CPUWeigher', option: 'cpu_weight_multiplier', minval: 0, raw: (hs) => hs.vcpusTotal * hs.cpuAllocationRatio - hs.vcpusUsed},
+  DiskWeigher: {name: 'DiskWeigher', option: 'disk_weight_multiplier', minval: 0, raw: (hs) => hs.freeDiskMb},
+  IoOpsWeigher: {name: 'IoOpsWeigher', option: 'io_ops_weight_multiplier', minval: 0, raw: (hs) => hs.numIoOps},
   PCIWeigher: {
     name: 'PCIWeigher',
     option: 'pci_weight_multiplier',
@@ -64,8 +71,8 @@ export function multiplierFor(w: Weigher, hs: HostState, cfg: SchedulerConfig): 
   return w.negateMultiplier ? -m : m
 }
 
-/** nova.weights.normalize */
-export function normalize(values: number[]): number[] {
+/** nova.weights.normalize: scaled to 0..1 by the given bounds, else the values' own min / max; all equal -> 0. */
+export function normalize(values: number[], minval?: number, maxval?: number): number[] {
   if (values.length === 0) return []
   let min = Infinity
   let max = -Infinity
@@ -73,6 +80,8 @@ export function normalize(values: number[]): number[] {
     if (v < min) min = v
     if (v > max) max = v
   }
+  if (minval !== undefined) min = minval
+  if (maxval !== undefined) max = maxval
   if (min === max) return values.map(() => 0)
   const range = max - min
   return values.map((v) => (v - min) / range)
@@ -89,30 +98,94 @@ export interface WeightPart {
 export interface WeighedHost {
   hs: HostState
   weight: number
-  /** Filled only when `explain` is asked (costly on big clouds). */
+  /** Only when `explain` is asked; computed on first read (a big cloud weighs thousands of hosts, a report shows a few). */
   parts?: WeightPart[]
+}
+
+/**
+ * Multipliers of the hosts sharing an aggregates array, for one list of weighers and multiplier
+ * values (the fingerprint: a config object may be edited between calls).
+ */
+const multiplierCache = new WeakMap<object, {fingerprint: string; values: Float64Array}>()
+
+function multipliersOf(hs: HostState, weighers: Weigher[], cfg: SchedulerConfig, fingerprint: string, plain: Float64Array): Float64Array {
+  if (hs.aggregates.length === 0) return plain
+  const hit = multiplierCache.get(hs.aggregates)
+  if (hit && hit.fingerprint === fingerprint) return hit.values
+  const values = new Float64Array(weighers.length)
+  weighers.forEach((w, k) => (values[k] = multiplierFor(w, hs, cfg)))
+  multiplierCache.set(hs.aggregates, {fingerprint, values})
+  return values
+}
+
+class ExplainedHost implements WeighedHost {
+  private built: WeightPart[] | null = null
+  constructor(
+    readonly hs: HostState,
+    readonly weight: number,
+    private readonly i: number,
+    private readonly n: number,
+    private readonly weighers: Weigher[],
+    private readonly raw: Float64Array,
+    private readonly norm: Float64Array,
+    private readonly mult: Float64Array,
+  ) {}
+
+  get parts(): WeightPart[] {
+    if (this.built) return this.built
+    this.built = this.weighers.map((w, k) => {
+      const j = k * this.n + this.i
+      const normalized = this.norm[j] as number
+      const multiplier = this.mult[j] as number
+      return {weigher: w.name, raw: this.raw[j] as number, normalized, multiplier, score: multiplier * normalized}
+    })
+    return this.built
+  }
+
+  toJSON(): WeighedHost {
+    return {hs: this.hs, weight: this.weight, parts: this.parts}
+  }
 }
 
 /** get_weighed_objects: returns hosts sorted by weight, descending, stable. */
 export function weighHosts(hosts: HostState[], spec: RequestSpec, weighers: Weigher[], cfg: SchedulerConfig, explain = false): WeighedHost[] {
   const n = hosts.length
+  const W = weighers.length
   const totals = new Float64Array(n)
-  const parts: WeightPart[][] | null = explain ? hosts.map(() => []) : null
+  // weigher k, host i at [k * n + i]
+  const raws = new Float64Array(n > 1 ? n * W : 0)
+  const norms = new Float64Array(n > 1 ? n * W : 0)
+  const mults = new Float64Array(n > 1 ? n * W : 0)
   if (n > 1) {
     const raw = new Array<number>(n)
-    for (const w of weighers) {
-      for (let i = 0; i < n; i++) raw[i] = w.raw(hosts[i] as HostState, spec)
-      const norm = normalize(raw)
+    const fingerprint = weighers.map((w) => `${w.name}=${String(cfg[w.option])}`).join(',')
+    const plain = new Float64Array(weighers.length)
+    weighers.forEach((w, k) => (plain[k] = w.negateMultiplier ? -(cfg[w.option] as number) : (cfg[w.option] as number)))
+    for (let i = 0; i < n; i++) {
+      const m = multipliersOf(hosts[i] as HostState, weighers, cfg, fingerprint, plain)
+      for (let k = 0; k < W; k++) mults[k * n + i] = m[k] as number
+    }
+    for (let k = 0; k < W; k++) {
+      const w = weighers[k] as Weigher
       for (let i = 0; i < n; i++) {
+        let v = w.raw(hosts[i] as HostState, spec)
+        if (w.minval !== undefined && v < w.minval) v = w.minval
+        if (w.maxval !== undefined && v > w.maxval) v = w.maxval
+        raw[i] = v
+      }
+      const norm = normalize(raw, w.minval, w.maxval)
+      for (let i = 0; i < n; i++) {
+        const j = k * n + i
         const nv = norm[i] as number
-        const m = multiplierFor(w, hosts[i] as HostState, cfg)
-        const score = m * nv
-        totals[i] = (totals[i] as number) + score
-        if (parts) (parts[i] as WeightPart[]).push({weigher: w.name, raw: raw[i] as number, normalized: nv, multiplier: m, score})
+        raws[j] = raw[i] as number
+        norms[j] = nv
+        totals[i] = (totals[i] as number) + (mults[j] as number) * nv
       }
     }
   }
   const order = Array.from({length: n}, (_, i) => i)
   order.sort((a, b) => (totals[b] as number) - (totals[a] as number) || a - b)
-  return order.map((i) => ({hs: hosts[i] as HostState, weight: totals[i] as number, parts: parts ? (parts[i] as WeightPart[]) : undefined}))
+  if (!explain) return order.map((i) => ({hs: hosts[i] as HostState, weight: totals[i] as number}))
+  if (n <= 1) return order.map((i) => ({hs: hosts[i] as HostState, weight: totals[i] as number, parts: []}))
+  return order.map((i) => new ExplainedHost(hosts[i] as HostState, totals[i] as number, i, n, weighers, raws, norms, mults))
 }
