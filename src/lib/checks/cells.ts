@@ -5,8 +5,8 @@
  */
 import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import {type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
-import {AuditContext} from './context.js'
+import {type ComputeNode, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
+import {AuditContext, push} from './context.js'
 
 /** A mapping whose instance was deleted longer ago than this is kept for nothing. */
 export const STALE_MAPPING_DAYS = 30
@@ -31,9 +31,14 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
   }
 
   // Instances: mapped, mapped right, live once.
-  for (const [uuid, live] of ctx.liveByUuid) {
+  for (const [uuid, rows] of ctx.liveByUuid) {
+    let live = rows
     const mapping = ctx.mappingByUuid.get(uuid)
     if (live.length > 1) {
+      // The copy the API uses (the mapped cell) first, the others in cell order: stable whatever order the rows were read in.
+      const mappedUuid = mapping ? ctx.cellById(mapping.cell_id)?.uuid : undefined
+      const rank = (i: Instance) => (i.cell_uuid === mappedUuid ? -1 : (model.cellOf(i.cell_uuid)?.id ?? Number.MAX_SAFE_INTEGER))
+      live = [...live].sort((a, b) => rank(a) - rank(b))
       const cells = live.map((i) => ctx.cellName(i.cell_uuid))
       findings.push({
         check: 'cells',
@@ -47,13 +52,12 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
       continue
     }
     const inst = live[0]
-    const subject = instanceSubject(inst)
     if (!mapping) {
       findings.push({
         check: 'cells',
         code: 'cell.instance-unmapped',
         severity: 'error',
-        subject,
+        subject: instanceSubject(inst),
         message: `Instance ${uuid} lives in cell ${ctx.cellName(inst.cell_uuid)} but has no instance_mapping: the API cannot find it.`,
         evidence: {instance: instRow(inst)},
         repair: 'cloudctl cells map-instances',
@@ -68,7 +72,7 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
       check: 'cells',
       code: 'cell.instance-mapped-wrong-cell',
       severity: 'error',
-      subject,
+      subject: instanceSubject(inst),
       message:
         mapping.cell_id === null
           ? `Instance ${uuid} lives in cell ${ctx.cellName(inst.cell_uuid)} but its instance_mapping has no cell.`
@@ -127,13 +131,16 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
 
   // Hosts: every live nova-compute service mapped, to its own cell; every mapping backed by a service.
   const computeServiceCells = new Map<string, Set<string>>()
+  // Live compute nodes per service host and cell, built once (a scan per service is quadratic at 10k hosts).
+  const nodesByHostCell = new Map<string, ComputeNode[]>()
+  for (const cn of model.liveComputeNodes) if (cn.host !== null) push(nodesByHostCell, `${cn.cell_uuid}/${cn.host}`, cn)
   for (const svc of snap.nova.services) {
     if (svc.deleted !== 0 || svc.binary !== 'nova-compute' || svc.host === null) continue
     let set = computeServiceCells.get(svc.host)
     if (!set) computeServiceCells.set(svc.host, (set = new Set()))
     set.add(svc.cell_uuid)
     const mappings = ctx.hostMappingsByHost.get(svc.host) ?? []
-    const nodes = model.liveComputeNodes.filter((cn) => cn.host === svc.host && cn.cell_uuid === svc.cell_uuid)
+    const nodes = nodesByHostCell.get(`${svc.cell_uuid}/${svc.host}`) ?? []
     const rp = nodes.length === 1 ? ctx.providerOf(nodes[0]) : undefined
     const subject: FindingSubject = {
       cell: ctx.cellName(svc.cell_uuid),

@@ -6,6 +6,7 @@ import type {CheckName, Finding, FindingSubject, Severity} from '../domain/findi
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import {type InstanceFlavors, type InstanceNumaTopology, type Parsed, parseInstanceFlavors, parseInstanceNumaTopology} from '../domain/nova-objects.js'
 import type {CellInfo, ComputeNode, HostMapping, Instance, InstanceMapping, Migration, ResourceProvider} from '../domain/snapshot.js'
+import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
 
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
@@ -27,7 +28,7 @@ export function holdsResources(inst: Instance): boolean {
 
 export class AuditContext {
   /** Live (deleted = 0), non-hidden instance rows by uuid; more than one = live in several cells. */
-  readonly liveByUuid = new Map<string, Instance[]>()
+  readonly liveByUuid: LiveInstanceIndex
   readonly mappingByUuid = new Map<string, InstanceMapping>()
   readonly buildRequestUuids = new Set<string>()
   readonly hostMappingsByHost = new Map<string, HostMapping[]>()
@@ -45,22 +46,18 @@ export class AuditContext {
    */
   readonly misnamedProviderOf = new Map<ComputeNode, ResourceProvider>()
   readonly misnamedNodeOf = new Map<number, ComputeNode>()
+  /** computeNodeOf by provider id, resolved once: leaks asks it for every allocation group. */
+  private readonly nodeByProviderId = new Map<number, ComputeNode>()
   private readonly memo = new Map<string, unknown>()
   // Blobs keyed by their text: instances of one flavor carry the same flavor blob, parsed once.
-  private readonly flavorByText = new Map<string, Parsed<InstanceFlavors | null>>()
-  private readonly numaByText = new Map<string, Parsed<InstanceNumaTopology | null>>()
+  private readonly flavorByText = new TextMemo<Parsed<InstanceFlavors | null>>()
+  private readonly numaByText = new TextMemo<Parsed<InstanceNumaTopology | null>>()
+  // Expected amounts by flavor blob, NUMA blob and boot-from-volume: a few dozen distinct answers for 300k instances.
+  private readonly expectedByBlob = new TextMemo<TextMemo<ExpectedResult[]>>()
 
   constructor(readonly model: CloudModel) {
     const s = model.snapshot
-    for (const [uuid, rows] of model.instancesByUuid) {
-      // The common case, one live row, reuses the model's array instead of allocating another.
-      if (rows.length === 1) {
-        if (rows[0].deleted === 0 && !rows[0].hidden) this.liveByUuid.set(uuid, rows)
-        continue
-      }
-      const live = rows.filter((i) => i.deleted === 0 && !i.hidden)
-      if (live.length > 0) this.liveByUuid.set(uuid, live)
-    }
+    this.liveByUuid = new LiveInstanceIndex(model.instancesByUuid)
     for (const m of s.nova_api.instance_mappings) this.mappingByUuid.set(m.instance_uuid, m)
     for (const br of s.nova_api.build_requests) if (br.instance_uuid) this.buildRequestUuids.add(br.instance_uuid)
     for (const hm of s.nova_api.host_mappings) push(this.hostMappingsByHost, hm.host, hm)
@@ -80,6 +77,12 @@ export class AuditContext {
       this.misnamedProviderOf.set(cn, rp)
       this.misnamedNodeOf.set(rp.id, cn)
     }
+    for (const [uuid, cn] of this.liveCnByUuid) {
+      const rp = model.providersByUuid.get(uuid)
+      if (rp) this.nodeByProviderId.set(rp.id, cn)
+    }
+    // A misnamed provider's uuid is no live node's (checked above), so these never overwrite the above.
+    for (const [rpId, cn] of this.misnamedNodeOf) this.nodeByProviderId.set(rpId, cn)
   }
 
   /** Compute one derived value per run (e.g. the leak classification the usage check re-reads). */
@@ -89,17 +92,28 @@ export class AuditContext {
   }
 
   instanceFlavors(inst: Instance): Parsed<InstanceFlavors | null> {
-    const text = inst.extra?.flavor ?? ''
-    let v = this.flavorByText.get(text)
-    if (!v) this.flavorByText.set(text, (v = parseInstanceFlavors(text === '' ? null : text)))
-    return v
+    return this.flavorByText.get(inst.extra?.flavor ?? '', parseFlavorText)
   }
 
   instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
-    const text = inst.extra?.numa_topology ?? ''
-    let v = this.numaByText.get(text)
-    if (!v) this.numaByText.set(text, (v = parseInstanceNumaTopology(text === '' ? null : text)))
-    return v
+    return this.numaByText.get(inst.extra?.numa_topology ?? '', parseNumaText)
+  }
+
+  /**
+   * expectedResources(this, inst) for the current flavor, shared between instances with the same blobs.
+   * Only answers read from instance_extra.flavor are shared (the fallback reads the instance row).
+   * The result is shared: callers must not modify it.
+   */
+  expected(inst: Instance): ExpectedResult {
+    const flavor = inst.extra?.flavor
+    if (!flavor) return expectedResources(this, inst)
+    const bfv = bootsFromVolume(inst) ? 1 : 0
+    const pair = this.expectedByBlob.get(flavor, newTextMemo).get(inst.extra?.numa_topology ?? '', newPair)
+    const hit = pair[bfv]
+    if (hit) return hit
+    const r = expectedResources(this, inst)
+    if (r.ok && r.value.flavorSource === 'instance_extra.flavor') pair[bfv] = r
+    return r
   }
 
   cellName(cellUuid: string): string {
@@ -121,7 +135,8 @@ export class AuditContext {
 
   /** The live compute node a (root) provider stands for. */
   computeNodeOf(rp: ResourceProvider): ComputeNode | undefined {
-    return this.liveCnByUuid.get(rp.uuid) ?? this.misnamedNodeOf.get(rp.id)
+    // Keyed by id: the snapshot's provider rows are the only ones checks pass in.
+    return this.model.providersById.get(rp.id) === rp ? this.nodeByProviderId.get(rp.id) : (this.liveCnByUuid.get(rp.uuid) ?? this.misnamedNodeOf.get(rp.id))
   }
 
   liveComputeNodeAt(host: string | null, node: string | null): ComputeNode | undefined {
@@ -146,6 +161,74 @@ export class AuditContext {
       evidence: {cell_status: cell.status, cell_error: cell.error ?? null, ...skipped},
       repair: 'Make the cell database reachable and audit again (nothing is concluded from its absence).',
     }))
+  }
+}
+
+const parseFlavorText = (text: string) => parseInstanceFlavors(text === '' ? null : text)
+const parseNumaText = (text: string) => parseInstanceNumaTopology(text === '' ? null : text)
+const newTextMemo = () => new TextMemo<ExpectedResult[]>()
+const newPair = (): ExpectedResult[] => []
+
+/**
+ * Values derived from blob texts, keyed by the text. Equal texts are found by direct comparison
+ * within a bucket of the same length: hashing 300k distinct copies of a few 700-byte flavor blobs
+ * costs more than the parsing it saves. Buckets hold a few texts, then spill into a hashed map.
+ */
+export class TextMemo<V> {
+  private readonly byLength = new Map<number, Array<{text: string; value: V}>>()
+  private readonly byText = new Map<string, V>()
+
+  get(text: string, make: (text: string) => V): V {
+    const bucket = this.byLength.get(text.length)
+    if (bucket) for (const e of bucket) if (e.text === text) return e.value
+    if (bucket && bucket.length >= TextMemo.BUCKET) {
+      let v = this.byText.get(text)
+      if (v === undefined) this.byText.set(text, (v = make(text)))
+      return v
+    }
+    const value = make(text)
+    if (bucket) bucket.push({text, value})
+    else this.byLength.set(text.length, [{text, value}])
+    return value
+  }
+
+  static readonly BUCKET = 8
+}
+
+/**
+ * Live (deleted = 0), non-hidden instance rows by uuid, read through the model's index: copying
+ * 300k entries into another map costs more than filtering the rare uuid with several rows.
+ */
+export class LiveInstanceIndex implements Iterable<[string, Instance[]]> {
+  private readonly several = new Map<string, Instance[] | null>()
+
+  constructor(private readonly byUuid: ReadonlyMap<string, Instance[]>) {}
+
+  get(uuid: string): Instance[] | undefined {
+    const rows = this.byUuid.get(uuid)
+    return rows === undefined ? undefined : this.liveOf(uuid, rows)
+  }
+
+  has(uuid: string): boolean {
+    return this.get(uuid) !== undefined
+  }
+
+  *[Symbol.iterator](): Iterator<[string, Instance[]]> {
+    for (const [uuid, rows] of this.byUuid) {
+      const live = this.liveOf(uuid, rows)
+      if (live) yield [uuid, live]
+    }
+  }
+
+  private liveOf(uuid: string, rows: Instance[]): Instance[] | undefined {
+    // The common case, one row, answers with the model's own array.
+    if (rows.length === 1) return rows[0].deleted === 0 && !rows[0].hidden ? rows : undefined
+    let live = this.several.get(uuid)
+    if (live === undefined) {
+      const found = rows.filter((i) => i.deleted === 0 && !i.hidden)
+      this.several.set(uuid, (live = found.length > 0 ? found : null))
+    }
+    return live ?? undefined
   }
 }
 

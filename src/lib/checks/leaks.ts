@@ -9,10 +9,11 @@ import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, ComputeNode, Instance, Migration, ResourceProvider} from '../domain/snapshot.js'
 import {AuditContext, INCOMPLETE_CONSUMER_ID, holdsResources, isMigrationInProgress, push} from './context.js'
-import {type ResourceAmounts, expectedResources} from './flavor-resources.js'
+import type {ResourceAmounts} from './flavor-resources.js'
 
 const REPAIR = 'cloudctl repair leaks'
 const CHECKED_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
+const NO_MIGRATIONS: readonly Migration[] = []
 
 interface Group {
   /** The root provider, or the sharing provider itself. */
@@ -128,6 +129,22 @@ function classify(ctx: AuditContext): LeakClassification {
   }
 
   for (const [consumer, allocs] of model.allocationsByConsumer) {
+    const groupList = groupAllocations(allocs)
+    if (groupList.length === 0) continue
+    judgeConsumer(consumer, groupList)
+  }
+
+  /** Allocations per root (or sharing) provider; most consumers hold all of them on one provider. */
+  function groupAllocations(allocs: Allocation[]): Group[] {
+    const first = allocs[0]
+    if (allocs.every((a) => a.resource_provider_id === first.resource_provider_id)) {
+      const rp = model.providersById.get(first.resource_provider_id)
+      if (!rp) return [] // placement's foreign key makes this impossible; nothing to judge against
+      const sharing = ctx.isSharing(rp)
+      const target = sharing ? rp : model.rootOf(rp)
+      // The model's own array: groups are read, never modified, and findings copy the rows.
+      return [{rp: target, sharing: sharing || ctx.isSharing(target), allocations: allocs}]
+    }
     const groupList: Group[] = []
     for (const a of allocs) {
       const rp = model.providersById.get(a.resource_provider_id)
@@ -139,17 +156,19 @@ function classify(ctx: AuditContext): LeakClassification {
       if (!g) groupList.push((g = {rp: target, sharing: sharing || ctx.isSharing(target), allocations: []}))
       g.allocations.push(a)
     }
-    const groups = {values: () => groupList}
+    return groupList
+  }
 
+  function judgeConsumer(consumer: string, groupList: Group[]): void {
     const live = ctx.liveByUuid.get(consumer)
     if (live && live.length > 0) {
       judgeInstanceConsumer(consumer, live, groupList)
-      continue
+      return
     }
     const migration = model.migrationsByUuid.get(consumer)
     if (migration && migration.deleted === 0) {
       judgeMigrationConsumer(consumer, migration, groupList)
-      continue
+      return
     }
     const rows = model.instancesByUuid.get(consumer) ?? []
     const deletedRows = rows.filter((i) => i.deleted !== 0)
@@ -158,9 +177,9 @@ function classify(ctx: AuditContext): LeakClassification {
       const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
       if (mappedCell && mappedCell.status !== 'available') {
         undecide(consumer, [mappedCell.uuid])
-        continue
+        return
       }
-      for (const g of groups.values()) {
+      for (const g of groupList) {
         emit(
           consumer,
           'allocation.consumer-deleted',
@@ -175,17 +194,17 @@ function classify(ctx: AuditContext): LeakClassification {
           },
         )
       }
-      continue
+      return
     }
-    if (rows.length > 0) continue // only hidden copies (cross-cell resize bookkeeping): nova owns them
-    if (ctx.buildRequestUuids.has(consumer)) continue // being built: the scheduler claims before the cell row exists
+    if (rows.length > 0) return // only hidden copies (cross-cell resize bookkeeping): nova owns them
+    if (ctx.buildRequestUuids.has(consumer)) return // being built: the scheduler claims before the cell row exists
     if (unavailable.length > 0) {
       const mapping = ctx.mappingByUuid.get(consumer)
       const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
       undecide(consumer, mappedCell && mappedCell.status !== 'available' ? [mappedCell.uuid] : unavailable.map((c) => c.uuid))
-      continue
+      return
     }
-    for (const g of groups.values()) {
+    for (const g of groupList) {
       emit(
         consumer,
         'allocation.consumer-unknown',
@@ -207,7 +226,7 @@ function classify(ctx: AuditContext): LeakClassification {
     if (model.allocationsByConsumer.has(uuid)) continue
     const inst = live[0]
     if (inst.host === null || !holdsResources(inst)) continue
-    const expected = expectedResources(ctx, inst)
+    const expected = ctx.expected(inst)
     if (!expected.ok || Object.keys(expected.value.resources).length === 0) continue
     const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
     const rp = cn && ctx.providerOf(cn)
@@ -260,7 +279,7 @@ function classify(ctx: AuditContext): LeakClassification {
 
   function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[]): void {
     const inst = live[0]
-    const moving = ctx.inProgressByInstance.get(consumer) ?? []
+    const moving = ctx.inProgressByInstance.get(consumer) ?? NO_MIGRATIONS
     let aggs: Set<string> | undefined
     let allFine = true
     for (const g of groups) {
@@ -326,11 +345,12 @@ function classify(ctx: AuditContext): LeakClassification {
 
     if (allFine) checkConsumerRow(consumer, groups, inst)
     if (!allFine || moving.length > 0 || inst.host === null || !holdsResources(inst) || live.length > 1) return
-    const expected = expectedResources(ctx, inst)
+    const expected = ctx.expected(inst)
     if (!expected.ok) return
     const actual: ResourceAmounts = {}
     for (const g of groups) for (const a of g.allocations) actual[rc.name(a.resource_class_id)] = (actual[rc.name(a.resource_class_id)] ?? 0) + a.used
     const want = expected.value.resources
+    if (sameAmounts(want, actual)) return
     const classes = new Set([...Object.keys(want), ...CHECKED_CLASSES.filter((c) => c in actual)])
     const diff: Record<string, {expected: number; allocated: number}> = {}
     for (const c of classes) if ((want[c] ?? 0) !== (actual[c] ?? 0)) diff[c] = {expected: want[c] ?? 0, allocated: actual[c] ?? 0}
@@ -424,6 +444,13 @@ function classify(ctx: AuditContext): LeakClassification {
       allocations: groups.flatMap((x) => allocRows(x.allocations)),
     })
   }
+}
+
+/** The diff below is empty: every asked class allocated as asked, no other checked class allocated. */
+function sameAmounts(want: ResourceAmounts, actual: ResourceAmounts): boolean {
+  for (const c in want) if (want[c] !== (actual[c] ?? 0)) return false
+  for (const c of CHECKED_CLASSES) if (!(c in want) && (actual[c] ?? 0) !== 0) return false
+  return true
 }
 
 function summarize(allocs: Allocation[], name: (id: number) => string): string {

@@ -11,7 +11,7 @@ import type {Finding} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {FlavorObject} from '../domain/nova-objects.js'
 import type {Instance, Migration} from '../domain/snapshot.js'
-import {AuditContext, floatColumn, holdsResources, push} from './context.js'
+import {AuditContext, TextMemo, floatColumn, holdsResources, push} from './context.js'
 import {bootsFromVolume} from './flavor-resources.js'
 
 const REPAIR = 'cloudctl repair usage'
@@ -32,6 +32,24 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
   const deletedOnNode = new Map<string, Instance[]>()
   for (const inst of model.snapshot.nova.instances) if (inst.deleted !== 0 && inst.host !== null) push(deletedOnNode, nodeKey(inst.host, inst.node), inst)
 
+  // Usage from instance_extra.flavor depends on the blob and boot-from-volume only: computed once per pair.
+  const blobUsage = new TextMemo<Array<Usage | undefined | null>>()
+  const newSlots = (): Array<Usage | undefined | null> => []
+  const currentUsage = (inst: Instance): Usage | undefined => {
+    const text = inst.extra?.flavor
+    if (!text) return flavorUsage(inst, 'cur')
+    const slots = blobUsage.get(text, newSlots)
+    const bfv = bootsFromVolume(inst) ? 1 : 0
+    let u = slots[bfv]
+    if (u === undefined) {
+      const parsed = ctx.instanceFlavors(inst)
+      // Without a current flavor in the blob the instance row decides: not shareable.
+      if (!parsed.ok || !parsed.value?.cur) return flavorUsage(inst, 'cur')
+      slots[bfv] = u = flavorUsage(inst, 'cur') ?? null
+    }
+    return u ?? undefined
+  }
+
   const flavorUsage = (inst: Instance, which: 'cur' | 'old' | 'new'): Usage | undefined => {
     const parsed = ctx.instanceFlavors(inst)
     let f: Pick<FlavorObject, 'vcpus' | 'memory_mb' | 'root_gb' | 'ephemeral_gb' | 'swap'> | null = null
@@ -48,11 +66,12 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
     if (cn.hypervisor_type === 'ironic') continue // the ironic driver reports a node as all-used or all-free
     const key = nodeKey(cn.host, cn.hypervisor_hostname)
     const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
-    const residentUuids = new Set(resident.map((i) => i.uuid))
     const migrations: Array<{m: Migration; inst: Instance; which: 'old' | 'new'}> = []
-    for (const m of ctx.inProgressByNode.get(key) ?? []) {
+    const moving = ctx.inProgressByNode.get(key)
+    const residentUuids = moving ? new Set(resident.map((i) => i.uuid)) : undefined
+    for (const m of moving ?? []) {
       const inst = m.instance_uuid ? ctx.liveByUuid.get(m.instance_uuid)?.[0] : undefined
-      if (!inst || residentUuids.has(inst.uuid)) continue
+      if (!inst || residentUuids?.has(inst.uuid)) continue
       const incoming = m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname
       migrations.push({m, inst, which: incoming ? 'new' : 'old'})
     }
@@ -66,15 +85,22 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
 
     let undecidable = false
     const sum: Usage = {vcpus: reservedCpus, memory_mb: reservedMem, local_gb: 0}
-    for (const [inst, which] of [...resident.map((i) => [i, 'cur'] as const), ...migrations.map((x) => [x.inst, x.which] as const)]) {
-      const u = flavorUsage(inst, which)
-      if (!u) {
-        undecidable = true
-        break
-      }
+    const add = (u: Usage | undefined): boolean => {
+      if (!u) return false
       sum.vcpus += u.vcpus
       sum.memory_mb += u.memory_mb
       sum.local_gb += u.local_gb
+      return true
+    }
+    for (const inst of resident) {
+      if (!add(currentUsage(inst))) {
+        undecidable = true
+        break
+      }
+    }
+    for (const x of migrations) {
+      if (undecidable) break
+      if (!add(flavorUsage(x.inst, x.which))) undecidable = true
     }
     if (undecidable) continue
 

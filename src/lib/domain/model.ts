@@ -12,6 +12,7 @@ import {
   parseHostNumaTopology,
   parseInstanceFlavors,
   parseInstanceNumaTopology,
+  parseJsonText,
   parseStats,
 } from './nova-objects.js'
 import type {
@@ -125,8 +126,18 @@ export class CloudModel {
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
     for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
+    // Allocation rows come grouped by consumer (written together, read by id): append to the
+    // previous row's list without a hash lookup when the consumer repeats.
+    let lastConsumer: string | undefined
+    let lastList: Allocation[] | undefined
     for (const a of p.allocations) {
-      push(this.allocationsByConsumer, a.consumer_id, a)
+      if (a.consumer_id === lastConsumer && lastList) lastList.push(a)
+      else {
+        lastConsumer = a.consumer_id
+        lastList = this.allocationsByConsumer.get(a.consumer_id)
+        if (lastList) lastList.push(a)
+        else this.allocationsByConsumer.set(a.consumer_id, (lastList = [a]))
+      }
       push(this.allocationsByProvider, a.resource_provider_id, a)
       let usage = this.usageByProvider.get(a.resource_provider_id)
       if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
@@ -212,6 +223,22 @@ export class CloudModel {
     let v = this.nodeStats.get(cn)
     if (!v) this.nodeStats.set(cn, (v = parseStats(cn.stats)))
     return v
+  }
+
+  /**
+   * Whether stats(cn) would succeed, and its error if not, without building the record (the
+   * audits only report unreadable rows; building 10k records of per-project counters costs more
+   * than parsing them).
+   */
+  statsReadable(cn: ComputeNode): {ok: true} | {ok: false; error: string} {
+    const cached = this.nodeStats.get(cn)
+    if (cached) return cached.ok ? {ok: true} : cached
+    const json = parseJsonText(cn.stats)
+    if (!json.ok) return json
+    if (json.value === null || (typeof json.value === 'object' && !Array.isArray(json.value))) return {ok: true}
+    // Not an object: let parseStats word the error.
+    const parsed = parseStats(cn.stats)
+    return parsed.ok ? {ok: true} : parsed
   }
 
   instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
