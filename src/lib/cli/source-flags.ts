@@ -23,7 +23,7 @@ export const sourceFlags = {
     multiple: true,
     helpGroup: 'SOURCE',
   }),
-  'nova-conf': Flags.string({summary: 'Read [api_database] and [placement_database] connection from this nova.conf.', helpGroup: 'SOURCE'}),
+  'nova-conf': Flags.string({summary: 'nova.conf to read: [api_database]/[placement_database] connection; simulate also takes scheduler options and allocation ratios from it.', helpGroup: 'SOURCE'}),
   config: Flags.string({summary: 'cloudctl config file (default ~/.config/cloudctl/config.yaml).', helpGroup: 'SOURCE', env: 'CLOUDCTL_CONFIG'}),
   profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
 }
