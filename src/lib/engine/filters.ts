@@ -3,7 +3,7 @@
  * returns null (pass) or a Reason that says why, with numbers where there are numbers.
  */
 import type {SchedulerConfig} from './config.js'
-import {aggregateMetadata, aggregateNumber, type HostState, type PciPool} from './host-state.js'
+import {aggregateMetadata, aggregateNumber, pyFloat, type HostState, type PciPool} from './host-state.js'
 import {fitInstanceToHost, type FittedCell} from './numa.js'
 import type {PciRequest, RequestSpec} from './request.js'
 
@@ -49,7 +49,8 @@ export const ComputeFilter: HostFilter = {
     if (!svc) return reject('no compute service', `${hs.host} has no nova-compute service row`)
     if (svc.disabled) return reject('disabled', `nova-compute on ${hs.host} is disabled${svc.disabled_reason ? ` (reason: ${svc.disabled_reason})` : ''}`)
     if (svc.forced_down) return reject('compute service down', `nova-compute on ${hs.host} is forced down`)
-    const last = parseTs(svc.last_seen_up) ?? parseTs(svc.updated_at) ?? parseTs(svc.created_at)
+    // servicegroup db driver: last_seen_up, else created_at (updated_at is not consulted)
+    const last = parseTs(svc.last_seen_up) ?? parseTs(svc.created_at)
     if (last === null) return reject('compute service down', `nova-compute on ${hs.host} has never reported`)
     const elapsed = (ctx.now.getTime() - last) / 1000
     if (Math.abs(elapsed) > ctx.cfg.service_down_time) {
@@ -61,9 +62,10 @@ export const ComputeFilter: HostFilter = {
 
 // ---------------------------------------------------------------- extra_specs_ops
 
+/** Python's float(): nova raises ValueError (the filter errors out); the engine treats it as no match. */
 function num(x: string): number {
-  const n = Number(x)
-  if (x.trim() === '' || Number.isNaN(n)) throw new Error(`could not convert string to float: '${x}'`)
+  const n = pyFloat(x)
+  if (n === null) throw new Error(`could not convert string to float: '${x}'`)
   return n
 }
 
@@ -201,11 +203,9 @@ export const ComputeCapabilitiesFilter: HostFilter = {
 function canonArch(a: string | undefined | null): string | null {
   if (!a) return null
   const s = a.toLowerCase()
-  if (['i386', 'i486', 'i586', 'i686', 'x86', 'ia32'].includes(s)) return 'i686'
-  if (['amd64', 'x86_64', 'x64'].includes(s)) return 'x86_64'
-  if (s === 'ppc64el') return 'ppc64le'
-  if (s === 'power') return 'ppc'
-  if (s === 'arm64') return 'aarch64'
+  // fields.Architecture.canonicalize: only these aliases (and the Xen 32-bit names) are mapped.
+  if (['i386', 'i486', 'i586', 'x86_32', 'x86_32p'].includes(s)) return 'i686'
+  if (s === 'amd64') return 'x86_64'
   return s
 }
 function canonHv(h: string | undefined | null): string | null {

@@ -48,7 +48,8 @@ export const WEIGHERS: Record<string, Weigher> = {
   ServerGroupSoftAntiAffinityWeigher: {
     name: 'ServerGroupSoftAntiAffinityWeigher',
     option: 'soft_anti_affinity_weight_multiplier',
-    raw: (hs, spec) => -groupMembersOn(hs, spec, 'soft-anti-affinity'),
+    // 0 - n, not -n: no member gives 0, not -0
+    raw: (hs, spec) => 0 - groupMembersOn(hs, spec, 'soft-anti-affinity'),
   },
   BuildFailureWeigher: {name: 'BuildFailureWeigher', option: 'build_failure_weight_multiplier', negateMultiplier: true, raw: (hs) => hs.failedBuilds},
   // A boot has no requested_destination cell with allow_cross_cell_move: always 0.
