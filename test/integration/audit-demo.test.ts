@@ -113,6 +113,19 @@ describe('cloudctl audit all on the demo snapshot', () => {
   })
 })
 
+describe('colours', () => {
+  // eslint-disable-next-line no-control-regex
+  const ANSI = /\u001b\[\d+m/
+  it('FORCE_COLOR colours severities (red errors); NO_COLOR wins over it', async () => {
+    const coloured = await cloudctl(['audit', 'pinning', '--snapshot', DEMO], {env: {NO_COLOR: '', FORCE_COLOR: '1'}})
+    expect(coloured.stdout).toMatch(ANSI)
+    expect(coloured.stdout).toContain('\u001b[31merror\u001b[39m')
+    const plain = await cloudctl(['audit', 'pinning', '--snapshot', DEMO], {env: {NO_COLOR: '1', FORCE_COLOR: '1'}})
+    expect(plain.stdout).not.toMatch(ANSI)
+    expect(plain.stdout).toContain('✖ pinning: 1 finding (1 error)')
+  })
+})
+
 describe('audit filters and exit codes on the demo snapshot', () => {
   it('--check keeps the chosen checks (repeatable)', async () => {
     const r = await auditJson(['all', '--check', 'pinning', '--check', 'cells'])
