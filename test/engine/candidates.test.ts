@@ -1,0 +1,261 @@
+/**
+ * GET /allocation_candidates over small hand-built provider trees: the capacity rule with FLOAT
+ * ratios, unit constraints and reserved amounts, nested providers, sharing providers, granular
+ * groups, member_of, in_tree, traits, and the limit applied after ordering. Expectations follow
+ * placement 8 (Zed): placement/objects/research_context.py and allocation_candidate.py.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {buildModel} from '../../src/lib/domain/model.js'
+import type {Snapshot} from '../../src/lib/domain/snapshot.js'
+import {createEngineState} from '../../src/lib/engine/pipeline.js'
+import {allocationCandidates, emptyGroup, mysqlFloat, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {buildCloud, TRAIT_IDS} from './cloud.js'
+
+const RC = {VCPU: 0, MEMORY_MB: 1, DISK_GB: 2, SRIOV_NET_VF: 4, PCPU: 14} as const
+
+function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; forbiddenAggs?: string[]; inTree?: string} = {}): PlacementGroup {
+  const g = emptyGroup(suffix)
+  for (const [rc, n] of Object.entries(resources)) g.resources.set(rc, n)
+  for (const t of o.required ?? []) g.required.add(t)
+  for (const t of o.forbidden ?? []) g.forbidden.add(t)
+  g.memberOf = o.memberOf ?? []
+  for (const a of o.forbiddenAggs ?? []) g.forbiddenAggregates.add(a)
+  g.inTree = o.inTree ?? null
+  return g
+}
+
+function request(groups: PlacementGroup[], extra: Partial<PlacementRequest> = {}): PlacementRequest {
+  return {groups, groupPolicy: null, limit: 1000, rootRequired: new Set(), rootForbidden: new Set(['COMPUTE_STATUS_DISABLED']), ...extra}
+}
+
+function candidates(s: Snapshot, req: PlacementRequest) {
+  const m = buildModel(s)
+  const idx = providerIndex(m)
+  const r = allocationCandidates(idx, req, createEngineState().usageView(idx))
+  const name = (id: number) => idx.providers.get(id)?.name ?? String(id)
+  return {
+    r,
+    /** each candidate as "anchor: rp.RC=amount ..." sorted within the candidate */
+    text: r.all.map((a) => `${name(a.anchorRootId)}: ${a.parts.map((p) => `${name(p.rpId)}.${p.rc}=${p.amount}`).sort().join(' ')}`),
+    anchors: r.all.map((a) => name(a.anchorRootId)),
+  }
+}
+
+let invId = 1000
+function provider(s: Snapshot, p: {id: number; name: string; parent?: number; root?: number; inv?: Array<[number, number, Partial<{reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>?]>; traits?: string[]; aggregates?: number[]}): void {
+  s.placement.resource_providers.push({id: p.id, uuid: `rp-${p.name}`, name: p.name, generation: 1, root_provider_id: p.root ?? p.parent ?? p.id, parent_provider_id: p.parent ?? null})
+  for (const [rc, total, o] of p.inv ?? []) {
+    s.placement.inventories.push({id: invId++, resource_provider_id: p.id, resource_class_id: rc, total, reserved: 0, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1, ...o})
+  }
+  for (const t of p.traits ?? []) s.placement.resource_provider_traits.push({resource_provider_id: p.id, trait_id: TRAIT_IDS[t] as number})
+  for (const a of p.aggregates ?? []) s.placement.resource_provider_aggregates.push({resource_provider_id: p.id, aggregate_id: a})
+}
+
+function bare(): Snapshot {
+  const s = buildCloud([], [], {aggregates: [{name: 'x'}, {name: 'y'}]})
+  return s
+}
+
+describe('capacity rule at the candidate level', () => {
+  it.each([
+    // total, reserved, ratio, used, amount, candidate?
+    [10, 0, 0.9, 0, 9, false], // 10 x float32(0.9) = 8.99999976 < 9: exact fit excluded
+    [10, 0, 0.9, 0, 8, true],
+    [10, 0, 0.9, 1, 8, false],
+    [20, 0, 0.9, 0, 18, false], // 17.9999995 < 18
+    [100, 0, 1.1, 0, 110, true], // float32(1.1) = 1.10000002384: 110.0000024 >= 110
+    [100, 0, 0.7, 0, 70, false], // float32(0.7) = 0.69999998808
+    [10, 3, 1.0, 0, 7, true], // reserved comes off before the ratio
+    [10, 3, 1.0, 0, 8, false],
+    [10, 3, 2.0, 6, 8, true], // (10 - 3) x 2 = 14 >= 6 + 8
+    [10, 3, 2.0, 7, 8, false],
+  ] as const)('total %i reserved %i ratio %f used %i: %i -> %s', (total, reserved, ratio, used, amount, ok) => {
+    const s = buildCloud([{name: 'h', vcpus: total, cpuRatio: ratio, used: {VCPU: used}}], [])
+    const inv = s.placement.inventories.find((i) => i.resource_class_id === RC.VCPU)
+    if (!inv) throw new Error('no VCPU inventory')
+    inv.reserved = reserved
+    inv.allocation_ratio = mysqlFloat(ratio)
+    inv.max_unit = 1000 // only the capacity rule is under test here
+    const {r} = candidates(s, request([group('', {VCPU: amount})]))
+    expect(r.all.length).toBe(ok ? 1 : 0)
+    if (!ok) expect(r.diagnostics.rejectedRoots.get(1)?.label).toBe('insufficient VCPU')
+  })
+
+  it.each([
+    // min_unit, max_unit, step_size, amount, ok
+    [1, 16, 1, 16, true],
+    [1, 8, 1, 9, false], // above max_unit even though capacity is there
+    [4, 16, 1, 2, false], // below min_unit
+    [4, 16, 4, 8, true],
+    [1, 16, 4, 6, false], // not a multiple of step_size
+    [2, 16, 2, 2, true],
+  ] as const)('min_unit %i max_unit %i step_size %i, amount %i -> %s', (min_unit, max_unit, step_size, amount, ok) => {
+    const s = bare()
+    provider(s, {id: 1, name: 'h', inv: [[RC.DISK_GB, 100, {min_unit, max_unit, step_size}]]})
+    expect(candidates(s, request([group('', {DISK_GB: amount})])).r.all.length).toBe(ok ? 1 : 0)
+  })
+
+  it('counts usage claimed earlier in the simulation (engine state), like the snapshot usage', () => {
+    const s = buildCloud([{name: 'a', vcpus: 4, cpuRatio: 1}, {name: 'b', vcpus: 4, cpuRatio: 1}], [])
+    const m = buildModel(s)
+    const idx = providerIndex(m)
+    const state = createEngineState()
+    state.addUsage(1, RC.VCPU, 2)
+    const req = request([group('', {VCPU: 3})])
+    const fast = allocationCandidates(idx, req, state.usageView(idx))
+    // a plain view (no fast-path hints) must give the same answer
+    const plain = allocationCandidates(idx, req, {used: (rp, rc) => state.usageView(idx).used(rp, rc)})
+    expect(fast.all.map((a) => a.anchorRootId)).toEqual([2])
+    expect(plain.all.map((a) => a.anchorRootId)).toEqual([2])
+    expect(fast.diagnostics.rejectedRoots.get(1)).toMatchObject({label: 'insufficient VCPU', need: 3, have: 2})
+  })
+})
+
+describe('nested providers (unsuffixed group spreads over the tree)', () => {
+  // root: MEMORY_MB; two NUMA children with 4 VCPU each, child 1 carries CUSTOM_GOLD
+  function tree(): Snapshot {
+    const s = bare()
+    provider(s, {id: 1, name: 'root', inv: [[RC.MEMORY_MB, 8192]]})
+    provider(s, {id: 2, name: 'numa0', parent: 1, inv: [[RC.VCPU, 4]], traits: ['CUSTOM_GOLD']})
+    provider(s, {id: 3, name: 'numa1', parent: 1, inv: [[RC.VCPU, 4]]})
+    provider(s, {id: 4, name: 'other', inv: [[RC.MEMORY_MB, 1024], [RC.VCPU, 2]]})
+    return s
+  }
+
+  it('one candidate per way to serve each class from some provider of the tree', () => {
+    expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512})])).text).toEqual([
+      'root: numa0.VCPU=2 root.MEMORY_MB=512',
+      'root: numa1.VCPU=2 root.MEMORY_MB=512',
+      'other: other.MEMORY_MB=512 other.VCPU=2',
+    ])
+  })
+
+  it('one class is never split over two providers', () => {
+    expect(candidates(tree(), request([group('', {VCPU: 6, MEMORY_MB: 512})])).r.all).toEqual([])
+  })
+
+  it('required / forbidden traits of the unsuffixed group apply to the providers of the allocation', () => {
+    expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512}, {required: ['CUSTOM_GOLD']})])).text).toEqual(['root: numa0.VCPU=2 root.MEMORY_MB=512'])
+    expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512}, {forbidden: ['CUSTOM_GOLD']})])).text).toEqual([
+      'root: numa1.VCPU=2 root.MEMORY_MB=512',
+      'other: other.MEMORY_MB=512 other.VCPU=2',
+    ])
+  })
+
+  it('in_tree restricts to one tree', () => {
+    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: 'rp-numa1'})])).anchors).toEqual(['root', 'root'])
+    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: 'rp-other'})])).anchors).toEqual(['other'])
+    expect(candidates(tree(), request([group('', {VCPU: 1}, {inTree: 'rp-nope'})])).r.diagnostics.stoppedAt).toMatch(/in_tree provider rp-nope does not exist/)
+  })
+
+  it('granular groups: each group from a single provider; isolate needs distinct providers', () => {
+    const g = () => [group('', {MEMORY_MB: 512}), group('1', {VCPU: 2}), group('2', {VCPU: 2})]
+    // none: (numa0, numa0) needs 4 of numa0's 4: ok; every pair of children works -> 4 for root; other has 2 VCPU: (other, other) = 4 > 2
+    expect(candidates(tree(), request(g(), {groupPolicy: 'none'})).text).toEqual([
+      'root: numa0.VCPU=4 root.MEMORY_MB=512',
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+      'root: numa1.VCPU=4 root.MEMORY_MB=512',
+    ])
+    expect(candidates(tree(), request(g(), {groupPolicy: 'isolate'})).text).toEqual([
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+    ])
+  })
+
+  it('a granular group with a required trait only takes providers that have it', () => {
+    expect(candidates(tree(), request([group('', {MEMORY_MB: 512}), group('1', {VCPU: 1}, {required: ['CUSTOM_GOLD']})])).text).toEqual(['root: numa0.VCPU=1 root.MEMORY_MB=512'])
+  })
+
+  it('groups combined beyond a provider capacity are dropped (provider summary check)', () => {
+    const s = tree()
+    s.placement.allocations.push({id: 1, resource_provider_id: 2, consumer_id: 'c', resource_class_id: RC.VCPU, used: 1})
+    // numa0 has 3 free: (numa0, numa0) = 4 > 3 is dropped, the rest stays
+    expect(candidates(s, request([group('', {MEMORY_MB: 512}), group('1', {VCPU: 2}), group('2', {VCPU: 2})], {groupPolicy: 'none'})).text).toEqual([
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+      'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
+      'root: numa1.VCPU=4 root.MEMORY_MB=512',
+    ])
+  })
+})
+
+describe('sharing providers (MISC_SHARES_VIA_AGGREGATE)', () => {
+  function cloud(): Snapshot {
+    const s = bare()
+    provider(s, {id: 1, name: 'c1', inv: [[RC.VCPU, 8], [RC.DISK_GB, 50]], aggregates: [1]})
+    provider(s, {id: 2, name: 'c2', inv: [[RC.VCPU, 8]], aggregates: [1]})
+    provider(s, {id: 3, name: 'c3', inv: [[RC.VCPU, 8]], aggregates: [2]})
+    provider(s, {id: 9, name: 'nfs', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
+    return s
+  }
+
+  it('serves the hosts of its aggregate; a host with local disk gets both options', () => {
+    expect(candidates(cloud(), request([group('', {VCPU: 1, DISK_GB: 20})])).text).toEqual([
+      'c1: c1.DISK_GB=20 c1.VCPU=1',
+      'c1: c1.VCPU=1 nfs.DISK_GB=20',
+      'c2: c2.VCPU=1 nfs.DISK_GB=20',
+    ])
+  })
+
+  it('local disk too small: only the share', () => {
+    expect(candidates(cloud(), request([group('', {VCPU: 1, DISK_GB: 60})])).text).toEqual(['c1: c1.VCPU=1 nfs.DISK_GB=60', 'c2: c2.VCPU=1 nfs.DISK_GB=60'])
+  })
+
+  it('a provider that does not carry the trait shares nothing', () => {
+    const s = cloud()
+    s.placement.resource_provider_traits = s.placement.resource_provider_traits.filter((t) => t.resource_provider_id !== 9)
+    expect(candidates(s, request([group('', {VCPU: 1, DISK_GB: 20})])).text).toEqual(['c1: c1.DISK_GB=20 c1.VCPU=1'])
+  })
+})
+
+describe('member_of, forbidden aggregates, root traits', () => {
+  function cloud(): Snapshot {
+    const s = bare()
+    provider(s, {id: 1, name: 'a', inv: [[RC.VCPU, 4]], aggregates: [1]})
+    provider(s, {id: 2, name: 'b', inv: [[RC.VCPU, 4]], aggregates: [2]})
+    provider(s, {id: 3, name: 'c', inv: [[RC.VCPU, 4]], aggregates: [1, 2], traits: ['HW_CPU_X86_AVX2']})
+    provider(s, {id: 4, name: 'd', inv: [[RC.VCPU, 4]], traits: ['COMPUTE_STATUS_DISABLED']})
+    return s
+  }
+  const [X, Y] = ['a99a0000-0000-4000-8000-000000000001', 'a99a0000-0000-4000-8000-000000000002']
+
+  it.each([
+    ['member_of=in:x,y (any of)', {memberOf: [[X, Y]]}, ['a', 'b', 'c']],
+    ['member_of=in:x & member_of=in:y (all of)', {memberOf: [[X], [Y]]}, ['c']],
+    ['member_of=!in:y', {forbiddenAggs: [Y]}, ['a']],
+    ['no aggregate constraint (d is disabled)', {}, ['a', 'b', 'c']],
+  ] as const)('%s', (_name, o, anchors) => {
+    const g = group('', {VCPU: 1}, {memberOf: 'memberOf' in o ? o.memberOf.map((l) => [...l]) : [], forbiddenAggs: 'forbiddenAggs' in o ? [...o.forbiddenAggs] : []})
+    expect(candidates(cloud(), request([g])).anchors).toEqual(anchors)
+  })
+
+  it('root_required selects the anchor roots; an unknown trait is an error (NoValidHost)', () => {
+    expect(candidates(cloud(), request([group('', {VCPU: 1})], {rootRequired: new Set(['HW_CPU_X86_AVX2'])})).anchors).toEqual(['c'])
+    const r = candidates(cloud(), request([group('', {VCPU: 1})], {rootRequired: new Set(['CUSTOM_NOPE'])})).r
+    expect(r.all).toEqual([])
+    expect(r.diagnostics.stoppedAt).toMatch(/trait CUSTOM_NOPE does not exist/)
+  })
+
+  it('an unknown resource class is an error', () => {
+    expect(candidates(cloud(), request([group('', {CUSTOM_NOPE: 1})])).r.diagnostics.stoppedAt).toMatch(/resource class CUSTOM_NOPE does not exist/)
+  })
+})
+
+describe('limit (max_placement_results) is applied after ordering, and trims the provider summaries', () => {
+  it('keeps the first N candidates in anchor order, summaries of their trees only', () => {
+    const s = bare()
+    // nested root 1 (two children: two candidates), then flat 4, 5
+    provider(s, {id: 1, name: 'r1', inv: [[RC.MEMORY_MB, 4096]]})
+    provider(s, {id: 2, name: 'r1-n0', parent: 1, inv: [[RC.VCPU, 4]]})
+    provider(s, {id: 3, name: 'r1-n1', parent: 1, inv: [[RC.VCPU, 4]]})
+    provider(s, {id: 4, name: 'f4', inv: [[RC.MEMORY_MB, 4096], [RC.VCPU, 4]]})
+    provider(s, {id: 5, name: 'f5', inv: [[RC.MEMORY_MB, 4096], [RC.VCPU, 4]]})
+    const all = candidates(s, request([group('', {VCPU: 1, MEMORY_MB: 512})], {limit: null}))
+    expect(all.anchors).toEqual(['r1', 'r1', 'f4', 'f5'])
+    const lim = candidates(s, request([group('', {VCPU: 1, MEMORY_MB: 512})], {limit: 3}))
+    expect(lim.r.all).toHaveLength(4)
+    expect(lim.r.kept.map((a) => a.anchorRootId)).toEqual([1, 1, 4])
+    expect([...lim.r.summaryProviderIds].sort()).toEqual([1, 2, 3, 4])
+  })
+})
