@@ -99,18 +99,18 @@ export function filterContext(cfg: Partial<SchedulerConfig> = {}, now = NOW): Fi
 }
 
 /** A host NUMA cell; `pinned` are taken pCPUs, memory in MiB, 4 KiB pages unless `pages` says otherwise. */
-export function numaCell(c: {id: number; cpuset?: number[]; pcpuset?: number[]; pinned?: number[]; siblings?: number[][]; memory?: number; memoryUsage?: number; cpuUsage?: number; pages?: Array<{size_kb: number; total: number; used?: number; reserved?: number}>}): HostNumaCell {
+export function numaCell(c: {id: number; cpuset?: readonly number[]; pcpuset?: readonly number[]; pinned?: readonly number[]; siblings?: ReadonlyArray<readonly number[]>; memory?: number; memoryUsage?: number; cpuUsage?: number; pages?: ReadonlyArray<{size_kb: number; total: number; used?: number; reserved?: number}>}): HostNumaCell {
   const memory = c.memory ?? 16384
   const pages = c.pages ?? [{size_kb: 4, total: (memory * 1024) / 4}]
   return {
     id: c.id,
-    cpuset: c.cpuset ?? [],
-    pcpuset: c.pcpuset ?? [],
+    cpuset: [...(c.cpuset ?? [])],
+    pcpuset: [...(c.pcpuset ?? [])],
     memory,
     cpu_usage: c.cpuUsage ?? 0,
     memory_usage: c.memoryUsage ?? 0,
-    pinned_cpus: c.pinned ?? [],
-    siblings: c.siblings ?? [],
+    pinned_cpus: [...(c.pinned ?? [])],
+    siblings: (c.siblings ?? []).map((x) => [...x]),
     mempages: pages.map((p) => ({size_kb: p.size_kb, total: p.total, used: p.used ?? 0, reserved: p.reserved ?? 0})),
     socket: 0,
     version: '1.5',
