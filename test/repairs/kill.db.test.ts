@@ -1,0 +1,188 @@
+/**
+ * Fault tests with real processes and real connections (MariaDB):
+ * - the CLI is SIGKILLed after its undo file is fsync'd, before any COMMIT: nothing changed, the
+ *   undo file is complete, `repair undo` finds every row already at its before-image, the lock is free;
+ * - the CLI is SIGKILLed between the nova_api and the cell COMMIT of a cross-database plan: the audit
+ *   still reports the duplicate, `repair undo` restores the exact before-state, and a re-run finishes;
+ * - the CLI's own placement connection is killed (KILL CONNECTION from a second connection) while its
+ *   transaction is open: exit 5, nothing changed;
+ * - a concurrent writer bumps a provider generation between the plan and the locking read: exit 5.
+ * The pause points come from CLOUDCTL_REPAIR_TEST_PAUSE (src/lib/ui/repair-command.ts): it only sleeps.
+ */
+import {execa} from 'execa'
+import {existsSync, mkdtempSync, readFileSync, readdirSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {runChecks} from '../../src/lib/checks/index.js'
+import {buildModel} from '../../src/lib/domain/model.js'
+import {CELL0_UUID} from '../../src/lib/domain/snapshot.js'
+import {BIN, ROOT, cloudctl} from '../support/cli.js'
+import {addAllocations, baseCloud} from './faults.js'
+import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from './support.js'
+
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await probe()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** The thread id of a statement of another connection to this connection's database waiting for a row lock. */
+async function lockWaiter(conn: Awaited<ReturnType<typeof openConnection>>): Promise<number | undefined> {
+  const [rows] = await conn.query(
+    "SELECT t.trx_mysql_thread_id AS id, p.DB AS db FROM information_schema.INNODB_TRX t LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT'",
+  )
+  const [[me]] = (await conn.query('SELECT DATABASE() AS db')) as unknown as [[{db: string}]]
+  return (rows as Array<{id: number; db: string | null}>).find((r) => r.db === me.db)?.id
+}
+
+describe('killed processes and connections (CLI, MariaDB)', () => {
+  let world: RepairWorld
+  let src: string[]
+  let tmp: string
+  let dup: string
+
+  beforeAll(async () => {
+    const {b} = baseCloud(81)
+    b.addInstance('compute1', 'm1.small')
+    const gone = b.addInstance('compute1', 'm1.small').row.uuid
+    b.deleteInstance(gone, {keepAllocations: true})
+    dup = b.addInstance('compute2', 'm1.small').row.uuid
+    const s = b.build()
+    addAllocations(s, 'deadbeef-0000-4000-8000-0000000000e1', 'compute2', {0: 1})
+    // Seed 004: the failed build's copy in cell0 (ERROR), the mapping pointing there.
+    const live = s.nova.instances.find((i) => i.uuid === dup)!
+    s.nova.instances.push({...live, cell_uuid: CELL0_UUID, id: 1, host: null, node: null, vm_state: 'error', task_state: null})
+    s.nova_api.instance_mappings.find((m) => m.instance_uuid === dup)!.cell_id = s.cells.find((c) => c.uuid === CELL0_UUID)!.id
+    world = await repairWorld('rkill', s)
+    tmp = mkdtempSync(join(tmpdir(), 'cloudctl-kill-'))
+    src = ['--api-db', world.cloud.apiUrl, '--placement-db', world.cloud.placementUrl]
+  })
+  afterAll(async () => {
+    await world?.drop()
+  })
+
+  const stateFor = (name: string) => ['--undo-dir', join(tmp, name), '--audit-log', join(tmp, `${name}.log`)]
+
+  /** Starts the CLI paused at `point`, SIGKILLs it once it says so, returns the undo file it wrote. */
+  async function killAt(point: 'after-undo' | 'after-first-commit', args: string[], name: string): Promise<string> {
+    const child = execa('node', [BIN, ...args, ...src, '--apply', '--yes', ...stateFor(name)], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', CLOUDCTL_REPAIR_TEST_PAUSE: `${point}:30000`}})
+    let stderr = ''
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+    await waitFor(() => (stderr.includes('CLOUDCTL_REPAIR_TEST_PAUSE: paused') ? true : undefined))
+    child.kill('SIGKILL')
+    const r = await child
+    expect(r.signal).toBe('SIGKILL')
+    const files = readdirSync(join(tmp, name))
+    expect(files).toHaveLength(1)
+    return join(tmp, name, files[0])
+  }
+
+  it('SIGKILL after the undo file is written, before COMMIT: nothing changed; undo finds every row at its before-image; lock free', async () => {
+    const before = await world.dump()
+    const undoFile = await killAt('after-undo', ['repair', 'leaks'], 'k1')
+    expect(diffDumps(before, await world.dump())).toEqual([])
+    const undo = JSON.parse(readFileSync(undoFile, 'utf8')) as {records: unknown[]}
+    expect(undo.records.length).toBeGreaterThan(0) // complete and parseable: it was fsync'd before the kill
+    const r = await cloudctl(['repair', 'undo', undoFile, ...src, '--apply', '--yes', '--json', ...stateFor('k1u')])
+    expect(r.exitCode, r.stderr).toBe(4)
+    expect(JSON.parse(r.stdout)).toMatchObject({applied: {rows_changed: 0, rows_already: undo.records.length}})
+    expect(diffDumps(before, await world.dump())).toEqual([])
+    // The dead process's GET_LOCK went with its connection: the next repair runs.
+    const again = await cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k1r')])
+    expect(again.exitCode, again.stderr).toBe(4)
+    const undoAgain = readdirSync(join(tmp, 'k1r'))[0]
+    expect((await cloudctl(['repair', 'undo', join(tmp, 'k1r', undoAgain), ...src, '--apply', '--yes', ...stateFor('k1ru')])).exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('SIGKILL between the nova_api and the cell COMMIT: the audit reports the half-done state; undo restores exactly; a re-run finishes', async () => {
+    const before = await world.dump()
+    const undoFile = await killAt('after-first-commit', ['cells', 'map-instances'], 'k2')
+    const half = diffDumps(before, await world.dump())
+    expect(new Set(half.map((c) => c.table))).toEqual(new Set(['nova_api/instance_mappings'])) // nova_api committed, cell0 rolled back
+    const findings = runChecks(buildModel(await world.capture())).findings.filter((f) => f.subject.instance_uuid === dup)
+    expect(findings.map((f) => f.code)).toContain('cell.instance-duplicate')
+
+    const undo = await cloudctl(['repair', 'undo', undoFile, ...src, '--apply', '--yes', '--json', ...stateFor('k2u')])
+    expect(undo.exitCode, undo.stderr).toBe(4)
+    expect(JSON.parse(undo.stdout)).toMatchObject({applied: {rows_changed: 1}}) // the mapping; the cell0 rows were already back
+    expect(diffDumps(before, await world.dump())).toEqual([])
+
+    await killAt('after-first-commit', ['cells', 'map-instances'], 'k3')
+    const rerun = await cloudctl(['cells', 'map-instances', ...src, '--apply', '--yes', ...stateFor('k3r')])
+    expect(rerun.exitCode, rerun.stdout + rerun.stderr).toBe(4)
+    expect(runChecks(buildModel(await world.capture())).findings.filter((f) => f.subject.instance_uuid === dup)).toEqual([])
+    // Put the world back for the next test: both undo files, newest first.
+    for (const name of ['k3r', 'k3']) {
+      const f = readdirSync(join(tmp, name))[0]
+      expect((await cloudctl(['repair', 'undo', join(tmp, name, f), ...src, '--apply', '--yes', ...stateFor(`${name}u`)])).exitCode).toBe(4)
+    }
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('KILL CONNECTION of the CLI placement connection mid-transaction: exit 5, nothing changed', async () => {
+    const before = await world.dump()
+    const child = execa('node', [BIN, 'repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k4')], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', CLOUDCTL_REPAIR_TEST_PAUSE: 'after-undo:3000'}})
+    let stderr = ''
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+    await waitFor(() => (stderr.includes('paused') ? true : undefined))
+    // Its transaction on placement is open (rows locked, writes done): kill that connection from outside.
+    const admin = await openConnection(world.cloud.placementUrl)
+    const [rows] = await admin.query(
+      "SELECT p.ID AS id FROM information_schema.PROCESSLIST p JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()",
+    )
+    const ids = (rows as Array<{id: number}>).map((r) => r.id)
+    expect(ids).toHaveLength(1)
+    await admin.query(`KILL CONNECTION ${ids[0]}`)
+    await closeConnection(admin)
+    const r = await child // the pause ends, the COMMIT meets the dead connection
+    expect(r.exitCode, r.stderr).toBe(5)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('KILL CONNECTION while the CLI waits for a row lock inside its transaction (no pause hook): exit 5, nothing changed', async () => {
+    const before = await world.dump()
+    // Hold the consumer row the plan locks, so the CLI blocks inside its transaction; kill it while it waits.
+    const holder = await openConnection(world.cloud.placementUrl)
+    await holder.query('START TRANSACTION')
+    await holder.query("SELECT * FROM consumers WHERE uuid = 'deadbeef-0000-4000-8000-0000000000e1' FOR UPDATE")
+    const child = cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k5')])
+    const victim = await waitFor(() => lockWaiter(holder))
+    await holder.query(`KILL CONNECTION ${victim}`)
+    await holder.query('ROLLBACK')
+    await closeConnection(holder)
+    const r = await child
+    expect(r.exitCode, r.stderr).toBe(5)
+    expect(r.stderr).toMatch(/rolled back|Nothing was written/)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+    expect(existsSync(join(tmp, 'k5'))).toBe(false) // no undo file: it failed before writing one
+  })
+
+  it('a concurrent writer bumps a provider generation between the plan and its apply: exit 5, nothing changed', async () => {
+    const before = await world.dump()
+    // The writer's bump is in flight (row locked, not committed) while the CLI plans from its snapshot
+    // (consistent reads: old generation), and commits once the CLI waits for that row inside its transaction.
+    const writer = await openConnection(world.cloud.placementUrl)
+    await writer.query('START TRANSACTION')
+    await writer.query("UPDATE resource_providers SET generation = generation + 1 WHERE name = 'compute2'")
+    const child = cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k6')])
+    await waitFor(() => lockWaiter(writer))
+    await writer.query('COMMIT')
+    const mid = await world.dump()
+    await closeConnection(writer)
+    const r = await child
+    expect(r.exitCode, r.stdout + r.stderr).toBe(5)
+    expect(r.stderr).toMatch(/generation was \d+, now \d+/)
+    expect(diffDumps(mid, await world.dump())).toEqual([])
+    expect(diffDumps(before, mid).map((c) => c.table)).toEqual(['placement/resource_providers']) // the writer's own change
+    const conn = await openConnection(world.cloud.placementUrl)
+    await conn.query("UPDATE resource_providers SET generation = generation - 1 WHERE name = 'compute2'")
+    await closeConnection(conn)
+  })
+})
