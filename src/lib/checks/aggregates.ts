@@ -16,7 +16,10 @@ export function checkAggregates(model: CloudModel, ctx: AuditContext = new Audit
   const aggregates = model.snapshot.nova_api.aggregates
   const byUuid = new Map<string, Aggregate>()
   const aggregatesByHost = new Map<string, Aggregate[]>()
+  // Membership as sets: an availability zone aggregate lists thousands of hosts.
+  const hostSets = new Map<Aggregate, Set<string>>()
   for (const agg of aggregates) {
+    hostSets.set(agg, new Set(agg.hosts))
     if (agg.uuid) byUuid.set(agg.uuid, agg)
     for (const h of agg.hosts) push(aggregatesByHost, h, agg)
   }
@@ -86,7 +89,7 @@ export function checkAggregates(model: CloudModel, ctx: AuditContext = new Audit
     if (!rp || cn.host === null) continue
     for (const aggUuid of model.aggregatesOf(rp.id)) {
       const agg = byUuid.get(aggUuid)
-      if (!agg || agg.hosts.includes(cn.host)) continue
+      if (!agg || hostSets.get(agg)?.has(cn.host)) continue
       findings.push({
         check: 'aggregates',
         code: 'aggregate.extra-in-placement',

@@ -5,7 +5,7 @@
  */
 import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import {type ComputeNode, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
+import {type ComputeNode, type Instance, type InstanceMapping, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
 import {AuditContext, push} from './context.js'
 
 /** A mapping whose instance was deleted longer ago than this is kept for nothing. */
@@ -30,10 +30,20 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     }
   }
 
+  // One pass over the mappings. Those of live instances are keyed by the live rows' array (identity,
+  // the last mapping of a uuid wins as in a uuid-keyed map): no second round of 300k string lookups.
+  const mappingOfLive = new Map<Instance[], InstanceMapping>()
+  const notLive: InstanceMapping[] = []
+  for (const mapping of snap.nova_api.instance_mappings) {
+    const live = ctx.liveByUuid.get(mapping.instance_uuid)
+    if (live) mappingOfLive.set(live, mapping)
+    else notLive.push(mapping)
+  }
+
   // Instances: mapped, mapped right, live once.
   for (const [uuid, rows] of ctx.liveByUuid) {
     let live = rows
-    const mapping = ctx.mappingByUuid.get(uuid)
+    const mapping = mappingOfLive.get(rows)
     if (live.length > 1) {
       // The copy the API uses (the mapped cell) first, the others in cell order: stable whatever order the rows were read in.
       const mappedUuid = mapping ? ctx.cellById(mapping.cell_id)?.uuid : undefined
@@ -88,9 +98,9 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
   }
 
   // Mappings of instances deleted long ago (nova-manage db archive_deleted_rows leaves none).
-  for (const mapping of snap.nova_api.instance_mappings) {
+  for (const mapping of notLive) {
     if (mapping.project_id === MAP_INSTANCES_MARKER_PROJECT) continue
-    if (ctx.liveByUuid.has(mapping.instance_uuid) || ctx.buildRequestUuids.has(mapping.instance_uuid)) continue
+    if (ctx.buildRequestUuids.has(mapping.instance_uuid)) continue
     const cell = ctx.cellById(mapping.cell_id)
     if (!cell || cell.status !== 'available') continue
     const rows = (model.instancesByUuid.get(mapping.instance_uuid) ?? []).filter((i) => i.cell_uuid === cell.uuid)

@@ -29,7 +29,7 @@ export function holdsResources(inst: Instance): boolean {
 export class AuditContext {
   /** Live (deleted = 0), non-hidden instance rows by uuid; more than one = live in several cells. */
   readonly liveByUuid: LiveInstanceIndex
-  readonly mappingByUuid = new Map<string, InstanceMapping>()
+  private mappings?: Map<string, InstanceMapping>
   readonly buildRequestUuids = new Set<string>()
   readonly hostMappingsByHost = new Map<string, HostMapping[]>()
   /** Live compute node by uuid (the provider uuid nova uses). */
@@ -58,7 +58,6 @@ export class AuditContext {
   constructor(readonly model: CloudModel) {
     const s = model.snapshot
     this.liveByUuid = new LiveInstanceIndex(model.instancesByUuid)
-    for (const m of s.nova_api.instance_mappings) this.mappingByUuid.set(m.instance_uuid, m)
     for (const br of s.nova_api.build_requests) if (br.instance_uuid) this.buildRequestUuids.add(br.instance_uuid)
     for (const hm of s.nova_api.host_mappings) push(this.hostMappingsByHost, hm.host, hm)
     for (const cn of model.liveComputeNodes) if (cn.uuid && !this.liveCnByUuid.has(cn.uuid)) this.liveCnByUuid.set(cn.uuid, cn)
@@ -83,6 +82,15 @@ export class AuditContext {
     }
     // A misnamed provider's uuid is no live node's (checked above), so these never overwrite the above.
     for (const [rpId, cn] of this.misnamedNodeOf) this.nodeByProviderId.set(rpId, cn)
+  }
+
+  /** instance_mappings by instance uuid, built on first use (only for the rare consumer that is no live instance). */
+  get mappingByUuid(): ReadonlyMap<string, InstanceMapping> {
+    if (!this.mappings) {
+      this.mappings = new Map()
+      for (const m of this.model.snapshot.nova_api.instance_mappings) this.mappings.set(m.instance_uuid, m)
+    }
+    return this.mappings
   }
 
   /** Compute one derived value per run (e.g. the leak classification the usage check re-reads). */

@@ -128,10 +128,15 @@ function classify(ctx: AuditContext): LeakClassification {
     return false
   }
 
+  // Live instances seen as consumers, by their rows' array (identity): the reverse pass below then
+  // needs no second lookup of 300k uuid strings.
+  const allocated = new Set<Instance[]>()
   for (const [consumer, allocs] of model.allocationsByConsumer) {
+    const live = ctx.liveByUuid.get(consumer)
+    if (live) allocated.add(live)
     const groupList = groupAllocations(allocs)
     if (groupList.length === 0) continue
-    judgeConsumer(consumer, groupList)
+    judgeConsumer(consumer, groupList, live)
   }
 
   /** Allocations per root (or sharing) provider; most consumers hold all of them on one provider. */
@@ -159,8 +164,7 @@ function classify(ctx: AuditContext): LeakClassification {
     return groupList
   }
 
-  function judgeConsumer(consumer: string, groupList: Group[]): void {
-    const live = ctx.liveByUuid.get(consumer)
+  function judgeConsumer(consumer: string, groupList: Group[], live: Instance[] | undefined): void {
     if (live && live.length > 0) {
       judgeInstanceConsumer(consumer, live, groupList)
       return
@@ -223,7 +227,7 @@ function classify(ctx: AuditContext): LeakClassification {
 
   // Reverse direction: live instances that should hold allocations and hold none.
   for (const [uuid, live] of ctx.liveByUuid) {
-    if (model.allocationsByConsumer.has(uuid)) continue
+    if (allocated.has(live)) continue
     const inst = live[0]
     if (inst.host === null || !holdsResources(inst)) continue
     const expected = ctx.expected(inst)
