@@ -38,9 +38,8 @@ describe('numa_get_constraints', () => {
     expect(t === null ? null : t.cells.map((c) => ({pcpuset: c.pcpuset, cpuset: c.cpuset, memory: c.memory}))).toEqual(cells)
   })
 
-  it('emulator threads isolation only counts with dedicated CPUs', () => {
+  it('emulator threads isolation with dedicated CPUs', () => {
     expect(instanceTopologyFor(2, 1024, {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'}, {})?.emulatorThreadsIsolated).toBe(true)
-    expect(instanceTopologyFor(2, 1024, {'hw:numa_nodes': '1', 'hw:emulator_threads_policy': 'isolate'}, {})?.emulatorThreadsIsolated).toBe(false)
   })
 
   it.each([
@@ -48,6 +47,10 @@ describe('numa_get_constraints', () => {
     ['memory not divisible by the node count', 4, 4097, {'hw:numa_nodes': '2'}],
     ['zero nodes', 4, 4096, {'hw:numa_nodes': '0'}],
     ['mixed without a mask', 4, 4096, {'hw:cpu_policy': 'mixed'}],
+    ['mixed with every vCPU dedicated', 2, 4096, {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '0-1'}],
+    ['a dedicated mask without the mixed policy', 2, 4096, {'hw:cpu_policy': 'dedicated', 'hw:cpu_dedicated_mask': '1'}],
+    ['emulator threads isolation for a shared guest', 2, 4096, {'hw:numa_nodes': '1', 'hw:emulator_threads_policy': 'isolate'}],
+    ['a thread policy for a shared guest', 2, 4096, {'hw:cpu_thread_policy': 'prefer'}],
   ] as const)('rejects %s', (_name, vcpus, mem, specs) => {
     expect(() => instanceTopologyFor(vcpus, mem, {...specs}, {})).toThrow(NumaRequestError)
   })

@@ -5,6 +5,7 @@
  * (numa_usage_from_instance_numa).
  */
 import type {HostNumaCell, HostNumaTopology, MemPages} from '../domain/nova-objects.js'
+import {PyIntSet} from './pyset.js'
 
 export type CpuPolicy = 'shared' | 'dedicated' | 'mixed'
 export type ThreadPolicy = 'prefer' | 'isolate' | 'require'
@@ -89,6 +90,10 @@ export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs:
   const pagesize = pagesizeOf(policyOf(extraSpecs, image, 'hw:mem_page_size', 'hw_mem_page_size') ?? undefined)
   const emulatorIsolate = extraSpecs['hw:emulator_threads_policy'] === 'isolate'
   const pinned = cpuPolicy === 'dedicated' || cpuPolicy === 'mixed'
+  // numa_get_constraints refuses these combinations whether or not a topology follows.
+  if (!pinned && threadPolicy) throw new NumaRequestError(`hw:cpu_thread_policy=${threadPolicy} needs hw:cpu_policy=dedicated or mixed (CPUThreadPolicyConfigurationInvalid)`)
+  if (!pinned && emulatorIsolate) throw new NumaRequestError('hw:emulator_threads_policy=isolate needs hw:cpu_policy=dedicated or mixed (BadRequirementEmulatorThreadsPolicy)')
+  if (cpuPolicy !== 'mixed' && extraSpecs['hw:cpu_dedicated_mask']) throw new NumaRequestError('hw:cpu_dedicated_mask needs hw:cpu_policy=mixed (RequiredMixedInstancePolicy)')
   if (nodesText === null && pagesize === null && !pinned) return null
   const nodes = nodesText === null ? 1 : Number(nodesText)
   if (!Number.isInteger(nodes) || nodes < 1) throw new NumaRequestError(`invalid hw:numa_nodes "${nodesText}"`)
@@ -118,6 +123,10 @@ export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs:
     if (!mask) throw new NumaRequestError('hw:cpu_policy=mixed needs hw:cpu_dedicated_mask')
     const all = new Set(Array.from({length: vcpus}, (_, i) => i))
     const dedicated = mask.trim().startsWith('^') ? new Set([...all].filter((x) => !parseCpuSpec(mask.trim().slice(1)).has(x))) : parseCpuSpec(mask)
+    // get_dedicated_cpu_constraint: a mixed guest needs both kinds, and only its own vCPUs
+    if (dedicated.size === 0 || dedicated.size >= all.size || [...dedicated].some((x) => !all.has(x))) {
+      throw new NumaRequestError(`hw:cpu_dedicated_mask=${mask} must name some but not all of the ${vcpus} vCPUs (InvalidMixedInstanceDedicatedMask)`)
+    }
     for (const c of cells) {
       c.pcpuset = c.cpuset.filter((x) => dedicated.has(x))
       c.cpuset = c.cpuset.filter((x) => !dedicated.has(x))
@@ -172,6 +181,14 @@ export interface FitFailure {
   reason: string
 }
 
+/**
+ * Python's `not pinning`: an empty pinning list counts as no pinning, so a mixed guest cell with
+ * no dedicated vCPU of its own does not fit anywhere (nova's behaviour, kept).
+ */
+function noPins(p: Array<[number, number]> | null): p is null {
+  return p === null || p.length === 0
+}
+
 /** _pack_instance_onto_cores: returns pinning + reserved pCPUs, or a reason. */
 function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserved: number): {pinning: Array<[number, number]>; reserved: number[]} | FitFailure {
   if (cell.siblings.length === 0) {
@@ -180,7 +197,10 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
   }
   const threadsPerCore = Math.max(...cell.siblings.map((s) => s.length)) || 1
   const free = new Set(freePcpus(cell))
-  const freeSiblings = cell.siblings.map((s) => [...s].filter((c) => free.has(c)).sort((a, b) => a - b))
+  // NUMACell.free_siblings = [sibling_set & free_pcpus], free_pcpus = pcpuset - pinned_cpus: Python
+  // sets, iterated in their hash-table order (see pyset.ts), which decides the CPUs picked below.
+  const freePy = PyIntSet.difference(PyIntSet.novaField(cell.pcpuset), PyIntSet.novaField(cell.pinned_cpus))
+  const freeSiblings = cell.siblings.map((s) => PyIntSet.intersection(PyIntSet.novaField(s), freePy).values())
   const siblingSets = new Map<number, number[][]>()
   for (const sib of freeSiblings) for (let n = 1; n <= sib.length; n++) (siblingSets.get(n) ?? siblingSets.set(n, []).get(n) as number[][]).push(sib)
   const vcpus = [...inst.pcpuset].sort((a, b) => a - b)
@@ -190,7 +210,7 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
     return vcpus.map((v, i) => [v, usable[i] as number])
   }
   const getReserved = (sets: number[][], pinning: Array<[number, number]> | null, isolate: boolean): number[] | null => {
-    if (!pinning) return null
+    if (noPins(pinning)) return null
     if (!numReserved) return null
     let cores = sets.map((s) => [...s])
     for (const [, p] of pinning) {
@@ -212,7 +232,7 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
     if (threadsPerCore !== 1 && !sameSets) return {reason: 'cpu_thread_policy=isolate on a host with hyperthreads requires cpu_dedicated_set == cpu_shared_set'}
     pinning = getPinning(1, full)
     reserved = getReserved(siblingSets.get(1) ?? [], pinning, true)
-    if (!pinning || (numReserved && !reserved)) {
+    if (noPins(pinning) || (numReserved && !reserved)) {
       pinning = null
       reserved = null
     }
@@ -225,16 +245,16 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
       if (policy === 'require' && threadsNo <= 1) continue
       pinning = getPinning(threadsNo, sets)
       reserved = getReserved(siblingSets.get(1) ?? [], pinning, false)
-      if (!pinning || (numReserved && !reserved)) continue
+      if (noPins(pinning) || (numReserved && !reserved)) continue
       break
     }
-    if (policy !== 'require' && !pinning) {
+    if (policy !== 'require' && noPins(pinning)) {
       const singles = (siblingSets.get(1) ?? []).flat().map((x) => [x])
       pinning = getPinning(lastThreads, singles)
       reserved = getReserved(singles, pinning, false)
     }
   }
-  if (!pinning || (numReserved && !reserved)) {
+  if (noPins(pinning) || (numReserved && !reserved)) {
     return {reason: `cannot pin ${vcpus.length} vCPU(s)${numReserved ? ` + ${numReserved} emulator pCPU` : ''} on cell ${cell.id}: free pCPUs ${fmtSet([...free])} (pinned_cpus ${fmtSet(cell.pinned_cpus)})${policy ? `, thread policy ${policy}` : ''}`}
   }
   return {pinning, reserved: reserved ?? []}

@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""Run nova's (Zed) own scheduler code on cases cloudctl's engine also runs.
+
+Reads one JSON document on stdin, writes one on stdout. Modes:
+
+- "numa": numa_get_constraints + numa_fit_instance_to_host per case.
+- "filters": host filters and the weight handler on HostState objects built
+  from the JSON host states the engine used.
+- "placement": GET /allocation_candidates from placement's own WSGI app,
+  in-process, against a MariaDB database the caller names (tables created by
+  placement's migrations, rows copied from the snapshot by SQL).
+
+Only used by test/compare-nova (CLOUDCTL_COMPARE_NOVA=1); needs the
+python3-nova and python3-placement packages.
+"""
+import datetime
+import json
+import sys
+import warnings
+
+warnings.filterwarnings('ignore')
+
+
+def _nova():
+    from nova import config as _unused  # noqa: F401  (registers options)
+    from nova import objects
+    objects.register_all()
+    import nova.conf
+    return nova.conf.CONF
+
+
+def _flavor(objects, f):
+    return objects.Flavor(
+        id=1, flavorid='f', name='f', vcpus=f['vcpus'], memory_mb=f['memory_mb'],
+        root_gb=f.get('root_gb', 0), ephemeral_gb=f.get('ephemeral_gb', 0),
+        swap=f.get('swap', 0), extra_specs=f.get('extra_specs', {}))
+
+
+def _host_topology(objects, topo):
+    cells = []
+    for c in topo['cells']:
+        cells.append(objects.NUMACell(
+            id=c['id'], cpuset=set(c['cpuset']), pcpuset=set(c['pcpuset']),
+            memory=c['memory'], cpu_usage=c['cpu_usage'],
+            memory_usage=c['memory_usage'], pinned_cpus=set(c['pinned_cpus']),
+            siblings=[set(s) for s in c['siblings']],
+            mempages=[objects.NUMAPagesTopology(
+                size_kb=p['size_kb'], total=p['total'], used=p['used'],
+                reserved=p['reserved']) for p in c['mempages']],
+            network_metadata=objects.NetworkMetadata(
+                physnets=set(), tunneled=False)))
+    return objects.NUMATopology(cells=cells)
+
+
+def numa(doc):
+    conf = _nova()
+    from nova import objects
+    from nova.virt import hardware
+    out = []
+    for case in doc['cases']:
+        conf.set_override('packing_host_numa_cells_allocation_strategy',
+                          bool(case.get('packing')), group='compute')
+        flavor = _flavor(objects, case['flavor'])
+        image = objects.ImageMeta.from_dict(
+            {'properties': case.get('image_properties', {})})
+        try:
+            inst = hardware.numa_get_constraints(flavor, image)
+        except Exception as e:  # nova refuses the request at the API
+            out.append({'error': type(e).__name__})
+            continue
+        if inst is None:
+            out.append({'constraints': None})
+            continue
+        cons = [{'cpuset': sorted(c.cpuset), 'pcpuset': sorted(c.pcpuset),
+                 'memory': c.memory} for c in inst.cells]
+        limits = None
+        if case.get('limits'):
+            limits = objects.NUMATopologyLimits(
+                cpu_allocation_ratio=case['limits']['cpu'],
+                ram_allocation_ratio=case['limits']['ram'])
+        host = _host_topology(objects, case['host'])
+        try:
+            got = hardware.numa_fit_instance_to_host(host, inst, limits=limits)
+        except ValueError as e:
+            out.append({'constraints': cons, 'raised': str(e)})
+            continue
+        fit = None
+        if got is not None:
+            fit = []
+            for c in got.cells:
+                pinning = c.cpu_pinning_raw if c.obj_attr_is_set('cpu_pinning_raw') and c.cpu_pinning_raw else {}
+                reserved = c.cpuset_reserved if c.obj_attr_is_set('cpuset_reserved') and c.cpuset_reserved else set()
+                fit.append({'id': c.id, 'pinning': {str(k): v for k, v in pinning.items()},
+                            'reserved': sorted(reserved)})
+        out.append({'constraints': cons, 'fit': fit})
+    return out
+
+
+def _ts(text):
+    if not text:
+        return None
+    return datetime.datetime.strptime(text[:19].replace('T', ' '), '%Y-%m-%d %H:%M:%S')
+
+
+def filters(doc):
+    conf = _nova()
+    from nova import objects
+    from nova.scheduler import host_manager, filters as nova_filters, weights
+    from nova.pci import stats as pci_stats
+    from nova.virt import hardware
+    from oslo_utils import timeutils
+
+    for group, values in doc.get('conf', {}).items():
+        for k, v in values.items():
+            conf.set_override(k, v, group=None if group == 'DEFAULT' else group)
+    timeutils.set_time_override(_ts(doc['now']))
+
+    hosts = []
+    for h in doc['hosts']:
+        hs = host_manager.HostState(h['host'], h['nodename'], h['cell_uuid'])
+        svc = h['service']
+        hs.service = {'host': h['host'], 'binary': 'nova-compute',
+                      'disabled': svc['disabled'], 'disabled_reason': svc['disabled_reason'],
+                      'forced_down': svc['forced_down'], 'last_seen_up': _ts(svc['last_seen_up']),
+                      'created_at': _ts(svc['created_at'])}
+        hs.uuid = h['uuid']
+        for k in ('free_ram_mb', 'free_disk_mb', 'total_usable_ram_mb', 'total_usable_disk_gb',
+                  'disk_mb_used', 'vcpus_total', 'vcpus_used', 'num_instances', 'num_io_ops',
+                  'failed_builds', 'cpu_allocation_ratio', 'ram_allocation_ratio',
+                  'disk_allocation_ratio', 'hypervisor_type', 'hypervisor_version',
+                  'hypervisor_hostname', 'host_ip', 'cpu_info'):
+            setattr(hs, k, h[k])
+        hs.stats = h['stats']
+        hs.supported_instances = h['supported_instances']
+        hs.numa_topology = _host_topology(objects, h['numa_topology']) if h['numa_topology'] else None
+        hs.pci_stats = pci_stats.PciDeviceStats(hs.numa_topology)
+        hs.aggregates = [objects.Aggregate(id=a['id'], name=a['name'], metadata=a['metadata'],
+                                           hosts=[h['host']]) for a in h['aggregates']]
+        hs.instances = {u: objects.Instance(uuid=u) for u in h['instances']}
+        hosts.append(hs)
+
+    s = doc['spec']
+    flavor = _flavor(objects, s['flavor'])
+    image = objects.ImageMeta.from_dict({'properties': s.get('image_properties', {})})
+    spec = objects.RequestSpec(
+        flavor=flavor, image=image, project_id=s['project_id'], user_id='u',
+        availability_zone=s.get('availability_zone'), num_instances=1,
+        scheduler_hints={k: v for k, v in s.get('hints', {}).items()},
+        instance_group=None, pci_requests=objects.InstancePCIRequests(requests=[]),
+        ignore_hosts=None, force_hosts=None, force_nodes=None, limits=objects.SchedulerLimits())
+    g = s.get('group')
+    if g:
+        spec.instance_group = objects.InstanceGroup(
+            uuid=g['uuid'], policy=g['policy'], members=g['members'], hosts=g['hosts'],
+            rules=g['rules'])
+    spec.numa_topology = hardware.numa_get_constraints(flavor, image)
+
+    handler = nova_filters.HostFilterHandler()
+    classes = {c.__name__: c for c in handler.get_all_classes()}
+    result = {'filters': {}}
+    for name in doc['filters']:
+        f = classes[name]()
+        result['filters'][name] = [h.host for h in hosts if f.host_passes(h, spec)]
+    whandler = weights.HostWeightHandler()
+    wclasses = {c.__name__: c for c in whandler.get_all_classes()}
+    weighers = [wclasses[n]() for n in doc['weighers']]
+    weighed = whandler.get_weighed_objects(weighers, hosts, spec)
+    result['weighed'] = [[w.obj.host, w.weight] for w in weighed]
+    return result
+
+
+def placement(doc):
+    import pymysql
+    from oslo_config import cfg
+    from placement import conf as pconf, deploy
+    import webob
+
+    conf = cfg.ConfigOpts()
+    pconf.register_opts(conf)
+    conf.set_default('connection', doc['url'], group='placement_database')
+    conf([], project='placement', default_config_files=[])
+    conf.set_override('sync_on_startup', True, group='placement_database')
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    app = deploy.loadapp(conf)  # runs placement's migrations on the empty database
+
+    db = pymysql.connect(**doc['mysql'], autocommit=False)
+    cur = db.cursor()
+    pl = doc['placement']
+    cur.execute('SELECT id, name FROM traits')
+    trait_ids = {name: i for i, name in cur.fetchall()}
+    for t in pl['traits']:
+        if t['name'] not in trait_ids:
+            cur.execute('INSERT INTO traits (name, created_at) VALUES (%s, NOW())', (t['name'],))
+            trait_ids[t['name']] = cur.lastrowid
+    snap_trait = {t['id']: t['name'] for t in pl['traits']}
+    for rc in pl['resource_classes']:
+        cur.execute('INSERT INTO resource_classes (id, name, created_at) VALUES (%s, %s, NOW())', (rc['id'], rc['name']))
+    for rp in sorted(pl['resource_providers'], key=lambda r: r['id']):
+        cur.execute('INSERT INTO resource_providers (id, uuid, name, generation, root_provider_id, parent_provider_id, created_at) '
+                    'VALUES (%s, %s, %s, %s, %s, %s, NOW())',
+                    (rp['id'], rp['uuid'], rp['name'], rp['generation'], rp['root_provider_id'], rp['parent_provider_id']))
+    for i in pl['inventories']:
+        cur.execute('INSERT INTO inventories (id, resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio, created_at) '
+                    'VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, NOW())',
+                    (i['id'], i['resource_provider_id'], i['resource_class_id'], i['total'], i['reserved'], i['min_unit'], i['max_unit'], i['step_size'], i['allocation_ratio']))
+    cur.execute("INSERT INTO projects (id, external_id, created_at) VALUES (1, 'p', NOW())")
+    cur.execute("INSERT INTO users (id, external_id, created_at) VALUES (1, 'u', NOW())")
+    consumers = sorted({a['consumer_id'] for a in pl['allocations']})
+    for c in consumers:
+        cur.execute('INSERT INTO consumers (uuid, project_id, user_id, generation, created_at) VALUES (%s, 1, 1, 0, NOW())', (c,))
+    for a in pl['allocations']:
+        cur.execute('INSERT INTO allocations (id, resource_provider_id, consumer_id, resource_class_id, used, created_at) VALUES (%s, %s, %s, %s, %s, NOW())',
+                    (a['id'], a['resource_provider_id'], a['consumer_id'], a['resource_class_id'], a['used']))
+    for t in pl['resource_provider_traits']:
+        cur.execute('INSERT INTO resource_provider_traits (resource_provider_id, trait_id, created_at) VALUES (%s, %s, NOW())',
+                    (t['resource_provider_id'], trait_ids[snap_trait[t['trait_id']]]))
+    for a in pl['placement_aggregates']:
+        cur.execute('INSERT INTO placement_aggregates (id, uuid, created_at) VALUES (%s, %s, NOW())', (a['id'], a['uuid']))
+    for a in pl['resource_provider_aggregates']:
+        cur.execute('INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) VALUES (%s, %s, NOW())',
+                    (a['resource_provider_id'], a['aggregate_id']))
+    db.commit()
+    db.close()
+
+    out = []
+    for q in doc['queries']:
+        req = webob.Request.blank('/allocation_candidates?' + q, method='GET')
+        req.headers['x-auth-token'] = 'admin'
+        req.headers['OpenStack-API-Version'] = 'placement ' + doc.get('microversion', '1.36')
+        r = req.get_response(app)
+        body = json.loads(r.body) if r.body else None
+        if r.status_int != 200:
+            out.append({'status': r.status_int, 'error': body})
+            continue
+        out.append({'status': 200,
+                    'allocation_requests': [a['allocations'] for a in body['allocation_requests']],
+                    'provider_summaries': sorted(body['provider_summaries'].keys())})
+    return out
+
+
+def main():
+    doc = json.load(sys.stdin)
+    mode = doc['mode']
+    result = {'numa': numa, 'filters': filters, 'placement': placement}[mode](doc)
+    json.dump(result, sys.stdout)
+
+
+if __name__ == '__main__':
+    main()
