@@ -20,7 +20,8 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     out.push(`Findings addressed (${plan.findings.length}):`)
     for (const f of plan.findings) out.push(`  ${f.code}  ${f.subject}`)
   }
-  if (writes.length === 0) out.push(c.green('Nothing to do.'))
+  if (writes.length === 0)
+    out.push(plan.skipped.length === 0 ? c.green('Nothing to do.') : c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.'))
   else {
     const checks = plan.steps.length - writes.length
     out.push(`${writes.length} write(s) in ${plan.db_order.map((d) => plan.db_labels[d] ?? d).join(' -> ')} (commit order); ${checks} lock/check step(s) re-validate each finding inside the transaction.`)
@@ -41,7 +42,8 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     out.push(c.yellow(`Not repaired (${plan.skipped.length}):`))
     for (const s of plan.skipped) out.push(`  ${s.code}  ${s.subject}: ${s.reason}`)
   }
-  for (const n of plan.notes) out.push(`Note: ${n}`)
+  // When applying, the notes (restart this service, ...) follow the outcome instead: they are about afterwards.
+  if (!opts.apply || writes.length === 0) for (const n of plan.notes) out.push(`Note: ${n}`)
   if (plan.partial) out.push(c.yellow('More to do beyond --max-count: run again until it exits 0.'))
   if (writes.length > 0 && !opts.apply) out.push('Dry run: nothing was written. Re-run with --apply to execute (exit 3 = something to do).')
   return out.join('\n')
@@ -51,9 +53,13 @@ export function countLines(plan: RepairPlan): string[] {
   return planCounts(plan).map((x) => `${x.db}: ${x.op} ${x.count} ${x.table} row(s)`)
 }
 
-export function renderApplied(plan: RepairPlan, result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number}): string {
+export function renderApplied(plan: RepairPlan, result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number; records?: ReadonlyArray<{db: string}>}): string {
   const c = theme()
-  const out = [c.green(`Applied: ${result.rows_changed} row(s) changed in ${result.committed.map((d) => plan.db_labels[d] ?? d).join(', ')}.`)]
+  const label = (d: string) => plan.db_labels[d] ?? d
+  const perDb = new Map<string, number>()
+  for (const r of result.records ?? []) perDb.set(r.db, (perDb.get(r.db) ?? 0) + 1)
+  const where = perDb.size > 0 ? ` (${[...perDb].map(([d, n]) => `${label(d)}: ${n}`).join(', ')})` : ''
+  const out = [c.green(`Applied: ${result.rows_changed} row(s) changed${where}.`), `Committed, in order: ${result.committed.map(label).join(', ')}.`]
   if (result.rows_already) out.push(`${result.rows_already} row(s) were already in their target state.`)
   if (result.rows_changed > 0) out.push(`Undo file: ${result.undo_file}  (cloudctl repair undo ${result.undo_file})`)
   for (const n of plan.notes) out.push(`Note: ${n}`)
