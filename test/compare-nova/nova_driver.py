@@ -103,55 +103,57 @@ def _ts(text):
 
 
 def filters(doc):
+    """HostState.update() from the snapshot's compute node / service / aggregate rows, then each
+    filter on every host (not chained) and the weight handler over all hosts."""
     conf = _nova()
-    from nova import objects
+    from nova import context as nova_context, objects
+    from nova.objects import compute_node as compute_node_obj
     from nova.scheduler import host_manager, filters as nova_filters, weights
-    from nova.pci import stats as pci_stats
     from nova.virt import hardware
     from oslo_utils import timeutils
 
+    # ratio 0.0/NULL makes ComputeNode._from_db_object write the default back: no database here
+    compute_node_obj.db.compute_node_update = lambda *a, **k: None
     for group, values in doc.get('conf', {}).items():
         for k, v in values.items():
             conf.set_override(k, v, group=None if group == 'DEFAULT' else group)
     timeutils.set_time_override(_ts(doc['now']))
+    ctx = nova_context.get_admin_context()
 
     hosts = []
     for h in doc['hosts']:
-        hs = host_manager.HostState(h['host'], h['nodename'], h['cell_uuid'])
-        svc = h['service']
-        hs.service = {'host': h['host'], 'binary': 'nova-compute',
-                      'disabled': svc['disabled'], 'disabled_reason': svc['disabled_reason'],
-                      'forced_down': svc['forced_down'], 'last_seen_up': _ts(svc['last_seen_up']),
-                      'created_at': _ts(svc['created_at'])}
-        hs.uuid = h['uuid']
-        for k in ('free_ram_mb', 'free_disk_mb', 'total_usable_ram_mb', 'total_usable_disk_gb',
-                  'disk_mb_used', 'vcpus_total', 'vcpus_used', 'num_instances', 'num_io_ops',
-                  'failed_builds', 'cpu_allocation_ratio', 'ram_allocation_ratio',
-                  'disk_allocation_ratio', 'hypervisor_type', 'hypervisor_version',
-                  'hypervisor_hostname', 'host_ip', 'cpu_info'):
-            setattr(hs, k, h[k])
-        hs.stats = h['stats']
-        hs.supported_instances = h['supported_instances']
-        hs.numa_topology = _host_topology(objects, h['numa_topology']) if h['numa_topology'] else None
-        hs.pci_stats = pci_stats.PciDeviceStats(hs.numa_topology)
-        hs.aggregates = [objects.Aggregate(id=a['id'], name=a['name'], metadata=a['metadata'],
-                                           hosts=[h['host']]) for a in h['aggregates']]
-        hs.instances = {u: objects.Instance(uuid=u) for u in h['instances']}
+        row = dict(h['compute_node'])
+        for k in ('created_at', 'updated_at', 'deleted_at'):
+            row[k] = _ts(row.get(k))
+        for k in objects.ComputeNode.fields:
+            row.setdefault(k, None)
+        cn = compute_node_obj.ComputeNode._from_db_object(ctx, objects.ComputeNode(), row)
+        hs = host_manager.HostState(cn.host, cn.hypervisor_hostname, h['cell_uuid'])
+        svc = dict(h['service'])
+        for k in ('created_at', 'updated_at', 'deleted_at', 'last_seen_up'):
+            svc[k] = _ts(svc.get(k))
+        aggs = [objects.Aggregate(id=a['id'], uuid=a['uuid'], name=a['name'], metadata=a['metadata'],
+                                  hosts=a['hosts']) for a in h['aggregates']]
+        hs.update(cn, svc, aggs, {u: objects.Instance(uuid=u) for u in h['instances']})
         hosts.append(hs)
 
     s = doc['spec']
     flavor = _flavor(objects, s['flavor'])
-    image = objects.ImageMeta.from_dict({'properties': s.get('image_properties', {})})
+    image = objects.ImageMeta.from_dict({'id': s.get('image_id') or '00000000-0000-0000-0000-000000000000',
+                                         'properties': s.get('image_properties', {})})
     spec = objects.RequestSpec(
         flavor=flavor, image=image, project_id=s['project_id'], user_id='u',
         availability_zone=s.get('availability_zone'), num_instances=1,
         scheduler_hints={k: v for k, v in s.get('hints', {}).items()},
         instance_group=None, pci_requests=objects.InstancePCIRequests(requests=[]),
-        ignore_hosts=None, force_hosts=None, force_nodes=None, limits=objects.SchedulerLimits())
+        ignore_hosts=None, force_hosts=None, force_nodes=None, limits=objects.SchedulerLimits(),
+        instance_uuid='00000000-0000-4000-8000-000000000001')
+    if not s.get('image_id'):
+        del spec.image.id
     g = s.get('group')
     if g:
         spec.instance_group = objects.InstanceGroup(
-            uuid=g['uuid'], policy=g['policy'], members=g['members'], hosts=g['hosts'],
+            uuid=g['uuid'], policy=g['policy'], policies=[g['policy']], members=g['members'], hosts=g['hosts'],
             rules=g['rules'])
     spec.numa_topology = hardware.numa_get_constraints(flavor, image)
 
@@ -160,12 +162,14 @@ def filters(doc):
     result = {'filters': {}}
     for name in doc['filters']:
         f = classes[name]()
-        result['filters'][name] = [h.host for h in hosts if f.host_passes(h, spec)]
+        result['filters'][name] = [h.nodename for h in hosts if f.host_passes(h, spec)]
     whandler = weights.HostWeightHandler()
     wclasses = {c.__name__: c for c in whandler.get_all_classes()}
     weighers = [wclasses[n]() for n in doc['weighers']]
-    weighed = whandler.get_weighed_objects(weighers, hosts, spec)
-    result['weighed'] = [[w.obj.host, w.weight] for w in weighed]
+    # A node whose usage was never reported keeps cpu_allocation_ratio None and CPUWeigher would
+    # raise TypeError in nova; the caller leaves such nodes out of the weighing.
+    weighed = whandler.get_weighed_objects(weighers, [h for h in hosts if h.nodename not in doc.get('unweighed', [])], spec)
+    result['weighed'] = [[w.obj.nodename, w.weight] for w in weighed]
     return result
 
 

@@ -120,8 +120,12 @@ function pyStr(v: unknown, floatLike = false): string {
   return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `'${k}': ${typeof x === 'string' ? `'${x}'` : pyStr(x)}`).join(', ')}}`
 }
 
+/** Attributes HostState takes from the compute node: None until its usage is reported. */
+const FROM_COMPUTE_NODE = new Set(['uuid', 'host_ip', 'hypervisor_type', 'hypervisor_version', 'hypervisor_hostname', 'cpu_info', 'supported_instances', 'cpu_allocation_ratio', 'ram_allocation_ratio', 'disk_allocation_ratio'])
+
 /** HostState attributes by their nova names. */
 function hostAttr(hs: HostState, name: string): unknown {
+  if (hs.usageNotReported && FROM_COMPUTE_NODE.has(name)) return undefined
   const map: Record<string, unknown> = {
     host: hs.host,
     nodename: hs.nodename,
