@@ -174,32 +174,61 @@ def filters(doc):
 
 
 def placement(doc):
+    import urllib.parse
     import pymysql
     from oslo_config import cfg
     from placement import conf as pconf, deploy
     import webob
 
-    conf = cfg.ConfigOpts()
-    pconf.register_opts(conf)
-    conf.set_default('connection', doc['url'], group='placement_database')
-    conf([], project='placement', default_config_files=[])
-    conf.set_override('sync_on_startup', True, group='placement_database')
-    conf.set_override('auth_strategy', 'noauth2', group='api')
-    app = deploy.loadapp(conf)  # runs placement's migrations on the empty database
+    my = doc['mysql']
+    name = doc['database']
+    admin = pymysql.connect(host=my['host'], port=my['port'], user=my['user'], password=my['password'], autocommit=True)
+    admin.cursor().execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4' % name)
+    try:
+        url = 'mysql+pymysql://%s:%s@%s:%d/%s?charset=utf8mb4' % (
+            urllib.parse.quote(my['user']), urllib.parse.quote(my['password']), my['host'], my['port'], name)
+        conf = cfg.ConfigOpts()
+        pconf.register_opts(conf)
+        conf.set_default('connection', url, group='placement_database')
+        conf([], project='placement', default_config_files=[])
+        conf.set_override('sync_on_startup', True, group='placement_database')
+        conf.set_override('auth_strategy', 'noauth2', group='api')
+        app = deploy.loadapp(conf)  # placement's own migrations make the schema
+        _load_placement_rows(pymysql.connect(host=my['host'], port=my['port'], user=my['user'],
+                                             password=my['password'], database=name), doc['placement'])
+        out = []
+        for q in doc['queries']:
+            req = webob.Request.blank('/allocation_candidates?' + q, method='GET')
+            req.headers['x-auth-token'] = 'admin'
+            req.headers['OpenStack-API-Version'] = 'placement ' + doc.get('microversion', '1.36')
+            r = req.get_response(app)
+            body = json.loads(r.body) if r.body else None
+            if r.status_int != 200:
+                out.append({'status': r.status_int, 'error': body})
+                continue
+            out.append({'status': 200,
+                        'allocation_requests': [a['allocations'] for a in body['allocation_requests']],
+                        'provider_summaries': sorted(body['provider_summaries'].keys())})
+        return out
+    finally:
+        admin.cursor().execute('DROP DATABASE IF EXISTS `%s`' % name)
+        admin.close()
 
-    db = pymysql.connect(**doc['mysql'], autocommit=False)
+
+def _load_placement_rows(db, pl):
+    """The snapshot's placement rows, ids kept; traits mapped by name onto placement's own ids."""
     cur = db.cursor()
-    pl = doc['placement']
     cur.execute('SELECT id, name FROM traits')
-    trait_ids = {name: i for i, name in cur.fetchall()}
+    trait_ids = {n: i for i, n in cur.fetchall()}
     for t in pl['traits']:
         if t['name'] not in trait_ids:
             cur.execute('INSERT INTO traits (name, created_at) VALUES (%s, NOW())', (t['name'],))
             trait_ids[t['name']] = cur.lastrowid
     snap_trait = {t['id']: t['name'] for t in pl['traits']}
     for rc in pl['resource_classes']:
-        cur.execute('INSERT INTO resource_classes (id, name, created_at) VALUES (%s, %s, NOW())', (rc['id'], rc['name']))
-    for rp in sorted(pl['resource_providers'], key=lambda r: r['id']):
+        cur.execute('INSERT IGNORE INTO resource_classes (id, name, created_at) VALUES (%s, %s, NOW())', (rc['id'], rc['name']))
+    # parents before children: root_provider_id / parent_provider_id are foreign keys
+    for rp in sorted(pl['resource_providers'], key=lambda r: (r['parent_provider_id'] is not None, r['id'])):
         cur.execute('INSERT INTO resource_providers (id, uuid, name, generation, root_provider_id, parent_provider_id, created_at) '
                     'VALUES (%s, %s, %s, %s, %s, %s, NOW())',
                     (rp['id'], rp['uuid'], rp['name'], rp['generation'], rp['root_provider_id'], rp['parent_provider_id']))
@@ -209,8 +238,7 @@ def placement(doc):
                     (i['id'], i['resource_provider_id'], i['resource_class_id'], i['total'], i['reserved'], i['min_unit'], i['max_unit'], i['step_size'], i['allocation_ratio']))
     cur.execute("INSERT INTO projects (id, external_id, created_at) VALUES (1, 'p', NOW())")
     cur.execute("INSERT INTO users (id, external_id, created_at) VALUES (1, 'u', NOW())")
-    consumers = sorted({a['consumer_id'] for a in pl['allocations']})
-    for c in consumers:
+    for c in sorted({a['consumer_id'] for a in pl['allocations']}):
         cur.execute('INSERT INTO consumers (uuid, project_id, user_id, generation, created_at) VALUES (%s, 1, 1, 0, NOW())', (c,))
     for a in pl['allocations']:
         cur.execute('INSERT INTO allocations (id, resource_provider_id, consumer_id, resource_class_id, used, created_at) VALUES (%s, %s, %s, %s, %s, NOW())',
@@ -225,21 +253,6 @@ def placement(doc):
                     (a['resource_provider_id'], a['aggregate_id']))
     db.commit()
     db.close()
-
-    out = []
-    for q in doc['queries']:
-        req = webob.Request.blank('/allocation_candidates?' + q, method='GET')
-        req.headers['x-auth-token'] = 'admin'
-        req.headers['OpenStack-API-Version'] = 'placement ' + doc.get('microversion', '1.36')
-        r = req.get_response(app)
-        body = json.loads(r.body) if r.body else None
-        if r.status_int != 200:
-            out.append({'status': r.status_int, 'error': body})
-            continue
-        out.append({'status': 200,
-                    'allocation_requests': [a['allocations'] for a in body['allocation_requests']],
-                    'provider_summaries': sorted(body['provider_summaries'].keys())})
-    return out
 
 
 def main():
