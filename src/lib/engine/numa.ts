@@ -181,6 +181,23 @@ export interface FitFailure {
   reason: string
 }
 
+// Host cells are never modified (a claim makes new ones): their free sibling lists are computed once.
+const freeSiblingsCache = new WeakMap<HostNumaCell, number[][]>()
+
+/**
+ * NUMACell.free_siblings = [sibling_set & free_pcpus], free_pcpus = pcpuset - pinned_cpus: Python
+ * sets, iterated in their hash-table order (see pyset.ts), which decides the CPUs picked.
+ */
+function freeSiblingsOf(cell: HostNumaCell): number[][] {
+  let out = freeSiblingsCache.get(cell)
+  if (!out) {
+    const freePy = PyIntSet.difference(PyIntSet.novaField(cell.pcpuset), PyIntSet.novaField(cell.pinned_cpus))
+    out = cell.siblings.map((s) => PyIntSet.intersection(PyIntSet.novaField(s), freePy).values())
+    freeSiblingsCache.set(cell, out)
+  }
+  return out
+}
+
 /**
  * Python's `not pinning`: an empty pinning list counts as no pinning, so a mixed guest cell with
  * no dedicated vCPU of its own does not fit anywhere (nova's behaviour, kept).
@@ -199,8 +216,7 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
   const free = new Set(freePcpus(cell))
   // NUMACell.free_siblings = [sibling_set & free_pcpus], free_pcpus = pcpuset - pinned_cpus: Python
   // sets, iterated in their hash-table order (see pyset.ts), which decides the CPUs picked below.
-  const freePy = PyIntSet.difference(PyIntSet.novaField(cell.pcpuset), PyIntSet.novaField(cell.pinned_cpus))
-  const freeSiblings = cell.siblings.map((s) => PyIntSet.intersection(PyIntSet.novaField(s), freePy).values())
+  const freeSiblings = freeSiblingsOf(cell)
   const siblingSets = new Map<number, number[][]>()
   for (const sib of freeSiblings) for (let n = 1; n <= sib.length; n++) (siblingSets.get(n) ?? siblingSets.set(n, []).get(n) as number[][]).push(sib)
   const vcpus = [...inst.pcpuset].sort((a, b) => a - b)
@@ -330,8 +346,26 @@ export interface NumaFitOptions {
   pciRequested?: boolean
 }
 
+export type NumaFit = {ok: true; cells: FittedCell[]} | {ok: false; reason: string}
+
+// A multi-instance boot asks every host the same question once per instance; host topologies are
+// immutable, so the answer is kept per topology object and per question.
+const fitCache = new WeakMap<HostNumaTopology, Map<string, NumaFit>>()
+const requestKeys = new WeakMap<InstanceTopologyRequest, string>()
+
 /** numa_fit_instance_to_host: the fitted cells, or the reason of the first (best) failure. */
-export function fitInstanceToHost(host: HostNumaTopology, req: InstanceTopologyRequest, opts: NumaFitOptions): {ok: true; cells: FittedCell[]} | {ok: false; reason: string} {
+export function fitInstanceToHost(host: HostNumaTopology, req: InstanceTopologyRequest, opts: NumaFitOptions): NumaFit {
+  let rk = requestKeys.get(req)
+  if (rk === undefined) requestKeys.set(req, (rk = JSON.stringify(req)))
+  const key = `${rk}|${opts.limits ? `${opts.limits.cpu}/${opts.limits.ram}` : '-'}|${opts.packing}|${opts.pciRequested ?? false}|${opts.pciCountByCell ? [...opts.pciCountByCell].join(';') : '-'}`
+  let perHost = fitCache.get(host)
+  if (!perHost) fitCache.set(host, (perHost = new Map()))
+  let got = perHost.get(key)
+  if (!got) perHost.set(key, (got = fitUncached(host, req, opts)))
+  return got
+}
+
+function fitUncached(host: HostNumaTopology, req: InstanceTopologyRequest, opts: NumaFitOptions): NumaFit {
   if (host.cells.length < req.cells.length) return {ok: false, reason: `instance wants ${req.cells.length} NUMA nodes, host has ${host.cells.length}`}
   let hostCells = host.cells
   if (host.cells.length > req.cells.length) {
