@@ -173,6 +173,35 @@ def filters(doc):
     return result
 
 
+def request(doc):
+    """ResourceRequest.from_request_spec + resources_from_request_spec -> to_querystring()."""
+    conf = _nova()
+    from nova import context as nova_context, objects
+    from nova.scheduler import utils as scheduler_utils
+    for group, values in doc.get('conf', {}).items():
+        for k, v in values.items():
+            conf.set_override(k, v, group=None if group == 'DEFAULT' else group)
+    ctx = nova_context.get_admin_context()
+    out = []
+    for case in doc['cases']:
+        flavor = _flavor(objects, case['flavor'])
+        image = objects.ImageMeta.from_dict({'properties': case.get('image_properties', {})})
+        spec = objects.RequestSpec(
+            flavor=flavor, image=image, is_bfv=bool(case.get('is_bfv')), num_instances=1,
+            scheduler_hints=case.get('hints', {}),
+            requested_resources=[], request_level_params=objects.RequestLevelParams(
+                root_required=set(case.get('root_required', [])), root_forbidden=set(case.get('root_forbidden', []))),
+            requested_destination=objects.Destination(
+                aggregates=[','.join(x) for x in case.get('aggregates', [])],
+                forbidden_aggregates=set(case.get('forbidden_aggregates', []))))
+        try:
+            rr = scheduler_utils.resources_from_request_spec(ctx, spec, None)
+            out.append({'query': rr.to_querystring()})
+        except Exception as e:  # nova refuses the flavor/image combination
+            out.append({'error': type(e).__name__})
+    return out
+
+
 def placement(doc):
     import urllib.parse
     import pymysql
@@ -258,7 +287,7 @@ def _load_placement_rows(db, pl):
 def main():
     doc = json.load(sys.stdin)
     mode = doc['mode']
-    result = {'numa': numa, 'filters': filters, 'placement': placement}[mode](doc)
+    result = {'numa': numa, 'filters': filters, 'request': request, 'placement': placement}[mode](doc)
     json.dump(result, sys.stdout)
 
 

@@ -183,12 +183,13 @@ function allRequiredTraits(spec: RequestSpec): Set<string> {
   return out
 }
 
+/**
+ * ImageMetaProps.traits_required: filled only from `trait:NAME=required` image properties; a Glance
+ * property literally named traits_required is skipped by ImageMetaProps.from_dict.
+ */
 function imageTraitsRequired(props: Record<string, string>): string[] {
   const out: string[] = []
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'traits_required') out.push(...v.split(',').map((s) => s.trim()).filter(Boolean))
-    else if (/^trait:/.test(k) && v === 'required') out.push(k.slice('trait:'.length))
-  }
+  for (const [k, v] of Object.entries(props)) if (/^trait:/.test(k) && v === 'required') out.push(k.slice('trait:'.length))
   return out
 }
 
