@@ -150,6 +150,10 @@ def filters(doc):
         instance_uuid='00000000-0000-4000-8000-000000000001')
     if not s.get('image_id'):
         del spec.image.id
+    if s.get('pci_requests'):
+        spec.pci_requests = objects.InstancePCIRequests(requests=[
+            objects.InstancePCIRequest(count=r['count'], spec=r['spec'], alias_name=r['alias'])
+            for r in s['pci_requests']])
     g = s.get('group')
     if g:
         spec.instance_group = objects.InstanceGroup(

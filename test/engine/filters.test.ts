@@ -248,6 +248,11 @@ describe('PciPassthroughFilter', () => {
     {name: '3 GPUs over two pools', host: {pciPools: pools}, spec: want(3, {vendor_id: '10de', product_id: '1eb8'}, 'gpu'), expect: null},
     {name: '4 GPUs: only 3', host: {pciPools: pools}, spec: want(4, {vendor_id: '10de', product_id: '1eb8'}, 'gpu'), expect: 'insufficient PCI devices (gpu)'},
     {name: 'device_type must match', host: {pciPools: pools}, spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'), expect: 'insufficient PCI devices (pf)'},
+    // _filter_pools_for_unrequested_pfs / _vdpa_devices / _remote_managed_devices
+    {name: 'PFs only for a request that asks for type-PF', host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]}, spec: want(1, {vendor_id: '8086'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
+    {name: 'a type-PF request gets PFs', host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]}, spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'), expect: null},
+    {name: 'vDPA devices only when asked', host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'vdpa'}}]}, spec: want(1, {vendor_id: '15b3'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
+    {name: 'remote-managed devices are not for aliases', host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'type-VF', remote_managed: 'true'}}]}, spec: want(1, {vendor_id: '15b3'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
     {name: 'VFs', host: {pciPools: pools}, spec: want(4, {vendor_id: '8086', device_type: 'type-VF'}, 'vf'), expect: null},
     {name: 'host without PCI devices', spec: want(1, {vendor_id: '10de'}, 'gpu'), expect: 'insufficient PCI devices (gpu)'},
     {

@@ -467,15 +467,31 @@ function numInstances(name: string, perAggregate: boolean): HostFilter {
 function poolMatches(pool: PciPool, spec: PciRequest['spec']): boolean {
   if (spec.vendor_id && pool.vendor_id !== spec.vendor_id) return false
   if (spec.product_id && pool.product_id !== spec.product_id) return false
-  if (spec.device_type && (pool.tags.dev_type ?? 'type-PCI') !== spec.device_type) return false
+  if (spec.device_type && pool.tags.dev_type !== spec.device_type) return false
   return true
 }
 
-/** PciDeviceStats.support_requests without NUMA affinity: every request's count from matching pools. */
+const truthy = (v: string | undefined) => v !== undefined && /^(1|t|true|on|y|yes)$/i.test(v.trim())
+
+/**
+ * PciDeviceStats._filter_pools without NUMA cells (what PciPassthroughFilter asks): pools matching
+ * the alias, then PF, vDPA and remote-managed pools dropped unless the request asks for them.
+ */
+function usablePools(pools: PciPool[], spec: PciRequest['spec']): PciPool[] {
+  return pools.filter((p) => {
+    if (!poolMatches(p, spec)) return false
+    if (p.tags.dev_type === 'type-PF' && spec.device_type !== 'type-PF') return false
+    if (p.tags.dev_type === 'vdpa' && spec.device_type !== 'vdpa') return false
+    if (truthy(p.tags.remote_managed)) return false
+    return true
+  })
+}
+
+/** PciDeviceStats.support_requests without NUMA affinity: every request's count from usable pools. */
 export function pciSupports(pools: PciPool[], requests: PciRequest[]): {ok: true; pools: PciPool[]} | {ok: false; need: number; have: number; alias: string} {
   const work = pools.map((p) => ({...p}))
   for (const r of requests) {
-    const matching = work.filter((p) => poolMatches(p, r.spec))
+    const matching = usablePools(work, r.spec)
     const have = matching.reduce((n, p) => n + p.count, 0)
     if (have < r.count) return {ok: false, need: r.count, have, alias: r.alias}
     let left = r.count
