@@ -54,7 +54,7 @@ ${EXIT_CODES_HELP}`
     ...sourceFlags,
     flavor: Flags.string({summary: 'Flavor name, flavorid or id.', required: true}),
     'extra-spec': Flags.string({summary: 'Override or add a flavor extra spec: KEY=VALUE. Repeatable.', multiple: true}),
-    'image-property': Flags.string({summary: 'Image property KEY=VALUE (hw_architecture, hw_cpu_policy, traits_required...). Repeatable.', multiple: true}),
+    'image-property': Flags.string({summary: 'Image property KEY=VALUE (hw_architecture, hw_cpu_policy, trait:NAME=required...). Repeatable.', multiple: true}),
     'image-id': Flags.string({summary: 'Image id (for IsolatedHostsFilter).'}),
     'image-disk-format': Flags.string({summary: 'Image disk_format (for query_placement_for_image_type_support).'}),
     'availability-zone': Flags.string({summary: 'Requested availability zone.'}),
