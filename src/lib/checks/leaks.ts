@@ -352,7 +352,12 @@ function classify(ctx: AuditContext): LeakClassification {
     const expected = ctx.expected(inst)
     if (!expected.ok) return
     const actual: ResourceAmounts = {}
-    for (const g of groups) for (const a of g.allocations) actual[rc.name(a.resource_class_id)] = (actual[rc.name(a.resource_class_id)] ?? 0) + a.used
+    for (const g of groups) {
+      for (const a of g.allocations) {
+        const name = rc.name(a.resource_class_id)
+        actual[name] = (actual[name] ?? 0) + a.used
+      }
+    }
     const want = expected.value.resources
     if (sameAmounts(want, actual)) return
     const classes = new Set([...Object.keys(want), ...CHECKED_CLASSES.filter((c) => c in actual)])

@@ -17,6 +17,7 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
   const findings: Finding[] = []
   const pcpuId = model.rc.id('PCPU') as number
   let leakInfo: ReturnType<typeof classifyAllocations> | undefined
+  let excluded: Map<number, number> | undefined
 
   for (const cn of model.liveComputeNodes) {
     const topo = model.hostNumaTopology(cn)
@@ -136,11 +137,9 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
     const inv = model.inventory(rp.id, pcpuId)
     if (!inv && model.usage(rp.id, pcpuId) === 0) continue
     leakInfo ??= classifyAllocations(ctx)
-    let used = 0
-    for (const a of model.allocationsByProvider.get(rp.id) ?? []) {
-      if (a.resource_class_id !== pcpuId || leakInfo.flaggedConsumers.has(a.consumer_id) || leakInfo.undecidedConsumers.has(a.consumer_id)) continue
-      used += a.used
-    }
+    excluded ??= excludedPcpu(model, pcpuId, leakInfo)
+    // What the provider holds, less what leaks already reported (or could not decide).
+    const used = model.usage(rp.id, pcpuId) - (excluded.get(rp.id) ?? 0)
     let expectedCount = 0
     for (const [uuid, n] of pinsByInstance) if (!leakInfo.flaggedInstances.has(uuid)) expectedCount += n
     if (used === expectedCount) continue
@@ -159,6 +158,18 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
   return findings
 }
 
+
+/** PCPU per provider held by consumers the leaks check flagged or left undecided (few: read per consumer). */
+function excludedPcpu(model: CloudModel, pcpuId: number, leakInfo: ReturnType<typeof classifyAllocations>): Map<number, number> {
+  const out = new Map<number, number>()
+  const consumers = new Set([...leakInfo.flaggedConsumers, ...leakInfo.undecidedConsumers])
+  for (const consumer of consumers) {
+    for (const a of model.allocationsByConsumer.get(consumer) ?? []) {
+      if (a.resource_class_id === pcpuId) out.set(a.resource_provider_id, (out.get(a.resource_provider_id) ?? 0) + a.used)
+    }
+  }
+  return out
+}
 
 /** The instance a finding is about, when exactly one instance owns the pCPUs in question. */
 function soleOwner(owners: string[]): string | undefined {

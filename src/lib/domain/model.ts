@@ -70,7 +70,16 @@ export class CloudModel {
   readonly childrenByProvider = new Map<number, ResourceProvider[]>()
   readonly inventoriesByProvider = new Map<number, Inventory[]>()
   readonly allocationsByConsumer = new Map<string, Allocation[]>()
-  readonly allocationsByProvider = new Map<number, Allocation[]>()
+  /** Allocation rows per provider id; built on first use (the audits read it for a few providers only). */
+  get allocationsByProvider(): Map<number, Allocation[]> {
+    if (!this.allocsByProvider) {
+      this.allocsByProvider = new Map()
+      for (const a of this.snapshot.placement.allocations) push(this.allocsByProvider, a.resource_provider_id, a)
+    }
+    return this.allocsByProvider
+  }
+
+  private allocsByProvider?: Map<number, Allocation[]>
   /** provider id -> resource class id -> sum(used) */
   readonly usageByProvider = new Map<number, Map<number, number>>()
   readonly consumersByUuid = new Map<string, Consumer>()
@@ -138,7 +147,6 @@ export class CloudModel {
         if (lastList) lastList.push(a)
         else this.allocationsByConsumer.set(a.consumer_id, (lastList = [a]))
       }
-      push(this.allocationsByProvider, a.resource_provider_id, a)
       let usage = this.usageByProvider.get(a.resource_provider_id)
       if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
