@@ -9,6 +9,7 @@ import {LiveInstanceIndex, runChecks, TextMemo} from '../../src/lib/checks/index
 import {parseStats} from '../../src/lib/domain/nova-objects.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID, type Instance} from '../../src/lib/domain/snapshot.js'
+import {jsonTopLevel} from '../../src/lib/checks/json-scan.js'
 import {renderFindings} from '../../src/lib/output/findings-formatter.js'
 import {MiniCloud, SMALL} from './mini-cloud.js'
 
@@ -156,5 +157,52 @@ describe('indexes the audits share', () => {
       model.stats(cn)
       expect(model.statsReadable(cn)).toEqual(fast)
     }
+  })
+})
+
+describe('snapshot.unreadable-blob for compute node stats', () => {
+  it.each([
+    {text: '{"num_instances": "3", ', why: 'not valid JSON'},
+    {text: '["num_instances"]', why: 'not a JSON object'},
+  ])('$text is reported with the parser\'s own words ($why)', ({text, why}) => {
+    const {c, h1} = twoHosts()
+    h1.cn.stats = text
+    const report = runChecks(c.build())
+    expect(report.findings.map((f) => [f.code, f.subject.host, f.evidence.column])).toEqual([['snapshot.unreadable-blob', 'cmp1', 'stats']])
+    const parsed = parseStats(text)
+    expect(parsed.ok).toBe(false)
+    expect(report.findings[0].evidence.error).toBe(parsed.ok ? undefined : parsed.error)
+    expect(String(report.findings[0].evidence.error)).toContain(why)
+  })
+})
+
+describe('jsonTopLevel (the scan checkBlobs uses to decide stats readability)', () => {
+  const verdict = (text: string) => {
+    try {
+      const v: unknown = JSON.parse(text)
+      return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v
+    } catch {
+      return undefined
+    }
+  }
+  const corpus = [
+    '{}', '[]', '{"a": 1}', ' {"num_instances": "3", "io_workload": "0"} ', '{"a": {"b": [1, 2, {"c": null}]}, "d": [[], {}]}', '"text"', '42', '-0.5e+10', '0', 'true', 'false', 'null',
+    '"\\u00e9\\n\\"\\\\\\/\\b\\f\\r\\t"', '"\u2028"', '[1e5, -1E-5, 0.25]',
+    '', ' ', '{', '}', '{"a": 1,}', '[1,]', '[,1]', '{"a" 1}', '{"a": 1 "b": 2}', '{a: 1}', "{'a': 1}", '01', '1.', '.5', '-', '1e', '+1', '"\\x41"', '"\\u12"', '"tab\there"',
+    '"unterminated', '[1] [2]', '{"a": tru}', 'nul', 'NaN', '[1, 2', '{"a": [}', '\uFEFF{}', '{"nova_object.name": "NUMATopology", "nova_object.data": {"cells": [',
+  ]
+  it.each(corpus.map((text) => ({text})))('agrees with JSON.parse on $text', ({text}) => {
+    expect(jsonTopLevel(text)).toBe(verdict(text))
+  })
+
+  it('agrees with JSON.parse on every blob of a generated cloud', async () => {
+    const {generateCloud} = await import('../support/generator.js')
+    const {snapshot} = generateCloud({seed: 3, hostsPerCell: 12})
+    const blobs = [...snapshot.nova.compute_nodes.flatMap((cn) => [cn.stats, cn.numa_topology, cn.cpu_info]), ...snapshot.nova.instances.flatMap((i) => [i.extra?.flavor, i.extra?.numa_topology])]
+    const texts = blobs.filter((t): t is string => typeof t === 'string' && t !== '')
+    expect(texts.length).toBeGreaterThan(100)
+    for (const t of texts) expect(jsonTopLevel(t)).toBe(verdict(t))
+    // and a truncation anywhere is caught
+    for (const t of texts.slice(0, 20)) for (const cut of [1, Math.floor(t.length / 2), t.length - 1]) expect(jsonTopLevel(t.slice(0, cut))).toBe(verdict(t.slice(0, cut)))
   })
 })
