@@ -277,8 +277,18 @@ export function parseStats(text: string | null): Parsed<Record<string, string>> 
   if (!json.ok) return json
   if (json.value === null) return ok({})
   if (!isRecord(json.value)) return fail('stats: not a JSON object')
+  // nova writes every stat as a string; copy only when a writer did not (10k nodes per snapshot).
+  const value = json.value
+  let allStrings = true
+  for (const k in value) {
+    if (typeof value[k] !== 'string') {
+      allStrings = false
+      break
+    }
+  }
+  if (allStrings) return ok(value as Record<string, string>)
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(json.value)) out[k] = v === null ? '' : String(v)
+  for (const [k, v] of Object.entries(value)) out[k] = v === null ? '' : String(v)
   return ok(out)
 }
 
