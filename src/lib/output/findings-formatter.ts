@@ -54,7 +54,7 @@ export function renderFindings(report: ReportLike, opts: {summaryTable?: boolean
         const color = severityColor(f.severity, c)
         return [color(f.severity), f.code, formatSubject(f.subject), f.message, f.repair ?? '']
       })
-      out.push(renderTable(['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`}))
+      out.push(renderTable(['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`, wrap: [3, 4]}))
     }
     out.push(summaryLine(check, report.counts.byCheck[check]))
   }

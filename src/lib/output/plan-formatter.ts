@@ -33,6 +33,7 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
           const {sql, params} = stepSql(s)
           return [plan.steps.indexOf(s) + 1, plan.db_labels[s.db] ?? s.db, `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, JSON.stringify(params), expectedRows(s), s.why]
         }),
+        {wrap: [2, 3, 5]},
       ),
     )
     out.push('Summary:')

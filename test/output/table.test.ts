@@ -1,0 +1,39 @@
+import {describe, expect, it} from 'vitest'
+
+import {renderTable} from '../../src/lib/output/table.js'
+
+const UUID = '9c089546-670c-4fce-b963-d08860d435c7'
+const LONG = `Instance ${UUID} is deleted in cell cell1 but still holds VCPU=2, MEMORY_MB=4096, DISK_GB=40 on cmp-r1-04.`
+const head = ['Severity', 'Code', 'Subject', 'Finding']
+const rows = [['error', 'allocation.consumer-deleted', `rp=${UUID}`, LONG]]
+const width = (t: string) => Math.max(...t.split('\n').map((l) => l.length))
+const words = (t: string) => t.replace(/[│┌┐└┘├┤┬┴┼─]/g, ' ').split(/\s+/).filter(Boolean)
+
+describe('renderTable', () => {
+  it('keeps a finding on one line when nothing asks to fit a width (piped output)', () => {
+    const t = renderTable(head, rows, {wrap: [3]})
+    expect(t.split('\n').filter((l) => l.includes('allocation.consumer-deleted'))[0]).toContain(LONG)
+  })
+
+  it('wraps only the free-text column to the terminal width, losing no word and no uuid', () => {
+    const t = renderTable(head, rows, {wrap: [3], maxWidth: 140})
+    expect(width(t)).toBeLessThanOrEqual(140)
+    expect(width(t)).toBeGreaterThan(130)
+    expect(t.split('\n').length).toBeGreaterThan(5)
+    expect(words(t)).toEqual(expect.arrayContaining(words(LONG)))
+    expect(t).toContain(UUID)
+    // the subject column is not wrapped
+    expect(t).toContain(`rp=${UUID}`)
+  })
+
+  it('leaves a table that already fits alone', () => {
+    const t = renderTable(['a', 'b'], [['x', 'short text']], {wrap: [1], maxWidth: 120})
+    expect(t).toBe(renderTable(['a', 'b'], [['x', 'short text']]))
+  })
+
+  it('never narrows a wrapped column below a uuid, even when the width cannot be met', () => {
+    const t = renderTable(head, rows, {wrap: [3], maxWidth: 60})
+    expect(t).toContain(UUID)
+    expect(t).not.toContain('…')
+  })
+})
