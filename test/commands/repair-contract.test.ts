@@ -11,7 +11,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 import {cloudctl} from '../support/cli.js'
 import {addAllocations, baseCloud} from '../repairs/faults.js'
-import {type RepairWorld, diffDumps, repairWorld} from '../repairs/support.js'
+import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from '../repairs/support.js'
 
 describe('repair safety contract (CLI, MariaDB)', () => {
   let world: RepairWorld
@@ -66,6 +66,20 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell0=${bad}`, '--apply', '--yes', ...state])
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toMatch(/cell cell0 could not be read/)
+  })
+
+  it('refuses with exit 1 while another repair of the same cloud holds its lock', async () => {
+    const holder = await openConnection(world.cloud.apiUrl)
+    try {
+      await holder.query('SELECT GET_LOCK(?, 0)', [`cloudctl-repair:${world.cloud.databases.api}`.slice(0, 64)])
+      const before = await world.dump()
+      const r = await cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...state])
+      expect(r.exitCode).toBe(1)
+      expect(r.stderr).toMatch(/another cloudctl repair holds the lock 'cloudctl-repair:/)
+      expect(diffDumps(before, await world.dump())).toEqual([])
+    } finally {
+      await closeConnection(holder)
+    }
   })
 
   it('--apply --yes applies (exit 4), writes undo + audit; a re-run exits 0; repair undo restores', async () => {

@@ -22,7 +22,8 @@ import {BIN, ROOT, cloudctl} from '../support/cli.js'
 import {addAllocations, baseCloud} from './faults.js'
 import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from './support.js'
 
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
+/** Polls until `probe` answers. Generous: on a loaded machine the CLI can take long to start. */
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 90_000): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await probe()
@@ -32,16 +33,17 @@ async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, m
   }
 }
 
-/** The thread id of a statement of another connection to this connection's database waiting for a row lock. */
+/**
+ * The thread id of another connection to this connection's database whose locking read has been running
+ * for a second or more: on these tiny tables, that is a statement waiting for a row lock. (PROCESSLIST,
+ * not INNODB_TRX: MariaDB does not always list a waiting transaction there.)
+ */
 async function lockWaiter(conn: Awaited<ReturnType<typeof openConnection>>): Promise<number | undefined> {
-  const [rows] = await conn.query(
-    "SELECT t.trx_mysql_thread_id AS id, p.DB AS db FROM information_schema.INNODB_TRX t LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT'",
-  )
-  const [[me]] = (await conn.query('SELECT DATABASE() AS db')) as unknown as [[{db: string}]]
-  return (rows as Array<{id: number; db: string | null}>).find((r) => r.db === me.db)?.id
+  const [rows] = await conn.query("SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%FOR UPDATE%' AND TIME >= 1")
+  return (rows as Array<{id: number}>)[0]?.id
 }
 
-describe('killed processes and connections (CLI, MariaDB)', () => {
+describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, () => {
   let world: RepairWorld
   let src: string[]
   let tmp: string
@@ -153,10 +155,13 @@ describe('killed processes and connections (CLI, MariaDB)', () => {
     await holder.query('START TRANSACTION')
     await holder.query("SELECT * FROM consumers WHERE uuid = 'deadbeef-0000-4000-8000-0000000000e1' FOR UPDATE")
     const child = cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k5')])
-    const victim = await waitFor(() => lockWaiter(holder))
-    await holder.query(`KILL CONNECTION ${victim}`)
-    await holder.query('ROLLBACK')
-    await closeConnection(holder)
+    try {
+      const victim = await waitFor(() => lockWaiter(holder))
+      await holder.query(`KILL CONNECTION ${victim}`)
+    } finally {
+      await holder.query('ROLLBACK')
+      await closeConnection(holder)
+    }
     const r = await child
     expect(r.exitCode, r.stderr).toBe(5)
     expect(r.stderr).toMatch(/rolled back|Nothing was written/)
@@ -172,10 +177,13 @@ describe('killed processes and connections (CLI, MariaDB)', () => {
     await writer.query('START TRANSACTION')
     await writer.query("UPDATE resource_providers SET generation = generation + 1 WHERE name = 'compute2'")
     const child = cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k6')])
-    await waitFor(() => lockWaiter(writer))
-    await writer.query('COMMIT')
+    try {
+      await waitFor(() => lockWaiter(writer))
+    } finally {
+      await writer.query('COMMIT')
+      await closeConnection(writer)
+    }
     const mid = await world.dump()
-    await closeConnection(writer)
     const r = await child
     expect(r.exitCode, r.stdout + r.stderr).toBe(5)
     expect(r.stderr).toMatch(/generation was \d+, now \d+/)

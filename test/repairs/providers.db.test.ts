@@ -7,6 +7,7 @@
 import {readFileSync} from 'node:fs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {buildModel} from '../../src/lib/domain/model.js'
 import {RepairAbortedError} from '../../src/lib/errors.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {planLeaks} from '../../src/lib/repairs/leaks.js'
@@ -55,6 +56,21 @@ const keyed = (changes: RowChange[], table: string, side: 'before' | 'after') =>
   tableChanges(changes, table)
     .map((c) => c[side])
     .filter((r): r is Record<string, unknown> => r !== null)
+
+describe('repair providers refusals (pure)', () => {
+  it('move refuses live allocations on a child provider; a stale provider whose compute node is live is left alone', () => {
+    const {snapshot: s, ids} = providersCloud()
+    const child = s.placement.resource_providers.find((p) => p.name === 'renamed1_pci_0000_81_00_0')!
+    s.placement.allocations.push({id: 9000, resource_provider_id: child.id, consumer_id: ids.resident, resource_class_id: s.placement.inventories.find((i) => i.resource_provider_id === child.id)!.resource_class_id, used: 1})
+    const compute2 = s.nova.services.find((x) => x.host === 'compute2' && x.binary === 'nova-compute')!
+    compute2.deleted = compute2.id
+    const plan = planProviders(buildModel(s), {strategy: 'move'})
+    expect(plan.skipped.find((x) => x.code === 'provider.uuid-mismatch')?.reason).toMatch(/live allocations on child providers \(.*\): use --strategy rekey/)
+    expect(plan.skipped.find((x) => x.code === 'provider.stale' && x.subject.includes('compute2'))?.reason).toMatch(/compute node row is still live/)
+    expect(plan.steps.some((x) => x.op !== 'check' && JSON.stringify(x).includes(child.uuid))).toBe(false)
+    expect(planProviders(buildModel(s), {strategy: 'rekey'}).findings.map((f) => f.code)).toContain('provider.uuid-mismatch')
+  })
+})
 
 describe('repair providers (MariaDB)', () => {
   let world: RepairWorld

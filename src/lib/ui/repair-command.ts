@@ -89,7 +89,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
       return {plan, applied: null, exit_code: ExitCode.FINDINGS}
     }
     const {executePlan} = await import('../db/repair/executor.js')
-    const {connectorFor, resolveRepairTargets} = await import('../db/repair/targets.js')
+    const {connectorFor, repairLockName, resolveRepairTargets} = await import('../db/repair/targets.js')
     const targets = await resolveRepairTargets(this.sourceOptions())
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')
     const undoDir = f['undo-dir'] ?? join(stateDir(), 'undo')
@@ -100,6 +100,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
       auditLog: f['audit-log'] ?? join(stateDir(), 'audit.log'),
       operator: safeUser(),
       hooks: testPauseHooks(process.env.CLOUDCTL_REPAIR_TEST_PAUSE),
+      lockName: repairLockName(targets),
     })
     this.out(renderApplied(plan, result))
     const code = plan.partial ? ExitCode.PARTIAL : ExitCode.APPLIED

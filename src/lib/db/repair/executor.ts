@@ -206,7 +206,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
       throw new CloudctlError(`another cloudctl repair holds the lock '${lockName}' on the nova_api server`, {
         exitCode: ExitCode.UNEXPECTED,
         code: 'RepairLockHeld',
-        hint: "Wait for it to finish (SELECT IS_USED_LOCK('cloudctl-repair') names its connection), then re-run.",
+        hint: `Wait for it to finish (SELECT IS_USED_LOCK('${lockName}') names its connection), then re-run.`,
       })
     }
 

@@ -7,6 +7,8 @@ import {resolveConnections} from '../../config/resolve.js'
 import {CloudctlError, ExitCode} from '../../errors.js'
 import type {DbKey} from '../../repairs/plan.js'
 import {type Connection, closeConnection, openConnection} from '../connection.js'
+import {parseDbUrl} from '../url.js'
+import {REPAIR_LOCK_NAME} from './executor.js'
 
 export interface RepairTargets {
   apiDb: string
@@ -67,4 +69,14 @@ export function connectorFor(t: RepairTargets, labels: Record<string, string>): 
       })
     return openConnection(cell.url, {label: labels[db] ?? `cell ${cell.name ?? uuid}`})
   }
+}
+
+/**
+ * The GET_LOCK name for repairs of this cloud: one per nova_api database, so that two repairs of one
+ * cloud exclude each other while clouds that share a database server (a staging copy next to
+ * production, test clouds) do not. MariaDB lock names are at most 64 characters.
+ */
+export function repairLockName(t: Pick<RepairTargets, 'apiDb'>): string {
+  const db = parseDbUrl(t.apiDb, 'nova_api database URL').database ?? ''
+  return `${REPAIR_LOCK_NAME}:${db}`.slice(0, 64)
 }
