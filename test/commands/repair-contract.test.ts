@@ -9,7 +9,9 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
-import {cloudctl} from '../support/cli.js'
+import {execa} from 'execa'
+
+import {BIN, ROOT, cloudctl} from '../support/cli.js'
 import {addAllocations, baseCloud} from '../repairs/faults.js'
 import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from '../repairs/support.js'
 
@@ -66,6 +68,36 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell0=${bad}`, '--apply', '--yes', ...state])
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toMatch(/cell cell0 could not be read/)
+  })
+
+  it('on a terminal, --apply asks (counts per database and kind, default No): "n" or Enter writes nothing (exit 3), "y" applies (exit 4)', async () => {
+    const before = await world.dump()
+    // script(1) gives the CLI a pseudo-terminal; the answer is typed once the question is on screen.
+    const ask = async (answer: string) => {
+      const cmd = ['node', BIN, 'repair', 'leaks', ...src, '--apply', ...state].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
+      const child = execa('script', ['-qec', cmd, '/dev/null'], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', TERM: 'dumb'}, stdin: 'pipe'})
+      let out = ''
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString()
+        if (out.includes('Apply these changes?') && answer !== '') {
+          child.stdin?.write(answer)
+          answer = ''
+        }
+      })
+      const r = await child
+      return {exitCode: r.exitCode, out}
+    }
+    const no = await ask('\r')
+    expect(no.out).toMatch(/Apply these changes\?[^]*placement: delete \d+ allocations row\(s\)/)
+    expect(no.out).toMatch(/\(y\/N\)/)
+    expect(no.out).toMatch(/Not applied: nothing was written/)
+    expect(no.exitCode).toBe(3)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+    const yes = await ask('y\r')
+    expect(yes.exitCode, yes.out).toBe(4)
+    const undoFile = /Undo file: (\S+)/.exec(yes.out)![1]
+    expect((await cloudctl(['repair', 'undo', undoFile, ...src, '--apply', '--yes', ...state])).exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
   })
 
   it('refuses with exit 1 while another repair of the same cloud holds its lock', async () => {

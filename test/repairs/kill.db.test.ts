@@ -188,6 +188,7 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
     expect(r.exitCode, r.stdout + r.stderr).toBe(5)
     expect(r.stderr).toMatch(/generation was \d+, now \d+/)
     expect(diffDumps(mid, await world.dump())).toEqual([])
+    expect(JSON.parse(readFileSync(join(tmp, 'k6.log'), 'utf8').trim())).toMatchObject({kind: 'leaks', outcome: 'aborted', committed: [], undo_file: null})
     expect(diffDumps(before, mid).map((c) => c.table)).toEqual(['placement/resource_providers']) // the writer's own change
     const conn = await openConnection(world.cloud.placementUrl)
     await conn.query("UPDATE resource_providers SET generation = generation - 1 WHERE name = 'compute2'")

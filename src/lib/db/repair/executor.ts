@@ -175,6 +175,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
   const records: UndoRecord[] = []
   const committed: DbKey[] = []
   let rowsAlready = 0
+  let undoWritten = false
   let lockConn: Connection | undefined
   let stage = 'lock'
   const audit = (outcome: string, extra: Record<string, unknown> = {}) => {
@@ -187,7 +188,8 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
         kind: plan.kind,
         outcome,
         committed: committed.map(label),
-        undo_file: records.length > 0 ? opts.undoFile : null,
+        // Only a file that exists: an abort before the undo stage leaves none.
+        undo_file: undoWritten ? opts.undoFile : null,
         findings: plan.findings.map((f) => `${f.code} ${f.subject}`),
         steps: plan.steps.length,
         rows_changed: records.length,
@@ -236,7 +238,10 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
       db_labels: plan.db_labels,
       records,
     }
-    if (records.length > 0) fsyncWrite(opts.undoFile, `${JSON.stringify(undo, null, 1)}\n`)
+    if (records.length > 0) {
+      fsyncWrite(opts.undoFile, `${JSON.stringify(undo, null, 1)}\n`)
+      undoWritten = true
+    }
     await opts.hooks?.afterUndoWritten?.(opts.undoFile)
 
     stage = 'commit'
