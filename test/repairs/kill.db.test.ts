@@ -61,6 +61,9 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
     const live = s.nova.instances.find((i) => i.uuid === dup)!
     s.nova.instances.push({...live, cell_uuid: CELL0_UUID, id: 1, host: null, node: null, vm_state: 'error', task_state: null})
     s.nova_api.instance_mappings.find((m) => m.instance_uuid === dup)!.cell_id = s.cells.find((c) => c.uuid === CELL0_UUID)!.id
+    // compute2 never discovered: no host mapping, compute_nodes.mapped = 0.
+    s.nova_api.host_mappings = s.nova_api.host_mappings.filter((h) => h.host !== 'compute2')
+    for (const cn of s.nova.compute_nodes) if (cn.host === 'compute2') cn.mapped = 0
     world = await repairWorld('rkill', s)
     tmp = mkdtempSync(join(tmpdir(), 'cloudctl-kill-'))
     src = ['--api-db', world.cloud.apiUrl, '--placement-db', world.cloud.placementUrl]
@@ -122,6 +125,23 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
     expect(runChecks(buildModel(await world.capture())).findings.filter((f) => f.subject.instance_uuid === dup)).toEqual([])
     // Put the world back for the next test: both undo files, newest first.
     for (const name of ['k3r', 'k3']) {
+      const f = readdirSync(join(tmp, name))[0]
+      expect((await cloudctl(['repair', 'undo', join(tmp, name, f), ...src, '--apply', '--yes', ...stateFor(`${name}u`)])).exitCode).toBe(4)
+    }
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('discover-hosts SIGKILLed between the nova_api and the cell COMMIT: the host is mapped, the flag is not; a re-run sets it', async () => {
+    const before = await world.dump()
+    await killAt('after-first-commit', ['cells', 'discover-hosts'], 'k7')
+    const half = diffDumps(before, await world.dump())
+    expect(half.map((c) => [c.table, (c.after as {host: string}).host])).toEqual([['nova_api/host_mappings', 'compute2']])
+    const rerun = await cloudctl(['cells', 'discover-hosts', ...src, '--apply', '--yes', '--json', ...stateFor('k7r')])
+    expect(rerun.exitCode, rerun.stderr).toBe(4)
+    const done = diffDumps(before, await world.dump())
+    expect(done.filter((c) => c.table.endsWith('/compute_nodes')).map((c) => [(c.before as {mapped: number}).mapped, (c.after as {mapped: number}).mapped])).toEqual([[0, 1]])
+    expect((await cloudctl(['cells', 'discover-hosts', ...src])).exitCode).toBe(0)
+    for (const name of ['k7r', 'k7']) {
       const f = readdirSync(join(tmp, name))[0]
       expect((await cloudctl(['repair', 'undo', join(tmp, name, f), ...src, '--apply', '--yes', ...stateFor(`${name}u`)])).exitCode).toBe(4)
     }
