@@ -1,4 +1,4 @@
-import {type AuditResult, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 
 export type AuditCellsResult = AuditResult
@@ -8,11 +8,7 @@ export default class AuditCells extends CloudctlCommand<typeof AuditCells> {
 
 Read-only. Works the same on the live databases and on a snapshot file.`
 
-  static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
-    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
-    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
-  ]
+  static override examples = auditExamples
 
   static override flags = {...auditFlags}
 

@@ -1,7 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {planUsage} from '../../lib/repairs/host-state.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
 
 export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   static override summary = 'Recompute compute node usage columns from the live instances.'
@@ -10,8 +8,7 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
 
   static override flags = {
     ...repairFlags,
-    force: Flags.boolean({summary: 'Write even while nova-compute on the host is up and reporting (restart it afterwards).'}),
-    host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
+    ...hostRowFlags,
   }
 
   async run(): Promise<RepairOutcome> {

@@ -25,6 +25,13 @@ const filterFlags = {
 
 export const auditFlags = {...sourceFlags, ...filterFlags}
 
+/** The same three ways to run any audit: on the demo, on the live cloud via nova.conf, as JSON. */
+export const auditExamples = [
+  '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+  '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
+  '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
+]
+
 export const auditAllFlags = {
   ...auditFlags,
   check: Flags.string({summary: 'Run only this check (repeatable).', multiple: true, options: [...AUDIT_CHECKS], helpGroup: 'FILTER'}),

@@ -29,6 +29,12 @@ export const repairFlags = {
   'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
 }
 
+/** Repairs that write compute_nodes rows nova-compute owns (pinning, usage). */
+export const hostRowFlags = {
+  force: Flags.boolean({summary: 'Write even while nova-compute on the host is up and reporting (restart it afterwards).'}),
+  host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
+}
+
 export interface RepairOutcome {
   plan: RepairPlan
   applied: null | {committed: string[]; undo_file: string | null; rows_changed: number; rows_already: number; plan_id: string}
