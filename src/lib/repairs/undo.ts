@@ -6,6 +6,7 @@
  */
 import type {DbKey, RepairPlan, RestoreStep, Row} from './plan.js'
 
+/** One row the plan touched: enough to put it back. */
 export interface UndoRecordLike {
   db: DbKey
   table: string

@@ -27,28 +27,12 @@ import {
   sameValue,
   stepSql,
 } from '../../repairs/plan.js'
+import type {UndoFileLike as UndoFile, UndoRecordLike as UndoRecord} from '../../repairs/undo.js'
 
 export const REPAIR_LOCK_NAME = 'cloudctl-repair'
 
-/** One row the plan touched: enough to put it back. */
-export interface UndoRecord {
-  db: DbKey
-  table: string
-  key: Row
-  before: Row | null
-  after: Row | null
-  step: number
-}
-
-export interface UndoFile {
-  undo_version: 1
-  plan_id: string
-  kind: RepairPlan['kind']
-  created_at: string
-  db_order: DbKey[]
-  db_labels: Record<string, string>
-  records: UndoRecord[]
-}
+// The undo file format is defined with its validator in the pure core; the executor writes it.
+export type {UndoFile, UndoRecord}
 
 export interface ExecuteHooks {
   /** After every write of every database, before the undo file is written. */
