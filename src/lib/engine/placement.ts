@@ -489,19 +489,10 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     let k = 0
     while (k < areqs.length) {
       const anchor = (areqs[k] as AllocationRequest).anchorRootId
-      let any = false
-      let why: string | null = null
-      for (; k < areqs.length && (areqs[k] as AllocationRequest).anchorRootId === anchor; k++) {
-        const a = areqs[k] as AllocationRequest
-        const over = exceedsCapacity(idx, a, usage)
-        if (over) {
-          why ??= over
-          continue
-        }
-        any = true
-        all.push(a)
-      }
-      if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
+      let end = k
+      while (end < areqs.length && (areqs[end] as AllocationRequest).anchorRootId === anchor) end++
+      keepFitting(idx, usage, areqs.slice(k, end), anchor, all, diag)
+      k = end
     }
     return finish(idx, req, all, diag, truncated, multiGroupRcs)
   }
@@ -529,18 +520,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     }
     if (suffixes.length === 1) {
       // One group: nothing to combine; each request is final once its capacity is re-checked.
-      let any = false
-      let why: string | null = null
-      for (const a of m.get(suffixes[0] as string) as AllocationRequest[]) {
-        const over = exceedsCapacity(idx, a, usage)
-        if (over) {
-          why ??= over
-          continue
-        }
-        any = true
-        all.push(a)
-      }
-      if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
+      keepFitting(idx, usage, m.get(suffixes[0] as string) as AllocationRequest[], anchor, all, diag)
       continue
     }
     const lists = suffixes.map((s) => m.get(s) as AllocationRequest[])
@@ -579,6 +559,25 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
 }
 
 /** Apply the limit (after ordering, as placement does) and collect the provider summaries. */
+/**
+ * Re-checks capacity of one anchor's requests, keeping those that fit; when none does, the anchor
+ * is rejected with the first reason found.
+ */
+function keepFitting(idx: ProviderIndex, usage: UsageView, areqs: AllocationRequest[], anchor: number, into: AllocationRequest[], diag: CandidateDiagnostics): void {
+  let any = false
+  let why: string | null = null
+  for (const a of areqs) {
+    const over = exceedsCapacity(idx, a, usage)
+    if (over) {
+      why ??= over
+      continue
+    }
+    any = true
+    into.push(a)
+  }
+  if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
+}
+
 function finish(idx: ProviderIndex, req: PlacementRequest, all: AllocationRequest[], diag: CandidateDiagnostics, truncated: boolean, multiGroupRcs: Set<string>): CandidateResult {
   if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
   const kept = req.limit !== null && req.limit < all.length ? all.slice(0, req.limit) : all
