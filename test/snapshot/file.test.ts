@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 
 import {CELL0_UUID, emptySnapshot, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {SnapshotFormatError} from '../../src/lib/errors.js'
-import {readSnapshotFile, writeSnapshotFile} from '../../src/lib/snapshot/file.js'
+import {parseSnapshotText, readSnapshotFile, writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'cloudctl-file-'))
 
@@ -80,6 +80,52 @@ describe('snapshot files', () => {
     await expect(readSnapshotFile(path)).rejects.toThrow(/placement\.allocations\[2\] column "used" is not an integer/)
   })
 
+  // The reader cuts lines from 1 MiB chunks and parses runs of row lines in one go: these pin down
+  // that chunk edges, batches and the line-by-line fallback read exactly what one parse per line would.
+  function big(n: number): Snapshot {
+    const s = sample()
+    s.placement.allocations.length = 0
+    for (let i = 0; i < n; i++) s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `consumer-${i}-${'x'.repeat(i % 97)}`, resource_class_id: i % 3, used: i})
+    return s
+  }
+
+  it.each(['big.json', 'big.json.gz'])('reads a multi-megabyte %s across chunk edges, row for row', async (name) => {
+    const path = join(dir, name)
+    const want = big(60_000)
+    await writeSnapshotFile(want, path)
+    if (!name.endsWith('.gz')) expect(readFileSync(path).length).toBeGreaterThan(3 << 20)
+    const back = await readSnapshotFile(path)
+    expect(back.placement.allocations).toEqual(want.placement.allocations)
+    expect(back.nova.services).toEqual(want.nova.services)
+  })
+
+  it('names the line and row of a broken row deep inside a large table', async () => {
+    const path = join(dir, 'broken-deep.json')
+    await writeSnapshotFile(big(60_000), path)
+    const lines = readFileSync(path, 'utf8').split('\n')
+    const at = lines.findIndex((l) => l.includes('"consumer_id":"consumer-45000-'))
+    lines[at] = '{"id":45001,"resource_provider_id":1,'
+    writeFileSync(path, lines.join('\n'))
+    await expect(readSnapshotFile(path)).rejects.toThrow(new RegExp(`line ${at + 1} \\(table allocations, row 45001\\) is not valid JSON`))
+  })
+
+  it('accepts CRLF line ends, indented rows, blank lines and a missing comma like one parse per line', async () => {
+    const text = (await canonicalText(sample())).split('\n')
+    const rows = text.filter((l) => l.includes('"consumer_id"'))
+    const edited = text
+      .map((l) => (l === rows[1] ? `   ${l}\r` : l === rows[2] ? `${l.slice(0, -1)}\n` : l))
+      .join('\r\n')
+    const back = await parseSnapshotText(edited)
+    expect(back.placement.allocations).toEqual(sample().placement.allocations)
+  })
+
+  it('rejects two rows on one line, as one parse per line did', async () => {
+    const text = await canonicalText(sample())
+    const rows = text.split('\n').filter((l) => l.includes('"consumer_id"'))
+    const joined = text.replace(`${rows[1]}\n${rows[2]}`, `${rows[1]}${rows[2]}`)
+    await expect(parseSnapshotText(joined)).rejects.toThrow(/line \d+ \(table allocations, row 2\) is not valid JSON/)
+  })
+
   it('rejects invalid JSON and documents that are not snapshots', async () => {
     const bad = join(dir, 'bad.json')
     writeFileSync(bad, '{"format_version": 1, "cells": [')
@@ -90,3 +136,9 @@ describe('snapshot files', () => {
     await expect(readSnapshotFile(join(dir, 'nope.json'))).rejects.toThrow(/does not exist/)
   })
 })
+
+async function canonicalText(s: Snapshot): Promise<string> {
+  const path = join(dir, `canon-${Math.random().toString(36).slice(2)}.json`)
+  await writeSnapshotFile(s, path)
+  return readFileSync(path, 'utf8')
+}
