@@ -69,12 +69,24 @@ describe('cloudctl audit (built CLI)', () => {
     expect(r.stdout).not.toContain('cell.host-unmapped')
     const only = await cloudctl(['audit', 'all', '--snapshot', faulty, '--check', 'cells', '--json'])
     expect((oneJsonDocument(only.stdout) as {findings: Array<{code: string}>}).findings.map((f) => f.code)).toEqual(['cell.host-unmapped'])
-    const host = await cloudctl(['audit', 'all', '--snapshot', faulty, '--host', 'cmp9', '--json'])
-    expect(host.exitCode).toBe(0)
+    const host = await cloudctl(['audit', 'all', '--snapshot', faulty, '--host', 'cmp1', '--json'])
+    expect((oneJsonDocument(host.stdout) as {findings: Array<{code: string}>}).findings.map((f) => f.code)).toEqual(['allocation.consumer-deleted'])
   })
 
   it('a bad --severity is a usage error (exit 2)', async () => {
     const r = await cloudctl(['audit', 'all', '--snapshot', clean, '--severity', 'fatal'])
     expect(r.exitCode).toBe(2)
+  })
+
+  it('an unknown --host or --cell is an error, not a clean bill of health', async () => {
+    const host = await cloudctl(['audit', 'leaks', '--snapshot', faulty, '--host', 'cmp9'])
+    expect(host.exitCode).toBe(2)
+    expect(host.stderr).toMatch(/^Error: host "cmp9" is not a service, compute node/m)
+    expect(host.stderr).toMatch(/^Hint: /m)
+    const cell = await cloudctl(['audit', 'all', '--snapshot', faulty, '--cell', 'cell9', '--json'])
+    expect(cell.exitCode).toBe(2)
+    expect((oneJsonDocument(cell.stdout) as {error: {hint: string}}).error.hint).toMatch(/Known cells: .*cell1/)
+    // a host that exists but has nothing wrong stays a clean, successful run
+    expect((await cloudctl(['audit', 'all', '--snapshot', clean, '--host', 'cmp1'])).exitCode).toBe(0)
   })
 })

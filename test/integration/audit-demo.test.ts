@@ -165,10 +165,13 @@ describe('audit filters and exit codes on the demo snapshot', () => {
     expect(leaks.exitCode).toBe(3)
   })
 
-  it('a filter that matches nothing is clean (exit 0), an unknown severity is a usage error (exit 2)', async () => {
-    const none = await auditJson(['all', '--host', 'no-such-host'])
+  it('a filter on a healthy host is clean (exit 0); an unknown host or severity is a usage error (exit 2)', async () => {
+    const none = await auditJson(['all', '--host', 'cmp-r1-03'])
     expect(none.doc.findings).toEqual([])
     expect(none.exitCode).toBe(0)
+    const unknown = await cloudctl(['audit', 'all', '--snapshot', DEMO, '--host', 'no-such-host'])
+    expect(unknown.exitCode).toBe(2)
+    expect(unknown.stderr).toMatch(/^Error: host "no-such-host"/m)
     const bad = await cloudctl(['audit', 'all', '--snapshot', DEMO, '--severity', 'fatal'])
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).not.toMatch(/\n\s+at /)

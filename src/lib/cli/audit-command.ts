@@ -2,6 +2,8 @@ import {Flags} from '@oclif/core'
 
 import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../checks/index.js'
 import type {CheckName, Severity} from '../domain/finding.js'
+import type {Snapshot} from '../domain/snapshot.js'
+import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {renderFindings} from '../output/findings-formatter.js'
 import {loadSnapshot} from '../snapshot/load.js'
@@ -43,9 +45,28 @@ export interface AuditHost {
   out(text: string): void
 }
 
+/**
+ * A --cell or --host that names nothing in the cloud would silently report "no findings": say so
+ * instead (a typo must not read as a clean bill of health).
+ */
+function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host: string | undefined): void {
+  if (cell !== undefined && !snapshot.cells.some((c) => c.name === cell || c.uuid === cell)) {
+    throw new NotFoundError(`cell "${cell}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
+  }
+  if (host === undefined) return
+  const known =
+    snapshot.nova.services.some((r) => r.host === host) ||
+    snapshot.nova.compute_nodes.some((r) => r.host === host || r.hypervisor_hostname === host) ||
+    snapshot.nova_api.host_mappings.some((r) => r.host === host) ||
+    snapshot.placement.resource_providers.some((r) => r.name === host) ||
+    snapshot.nova.instances.some((r) => r.host === host || r.node === host)
+  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl snapshot show` or `cloudctl cells list` for the hosts.')
+}
+
 /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
 export async function runAuditCommand(host: AuditHost, checks: CheckName[], opts: {summaryTable?: boolean} = {}): Promise<AuditResult> {
   const snapshot = await loadSnapshot(sourceOptionsFrom(host.flags), stderrProgress())
+  checkFilterSubjects(snapshot, host.flags.cell as string | undefined, host.flags.host as string | undefined)
   const model = buildModel(snapshot)
   const selected = (host.flags.check as string[] | undefined)?.length ? (host.flags.check as CheckName[]) : checks
   const report = runChecks(model, {
