@@ -1,5 +1,5 @@
 import {planUsage} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
 
 export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   static override summary = 'Recompute compute node usage columns from the live instances.'
@@ -13,6 +13,7 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
+    requireComputeHost(model, this.flags.host)
     return this.runPlan(planUsage(model, {force: this.flags.force, host: this.flags.host}), snapshot)
   }
 }

@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {availableZones} from '../../lib/capacity/index.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
 import {parseMultiplier, simulateBoot, type BootRequest, type SchedulerConfig, type SimulationResult} from '../../lib/engine/index.js'
@@ -108,6 +109,12 @@ ${EXIT_CODES_HELP}`
     }
     const snapshot = await loadSnapshot(sourceOptionsFrom(f))
     let model = buildModel(snapshot)
+    if (request.availabilityZone) {
+      const zones = availableZones(model, cfg)
+      if (!zones.includes(request.availabilityZone)) {
+        throw new ConfigError(`availability zone "${request.availabilityZone}" is not available: nova-api refuses the request before scheduling`, `Zones with an enabled nova-compute: ${zones.join(', ') || '(none)'}`)
+      }
+    }
     let result: SimulateBootResult
     const options = {seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top}
     if (scenarioIsEmpty(scenario)) {

@@ -35,6 +35,13 @@ export const hostRowFlags = {
   host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
 }
 
+/** --host of a host-row repair must name a live compute node: a typo must not read as "nothing to do". */
+export function requireComputeHost(model: CloudModel, host: string | undefined): void {
+  if (host === undefined) return
+  if (model.liveComputeNodes.some((cn) => cn.host === host || cn.hypervisor_hostname === host)) return
+  throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl cells list` or `cloudctl snapshot show live` for the hosts.'})
+}
+
 export interface RepairOutcome {
   plan: RepairPlan
   applied: null | {committed: string[]; undo_file: string | null; rows_changed: number; rows_already: number; plan_id: string}
