@@ -101,6 +101,25 @@ describe('captureLive: round trip', () => {
     await exec(cloud.cellUrls.cell1, 'DELETE FROM instance_extra WHERE deleted = 5')
   })
 
+  it('matches instance_extra to its instance by uuid: the lowest live id wins, orphans are ignored', async () => {
+    const snap0 = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+    const live = snap0.nova.instances.find((i) => i.cell_uuid === CELL1_UUID && i.deleted === 0 && i.extra !== null)
+    expect(live).toBeDefined()
+    // a second live row for the same instance (nova never writes one) and a row for no instance
+    await exec(cloud.cellUrls.cell1, [
+      // the orphan needs the foreign key off, as after a manual cleanup of instances
+      'SET foreign_key_checks = 0',
+      `INSERT INTO instance_extra (instance_uuid, flavor, deleted) VALUES ('${live?.uuid}', 'second', 0)`,
+      "INSERT INTO instance_extra (instance_uuid, flavor, deleted) VALUES ('ffffffff-0000-4000-8000-00000000dead', 'orphan', 0)",
+    ])
+    try {
+      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+      expect(snap.nova.instances).toEqual(snap0.nova.instances)
+    } finally {
+      await exec(cloud.cellUrls.cell1, "DELETE FROM instance_extra WHERE flavor IN ('second', 'orphan')")
+    }
+  })
+
   it('reads a NULL deleted as 0', async () => {
     await exec(cloud.cellUrls.cell2, 'UPDATE services SET deleted = NULL WHERE id = 1')
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})

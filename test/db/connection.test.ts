@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {closeConnection, mapDbError, openConnection, streamRows} from '../../src/lib/db/connection.js'
+import {closeConnection, eachRow, mapDbError, openConnection, streamRows} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {CloudctlError} from '../../src/lib/errors.js'
 import {testDsn} from '../support/db.js'
@@ -61,6 +61,45 @@ describe('openConnection / streamRows (MariaDB)', () => {
       await expect(rows.next()).rejects.toThrow(/TABLES\.nope is missing in the probe database/)
     } finally {
       await closeConnection(conn)
+    }
+  })
+
+  it('eachRow hands every row over in order, maps a query error, and rejects with a throwing handler', async () => {
+    const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
+    try {
+      const got: number[] = []
+      const digits = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
+      const sql = `SELECT a.d * 1000 + b.d * 100 + c.d * 10 + e.d + ? AS n FROM ${digits} a, ${digits} b, ${digits} c, ${digits} e ORDER BY n`
+      expect(await eachRow<{n: number}>(conn, sql, [1], (row) => got.push(Number(row.n)))).toBe(10_000)
+      expect(got.every((n, i) => n === i + 1)).toBe(true)
+      await expect(eachRow(conn, 'SELECT nope FROM TABLES', [], () => {}, {label: 'probe', table: 'TABLES'})).rejects.toThrow(/TABLES\.nope is missing in the probe database/)
+      let seen = 0
+      const boom = eachRow(conn, sql, [1], () => {
+        if (++seen === 3) throw new Error('handler broke')
+      })
+      await expect(boom).rejects.toThrow('handler broke')
+      expect(seen).toBe(3)
+      // the connection is still usable: the rest of the result was drained
+      expect(await eachRow(conn, 'SELECT 1 AS one', [], () => {})).toBe(1)
+    } finally {
+      await closeConnection(conn)
+    }
+  })
+
+  it('eachRow rejects (does not hang) when the connection is killed mid-query', async () => {
+    const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
+    const killer = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'killer'})
+    try {
+      const [[{id}]] = (await conn.query('SELECT CONNECTION_ID() AS id')) as unknown as [[{id: number}]]
+      const started = Date.now()
+      const slow = expect(eachRow(conn, 'SELECT SLEEP(5) AS s', [], () => {}, {label: 'probe', table: 'TABLES'})).rejects.toMatchObject({code: 'DbConnectionLost'})
+      await new Promise((r) => setTimeout(r, 200))
+      await killer.query(`KILL CONNECTION ${Number(id)}`)
+      await slow
+      expect(Date.now() - started).toBeLessThan(3000)
+    } finally {
+      await closeConnection(conn)
+      await closeConnection(killer)
     }
   })
 
