@@ -28,7 +28,7 @@ export function checkBlobs(model: CloudModel, ctx: AuditContext = new AuditConte
   const cnAt = (cn: ComputeNode) => ({cell_uuid: cn.cell_uuid, subject: cn.uuid ?? String(cn.id), row_id: cn.id, host: cn.host, node: cn.hypervisor_hostname})
   const instAt = (inst: Instance) => ({cell_uuid: inst.cell_uuid, subject: inst.uuid, row_id: inst.id, host: inst.host, node: inst.node, instance_uuid: inst.uuid})
   for (const cn of model.liveComputeNodes) {
-    const n = model.hostNumaTopology(cn)
+    const n = ctx.hostNumaTopology(cn)
     if (!n.ok) bad.push({table: 'compute_nodes', column: 'numa_topology', ...cnAt(cn), error: n.error})
     // Only readability matters here (the engine parses stats when it needs them): a scan that builds
     // nothing decides the common case, the real parser words any failure.

@@ -4,7 +4,15 @@
  */
 import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
-import {type InstanceFlavors, type InstanceNumaTopology, type Parsed, parseInstanceFlavors, parseInstanceNumaTopology} from '../domain/nova-objects.js'
+import {
+  type HostNumaTopology,
+  type InstanceFlavors,
+  type InstanceNumaTopology,
+  type Parsed,
+  parseHostNumaTopology,
+  parseInstanceFlavors,
+  parseInstanceNumaTopology,
+} from '../domain/nova-objects.js'
 import type {CellInfo, ComputeNode, HostMapping, Instance, InstanceMapping, Migration, ResourceProvider} from '../domain/snapshot.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
 
@@ -52,6 +60,8 @@ export class AuditContext {
   // Blobs keyed by their text: instances of one flavor carry the same flavor blob, parsed once.
   private readonly flavorByText = new TextMemo<Parsed<InstanceFlavors | null>>()
   private readonly numaByText = new TextMemo<Parsed<InstanceNumaTopology | null>>()
+  // Hosts of one hardware model report the same topology text until something is pinned: 10k nodes, a few hundred texts.
+  private readonly hostNumaByText = new TextMemo<Parsed<HostNumaTopology | null>>()
   // Expected amounts by flavor blob, NUMA blob and boot-from-volume: a few dozen distinct answers for 300k instances.
   private readonly expectedByBlob = new TextMemo<TextMemo<ExpectedResult[]>>()
 
@@ -105,6 +115,11 @@ export class AuditContext {
 
   instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
     return this.numaByText.get(inst.extra?.numa_topology ?? '', parseNumaText)
+  }
+
+  /** model.hostNumaTopology(cn), shared between nodes with the same text. Read-only: the value is shared. */
+  hostNumaTopology(cn: ComputeNode): Parsed<HostNumaTopology | null> {
+    return this.hostNumaByText.get(cn.numa_topology ?? '', parseHostNumaText)
   }
 
   /**
@@ -174,6 +189,7 @@ export class AuditContext {
 
 const parseFlavorText = (text: string) => parseInstanceFlavors(text === '' ? null : text)
 const parseNumaText = (text: string) => parseInstanceNumaTopology(text === '' ? null : text)
+const parseHostNumaText = (text: string) => parseHostNumaTopology(text === '' ? null : text)
 const newTextMemo = () => new TextMemo<ExpectedResult[]>()
 const newPair = (): ExpectedResult[] => []
 
@@ -228,7 +244,8 @@ export class LiveInstanceIndex implements Iterable<[string, Instance[]]> {
     }
   }
 
-  private liveOf(uuid: string, rows: Instance[]): Instance[] | undefined {
+  /** The live rows among `rows`, all the model's rows of `uuid` (read from instancesByUuid by the caller). */
+  liveOf(uuid: string, rows: Instance[]): Instance[] | undefined {
     // The common case, one row, answers with the model's own array.
     if (rows.length === 1) return rows[0].deleted === 0 && !rows[0].hidden ? rows : undefined
     let live = this.several.get(uuid)

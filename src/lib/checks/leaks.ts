@@ -7,13 +7,14 @@
  */
 import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import type {Allocation, ComputeNode, Instance, Migration, ResourceProvider} from '../domain/snapshot.js'
+import type {Allocation, ComputeNode, Consumer, Instance, Migration, ResourceProvider} from '../domain/snapshot.js'
 import {AuditContext, INCOMPLETE_CONSUMER_ID, holdsResources, isMigrationInProgress, push} from './context.js'
 import type {ResourceAmounts} from './flavor-resources.js'
 
 const REPAIR = 'cloudctl repair leaks'
 const CHECKED_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
 const NO_MIGRATIONS: readonly Migration[] = []
+const NO_ROWS: readonly Instance[] = []
 
 interface Group {
   /** The root provider, or the sharing provider itself. */
@@ -53,8 +54,7 @@ function classify(ctx: AuditContext): LeakClassification {
   const allocRows = (allocs: Allocation[]) =>
     allocs.map((a) => ({id: a.id, resource_provider_id: a.resource_provider_id, resource_class: rc.name(a.resource_class_id), used: a.used}))
   const providerRow = (rp: ResourceProvider) => ({id: rp.id, uuid: rp.uuid, name: rp.name, generation: rp.generation})
-  const consumerRow = (uuid: string) => {
-    const c = model.consumersByUuid.get(uuid)
+  const consumerRow = (c: Consumer | undefined) => {
     if (!c) return null
     return {id: c.id, uuid: c.uuid, generation: c.generation, project: model.projectsById.get(c.project_id) ?? null, user: model.usersById.get(c.user_id) ?? null}
   }
@@ -128,15 +128,36 @@ function classify(ctx: AuditContext): LeakClassification {
     return false
   }
 
-  // Live instances seen as consumers, by their rows' array (identity): the reverse pass below then
-  // needs no second lookup of 300k uuid strings.
-  const allocated = new Set<Instance[]>()
-  for (const [consumer, allocs] of model.allocationsByConsumer) {
-    const live = ctx.liveByUuid.get(consumer)
-    if (live) allocated.add(live)
-    const groupList = groupAllocations(allocs)
+  // Joins against the consumer index, each probing it with the other table's uuids in that table's
+  // order: the index's keys (allocation rows) are compact in memory, instance rows with their blobs
+  // are not, so probing instancesByUuid with 300k consumer uuids would be the slow direction.
+  const consumerCount = model.consumerIds.length
+  /** All instance rows of consumer i (the model's instancesByUuid array), if it is an instance. */
+  const rowsOf: Array<Instance[] | undefined> = new Array(consumerCount)
+  /** Live instances holding no allocation, in instancesByUuid order (judged after the consumers). */
+  const unallocated: Array<[string, Instance[]]> = []
+  for (const [uuid, rows] of model.instancesByUuid) {
+    const index = model.consumerIndex.get(uuid)
+    if (index !== undefined) rowsOf[index] = rows
+    else {
+      const live = ctx.liveByUuid.liveOf(uuid, rows)
+      if (live) unallocated.push([uuid, live])
+    }
+  }
+  /** placement.consumers row of consumer i (the last one of its uuid, as a uuid-keyed map keeps). */
+  const consumerRows: Array<Consumer | undefined> = new Array(consumerCount)
+  for (const c of model.snapshot.placement.consumers) {
+    const index = model.consumerIndex.get(c.uuid)
+    if (index !== undefined) consumerRows[index] = c
+  }
+
+  for (let index = 0; index < consumerCount; index++) {
+    const consumer = model.consumerIds[index]
+    const rows = rowsOf[index]
+    const live = rows && ctx.liveByUuid.liveOf(consumer, rows)
+    const groupList = groupAllocations(model.consumerAllocations[index])
     if (groupList.length === 0) continue
-    judgeConsumer(consumer, groupList, live)
+    judgeConsumer(consumer, groupList, live, rows ?? NO_ROWS, consumerRows[index])
   }
 
   /** Allocations per root (or sharing) provider; most consumers hold all of them on one provider. */
@@ -164,17 +185,16 @@ function classify(ctx: AuditContext): LeakClassification {
     return groupList
   }
 
-  function judgeConsumer(consumer: string, groupList: Group[], live: Instance[] | undefined): void {
+  function judgeConsumer(consumer: string, groupList: Group[], live: Instance[] | undefined, rows: readonly Instance[], row: Consumer | undefined): void {
     if (live && live.length > 0) {
-      judgeInstanceConsumer(consumer, live, groupList)
+      judgeInstanceConsumer(consumer, live, groupList, row)
       return
     }
     const migration = model.migrationsByUuid.get(consumer)
     if (migration && migration.deleted === 0) {
-      judgeMigrationConsumer(consumer, migration, groupList)
+      judgeMigrationConsumer(consumer, migration, groupList, row)
       return
     }
-    const rows = model.instancesByUuid.get(consumer) ?? []
     const deletedRows = rows.filter((i) => i.deleted !== 0)
     if (rows.length > 0 && deletedRows.length === rows.length) {
       const mapping = ctx.mappingByUuid.get(consumer)
@@ -193,7 +213,7 @@ function classify(ctx: AuditContext): LeakClassification {
           {
             allocations: allocRows(g.allocations),
             provider: providerRow(g.rp),
-            consumer: consumerRow(consumer),
+            consumer: consumerRow(row),
             instances: deletedRows.map(instanceRow),
           },
         )
@@ -218,7 +238,7 @@ function classify(ctx: AuditContext): LeakClassification {
         {
           allocations: allocRows(g.allocations),
           provider: providerRow(g.rp),
-          consumer: consumerRow(consumer),
+          consumer: consumerRow(row),
           instance_mapping: ctx.mappingByUuid.get(consumer) ?? null,
         },
       )
@@ -226,8 +246,7 @@ function classify(ctx: AuditContext): LeakClassification {
   }
 
   // Reverse direction: live instances that should hold allocations and hold none.
-  for (const [uuid, live] of ctx.liveByUuid) {
-    if (allocated.has(live)) continue
+  for (const [uuid, live] of unallocated) {
     const inst = live[0]
     if (inst.host === null || !holdsResources(inst)) continue
     const expected = ctx.expected(inst)
@@ -281,7 +300,7 @@ function classify(ctx: AuditContext): LeakClassification {
     for (const c of cells) push(undecidedByCell, c, consumer)
   }
 
-  function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[]): void {
+  function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined): void {
     const inst = live[0]
     const moving = ctx.inProgressByInstance.get(consumer) ?? NO_MIGRATIONS
     let aggs: Set<string> | undefined
@@ -347,7 +366,7 @@ function classify(ctx: AuditContext): LeakClassification {
       )
     }
 
-    if (allFine) checkConsumerRow(consumer, groups, inst)
+    if (allFine) checkConsumerRow(consumer, groups, row, inst)
     if (!allFine || moving.length > 0 || inst.host === null || !holdsResources(inst) || live.length > 1) return
     const expected = ctx.expected(inst)
     if (!expected.ok) return
@@ -396,13 +415,13 @@ function classify(ctx: AuditContext): LeakClassification {
         boot_from_volume: expected.value.bootFromVolume,
         allocations: groups.flatMap((x) => allocRows(x.allocations)),
         providers: groups.map((x) => providerRow(x.rp)),
-        consumer: consumerRow(consumer),
+        consumer: consumerRow(row),
         instance: instanceRow(inst),
       },
     )
   }
 
-  function judgeMigrationConsumer(consumer: string, m: Migration, groups: Group[]): void {
+  function judgeMigrationConsumer(consumer: string, m: Migration, groups: Group[], row: Consumer | undefined): void {
     const inProgress = isMigrationInProgress(m)
     let allFine = true
     for (const g of groups) {
@@ -428,14 +447,13 @@ function classify(ctx: AuditContext): LeakClassification {
         'error',
         subject,
         `Migration ${consumer} is ${m.status} but still holds ${summarize(g.allocations, rc.name.bind(rc))} on ${g.rp.name ?? g.rp.uuid}.`,
-        {allocations: allocRows(g.allocations), provider: providerRow(g.rp), consumer: consumerRow(consumer), migration: migrationRow(m)},
+        {allocations: allocRows(g.allocations), provider: providerRow(g.rp), consumer: consumerRow(row), migration: migrationRow(m)},
       )
     }
-    if (allFine) checkConsumerRow(consumer, groups)
+    if (allFine) checkConsumerRow(consumer, groups, row)
   }
 
-  function checkConsumerRow(consumer: string, groups: Group[], inst?: Instance): void {
-    const c = model.consumersByUuid.get(consumer)
+  function checkConsumerRow(consumer: string, groups: Group[], c: Consumer | undefined, inst?: Instance): void {
     const project = c ? model.projectsById.get(c.project_id) : undefined
     const user = c ? model.usersById.get(c.user_id) : undefined
     let problem: string | undefined

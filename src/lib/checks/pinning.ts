@@ -20,7 +20,7 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
   let excluded: Map<number, number> | undefined
 
   for (const cn of model.liveComputeNodes) {
-    const topo = model.hostNumaTopology(cn)
+    const topo = ctx.hostNumaTopology(cn)
     if (!topo.ok || !topo.value || topo.value.cells.length === 0) continue
     const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
     // Instances moving to or from this node: their pins on this end are not recorded anywhere we read.
@@ -164,7 +164,9 @@ function excludedPcpu(model: CloudModel, pcpuId: number, leakInfo: ReturnType<ty
   const out = new Map<number, number>()
   const consumers = new Set([...leakInfo.flaggedConsumers, ...leakInfo.undecidedConsumers])
   for (const consumer of consumers) {
-    for (const a of model.allocationsByConsumer.get(consumer) ?? []) {
+    const index = model.consumerIndex.get(consumer)
+    if (index === undefined) continue
+    for (const a of model.consumerAllocations[index]) {
       if (a.resource_class_id === pcpuId) out.set(a.resource_provider_id, (out.get(a.resource_provider_id) ?? 0) + a.used)
     }
   }

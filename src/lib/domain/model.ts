@@ -69,7 +69,24 @@ export class CloudModel {
   readonly providersByName = new Map<string, ResourceProvider[]>()
   readonly childrenByProvider = new Map<number, ResourceProvider[]>()
   readonly inventoriesByProvider = new Map<number, Inventory[]>()
-  readonly allocationsByConsumer = new Map<string, Allocation[]>()
+  /**
+   * Allocation consumers in first-seen order: consumer uuid -> position in consumerIds and
+   * consumerAllocations (the rows in snapshot order). One uuid-keyed map that the audits join every
+   * other table against (instances, consumers, mappings), with per-consumer results in plain arrays.
+   */
+  readonly consumerIndex = new Map<string, number>()
+  readonly consumerIds: string[] = []
+  readonly consumerAllocations: Allocation[][] = []
+  /** Allocation rows per consumer uuid (the consumerAllocations arrays); built on first use. */
+  get allocationsByConsumer(): Map<string, Allocation[]> {
+    if (!this.allocsByConsumer) {
+      this.allocsByConsumer = new Map()
+      for (let i = 0; i < this.consumerIds.length; i++) this.allocsByConsumer.set(this.consumerIds[i], this.consumerAllocations[i])
+    }
+    return this.allocsByConsumer
+  }
+
+  private allocsByConsumer?: Map<string, Allocation[]>
   /** Allocation rows per provider id; built on first use (the audits read it for a few providers only). */
   get allocationsByProvider(): Map<number, Allocation[]> {
     if (!this.allocsByProvider) {
@@ -82,7 +99,16 @@ export class CloudModel {
   private allocsByProvider?: Map<number, Allocation[]>
   /** provider id -> resource class id -> sum(used) */
   readonly usageByProvider = new Map<number, Map<number, number>>()
-  readonly consumersByUuid = new Map<string, Consumer>()
+  /** placement.consumers rows by uuid; built on first use (the audits reach them through consumerIndex). */
+  get consumersByUuid(): Map<string, Consumer> {
+    if (!this.consumersMap) {
+      this.consumersMap = new Map()
+      for (const c of this.snapshot.placement.consumers) this.consumersMap.set(c.uuid, c)
+    }
+    return this.consumersMap
+  }
+
+  private consumersMap?: Map<string, Consumer>
   readonly projectsById = new Map<number, string>()
   readonly usersById = new Map<number, string>()
   readonly traitNamesById = new Map<number, string>()
@@ -143,15 +169,18 @@ export class CloudModel {
       if (a.consumer_id === lastConsumer && lastList) lastList.push(a)
       else {
         lastConsumer = a.consumer_id
-        lastList = this.allocationsByConsumer.get(a.consumer_id)
-        if (lastList) lastList.push(a)
-        else this.allocationsByConsumer.set(a.consumer_id, (lastList = [a]))
+        const index = this.consumerIndex.get(a.consumer_id)
+        if (index !== undefined) (lastList = this.consumerAllocations[index]).push(a)
+        else {
+          this.consumerIndex.set(a.consumer_id, this.consumerIds.length)
+          this.consumerIds.push(a.consumer_id)
+          this.consumerAllocations.push((lastList = [a]))
+        }
       }
       let usage = this.usageByProvider.get(a.resource_provider_id)
       if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
     }
-    for (const c of p.consumers) this.consumersByUuid.set(c.uuid, c)
     for (const r of p.projects) this.projectsById.set(r.id, r.external_id)
     for (const r of p.users) this.usersById.set(r.id, r.external_id)
     for (const t of p.traits) this.traitNamesById.set(t.id, t.name)
