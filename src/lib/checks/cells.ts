@@ -5,7 +5,7 @@
  */
 import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import {type ComputeNode, type Instance, type InstanceMapping, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
+import {type ComputeNode, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
 import {AuditContext, push} from './context.js'
 
 /** A mapping whose instance was deleted longer ago than this is kept for nothing. */
@@ -30,20 +30,43 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     }
   }
 
-  // One pass over the mappings. Those of live instances are keyed by the live rows' array (identity,
-  // the last mapping of a uuid wins as in a uuid-keyed map): no second round of 300k string lookups.
-  const mappingOfLive = new Map<Instance[], InstanceMapping>()
-  const notLive: InstanceMapping[] = []
-  for (const mapping of snap.nova_api.instance_mappings) {
-    const live = ctx.liveByUuid.get(mapping.instance_uuid)
-    if (live) mappingOfLive.set(live, mapping)
-    else notLive.push(mapping)
+  // Each instance uuid's mapping (the last one of the uuid, as in a uuid-keyed map), found through the
+  // consumer index the leaks check already joined the instances with: mappings of allocation
+  // consumers by consumer position, the others (instances holding nothing, deleted ones) by uuid.
+  // Live instances mark their mapping; the mappings left unmarked belong to no live instance.
+  const mappings = snap.nova_api.instance_mappings
+  const mappingOfConsumer = new Int32Array(model.consumerIds.length).fill(-1)
+  const otherMappings = new Map<string, number>()
+  let repeated = false
+  for (let i = 0; i < mappings.length; i++) {
+    const index = model.consumerIndex.get(mappings[i].instance_uuid)
+    if (index === undefined) {
+      const before = otherMappings.size
+      otherMappings.set(mappings[i].instance_uuid, i)
+      repeated ||= otherMappings.size === before
+    } else {
+      repeated ||= mappingOfConsumer[index] >= 0
+      mappingOfConsumer[index] = i
+    }
   }
+  const lastMappingOf = (uuid: string): number | undefined => {
+    const index = model.consumerIndex.get(uuid)
+    if (index === undefined) return otherMappings.get(uuid)
+    return mappingOfConsumer[index] >= 0 ? mappingOfConsumer[index] : undefined
+  }
+  const ofLive = new Uint8Array(mappings.length)
+  const instanceConsumers = ctx.instanceConsumers
 
   // Instances: mapped, mapped right, live once.
-  for (const [uuid, rows] of ctx.liveByUuid) {
+  let entry = 0
+  for (const [uuid, all] of model.instancesByUuid) {
+    const index = instanceConsumers[entry++]
+    const rows = ctx.liveByUuid.liveOf(uuid, all)
+    if (!rows) continue
     let live = rows
-    const mapping = mappingOfLive.get(rows)
+    const at = index >= 0 ? (mappingOfConsumer[index] >= 0 ? mappingOfConsumer[index] : undefined) : otherMappings.get(uuid)
+    if (at !== undefined) ofLive[at] = 1
+    const mapping = at === undefined ? undefined : mappings[at]
     if (live.length > 1) {
       // The copy the API uses (the mapped cell) first, the others in cell order: stable whatever order the rows were read in.
       const mappedUuid = mapping ? ctx.cellById(mapping.cell_id)?.uuid : undefined
@@ -97,8 +120,15 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     })
   }
 
+  // A uuid with several mappings: the earlier ones are of a live instance when the last one is.
+  if (repeated) {
+    for (let i = 0; i < mappings.length; i++) if (!ofLive[i] && ofLive[lastMappingOf(mappings[i].instance_uuid) as number]) ofLive[i] = 1
+  }
+
   // Mappings of instances deleted long ago (nova-manage db archive_deleted_rows leaves none).
-  for (const mapping of notLive) {
+  for (let i = 0; i < mappings.length; i++) {
+    if (ofLive[i]) continue
+    const mapping = mappings[i]
     if (mapping.project_id === MAP_INSTANCES_MARKER_PROJECT) continue
     if (ctx.buildRequestUuids.has(mapping.instance_uuid)) continue
     const cell = ctx.cellById(mapping.cell_id)

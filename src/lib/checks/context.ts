@@ -103,6 +103,44 @@ export class AuditContext {
     return this.mappings
   }
 
+  /**
+   * Position in nova_api.instance_mappings of each instance uuid's mapping (the last one, as in
+   * mappingByUuid), built on first use. Positions let cells mark the mappings of live instances in
+   * a byte array instead of a second uuid-keyed lookup per mapping.
+   */
+  get mappingIndex(): ReadonlyMap<string, number> {
+    if (!this.mappingPositions) {
+      this.mappingPositions = new Map()
+      const rows = this.model.snapshot.nova_api.instance_mappings
+      for (let i = 0; i < rows.length; i++) this.mappingPositions.set(rows[i].instance_uuid, i)
+    }
+    return this.mappingPositions
+  }
+
+  private mappingPositions?: Map<string, number>
+
+  /**
+   * model.consumerIndex of each model.instancesByUuid entry, in the map's order (-1: the uuid holds
+   * no allocation). One probe per instance uuid, shared by leaks and cells.
+   */
+  get instanceConsumers(): Int32Array {
+    if (!this.consumerOfEntry) {
+      const out = new Int32Array(this.model.instancesByUuid.size)
+      let k = 0
+      for (const uuid of this.model.instancesByUuid.keys()) out[k++] = this.model.consumerIndex.get(uuid) ?? -1
+      this.consumerOfEntry = out
+    }
+    return this.consumerOfEntry
+  }
+
+  private consumerOfEntry?: Int32Array
+
+  /** mappingByUuid.get(uuid), read through mappingIndex. */
+  mappingOf(uuid: string): InstanceMapping | undefined {
+    const at = this.mappingIndex.get(uuid)
+    return at === undefined ? undefined : this.model.snapshot.nova_api.instance_mappings[at]
+  }
+
   /** Compute one derived value per run (e.g. the leak classification the usage check re-reads). */
   once<T>(key: string, make: () => T): T {
     if (!this.memo.has(key)) this.memo.set(key, make())

@@ -123,6 +123,21 @@ function classify(ctx: AuditContext): LeakClassification {
     return out
   }
 
+  // Whether one of the rows lives on the node (host and node equal). The node's list of live
+  // instances answers by identity, without reading each row's host and node strings: membership
+  // means equal nodeKey, which is equal host and node when both are non-empty and hold no NUL.
+  const residents = new Map<ComputeNode, readonly Instance[] | null>()
+  const livesOn = (live: readonly Instance[], cn: ComputeNode): boolean => {
+    let list = residents.get(cn)
+    if (list === undefined) {
+      const exact = cn.host && cn.hypervisor_hostname && !cn.host.includes('\u0000') && !cn.hypervisor_hostname.includes('\u0000')
+      residents.set(cn, (list = exact ? model.instancesOnNode(cn.host, cn.hypervisor_hostname) : null))
+    }
+    if (list === null) return live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)
+    for (const i of live) if (list.includes(i)) return true
+    return false
+  }
+
   const sharesWith = (aggs: Set<string>, rp: ResourceProvider): boolean => {
     for (const a of model.aggregatesOf(rp.id)) if (aggs.has(a)) return true
     return false
@@ -136,9 +151,11 @@ function classify(ctx: AuditContext): LeakClassification {
   const rowsOf: Array<Instance[] | undefined> = new Array(consumerCount)
   /** Live instances holding no allocation, in instancesByUuid order (judged after the consumers). */
   const unallocated: Array<[string, Instance[]]> = []
+  const instanceConsumers = ctx.instanceConsumers
+  let entry = 0
   for (const [uuid, rows] of model.instancesByUuid) {
-    const index = model.consumerIndex.get(uuid)
-    if (index !== undefined) rowsOf[index] = rows
+    const index = instanceConsumers[entry++]
+    if (index >= 0) rowsOf[index] = rows
     else {
       const live = ctx.liveByUuid.liveOf(uuid, rows)
       if (live) unallocated.push([uuid, live])
@@ -197,7 +214,7 @@ function classify(ctx: AuditContext): LeakClassification {
     }
     const deletedRows = rows.filter((i) => i.deleted !== 0)
     if (rows.length > 0 && deletedRows.length === rows.length) {
-      const mapping = ctx.mappingByUuid.get(consumer)
+      const mapping = ctx.mappingOf(consumer)
       const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
       if (mappedCell && mappedCell.status !== 'available') {
         undecide(consumer, [mappedCell.uuid])
@@ -223,7 +240,7 @@ function classify(ctx: AuditContext): LeakClassification {
     if (rows.length > 0) return // only hidden copies (cross-cell resize bookkeeping): nova owns them
     if (ctx.buildRequestUuids.has(consumer)) return // being built: the scheduler claims before the cell row exists
     if (unavailable.length > 0) {
-      const mapping = ctx.mappingByUuid.get(consumer)
+      const mapping = ctx.mappingOf(consumer)
       const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
       undecide(consumer, mappedCell && mappedCell.status !== 'available' ? [mappedCell.uuid] : unavailable.map((c) => c.uuid))
       return
@@ -239,7 +256,7 @@ function classify(ctx: AuditContext): LeakClassification {
           allocations: allocRows(g.allocations),
           provider: providerRow(g.rp),
           consumer: consumerRow(row),
-          instance_mapping: ctx.mappingByUuid.get(consumer) ?? null,
+          instance_mapping: ctx.mappingOf(consumer) ?? null,
         },
       )
     }
@@ -328,7 +345,7 @@ function classify(ctx: AuditContext): LeakClassification {
         continue
       }
       const cn = ctx.computeNodeOf(g.rp)
-      if (cn && live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)) continue
+      if (cn && livesOn(live, cn)) continue
       if (moving.some((m) => touches(m, cn, g.rp))) continue
       allFine = false
       const evacuation = (model.migrationsByInstance.get(consumer) ?? []).find(

@@ -120,15 +120,17 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
       free_disk_gb: cn.free_disk_gb,
       running_vms: cn.running_vms,
     }
-    const placement = rp
-      ? {
-          provider: {id: rp.id, uuid: rp.uuid, generation: rp.generation},
-          VCPU: model.usage(rp.id, id('VCPU')),
-          PCPU: model.usage(rp.id, id('PCPU')),
-          MEMORY_MB: model.usage(rp.id, id('MEMORY_MB')),
-          DISK_GB: model.usage(rp.id, id('DISK_GB')),
-        }
-      : null
+    // Evidence is built only for a node with a finding: most nodes have none.
+    const placement = () =>
+      rp
+        ? {
+            provider: {id: rp.id, uuid: rp.uuid, generation: rp.generation},
+            VCPU: model.usage(rp.id, id('VCPU')),
+            PCPU: model.usage(rp.id, id('PCPU')),
+            MEMORY_MB: model.usage(rp.id, id('MEMORY_MB')),
+            DISK_GB: model.usage(rp.id, id('DISK_GB')),
+          }
+        : null
 
     const drift: Record<string, {recorded: number | null; expected: number; diff: number | null}> = {}
     for (const k of Object.keys(expected) as Array<keyof typeof expected>) {
@@ -138,18 +140,18 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
       const tol = k === 'local_gb_used' || k === 'free_disk_gb' ? 1 : 0
       if (Math.abs(r - expected[k]) > tol) drift[k] = {recorded: r, expected: expected[k], diff: r - expected[k]}
     }
-    const subject = {...ctx.nodeSubject(cn), ...(rp ? {provider_uuid: rp.uuid} : {})}
-    const base = {
+    const subject = () => ({...ctx.nodeSubject(cn), ...(rp ? {provider_uuid: rp.uuid} : {})})
+    const base = () => ({
       compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at},
       totals: {vcpus: cn.vcpus, memory_mb: cn.memory_mb, local_gb: cn.local_gb},
       recorded,
       expected,
-      placement_usage: placement,
+      placement_usage: placement(),
       reserved_host_memory_mb: reservedMem,
       reserved_host_memory_source: memInv ? 'MEMORY_MB inventory reserved' : 'nova default',
       instances: resident.map((i) => i.uuid),
       migrations_in_progress: migrations.map((x) => ({uuid: x.m.uuid, instance_uuid: x.inst.uuid, status: x.m.status, counted_flavor: x.which})),
-    }
+    })
 
     if (Object.keys(drift).length > 0) {
       const over = ['vcpus_used', 'memory_mb_used', 'local_gb_used', 'running_vms'].some((k) => (drift[k]?.diff ?? 0) > 0)
@@ -158,11 +160,11 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
         check: 'usage',
         code: 'usage.node-drift',
         severity: 'warning',
-        subject,
+        subject: subject(),
         message: `${cn.hypervisor_hostname ?? cn.host}: the compute node row disagrees with its live instances (${Object.entries(drift)
           .map(([k, d]) => `${k} ${d.recorded} vs ${d.expected}`)
           .join(', ')})${over ? ': it still counts resources of instances that are gone' : ''}; nova-compute's update_available_resource has not run since.`,
-        evidence: {...base, drift, deleted_instances_on_node: suspects.slice(0, 50)},
+        evidence: {...base(), drift, deleted_instances_on_node: suspects.slice(0, 50)},
         repair: REPAIR,
       })
       continue
@@ -195,11 +197,11 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
       check: 'usage',
       code: 'usage.negative-free',
       severity: beyondRatio ? 'warning' : 'info',
-      subject,
+      subject: subject(),
       message: beyondRatio
         ? `${cn.hypervisor_hostname ?? cn.host}: live instances use more than the node holds even with its allocation ratios (ratios lowered after they were placed?); no instance is missing, it is not a leak.`
         : `${cn.hypervisor_hostname ?? cn.host}: negative free values are overcommit within the allocation ratio, not a leak (the row matches its live instances).`,
-      evidence: {...base, negatives},
+      evidence: {...base(), negatives},
       ...(beyondRatio ? {repair: 'Migrate instances off the node or raise its allocation ratios.'} : {}),
     })
   }

@@ -144,9 +144,15 @@ export class CloudModel {
       this.liveComputeNodesByKey.set(nodeKey(cn.host, cn.hypervisor_hostname), cn)
       if (cn.hypervisor_hostname !== null) push(this.liveComputeNodesByHostname, cn.hypervisor_hostname, cn)
     }
+    // A uuid has one row, but for an instance live in two cells or a cross-cell resize copy: insert
+    // without looking first, and only when the map comes out smaller than the rows, start again and group.
     for (const inst of s.nova.instances) {
-      push(this.instancesByUuid, inst.uuid, inst)
+      this.instancesByUuid.set(inst.uuid, [inst])
       if (inst.deleted === 0 && !inst.hidden && inst.host !== null) push(this.liveInstancesByNode, nodeKey(inst.host, inst.node), inst)
+    }
+    if (this.instancesByUuid.size !== s.nova.instances.length) {
+      this.instancesByUuid.clear()
+      for (const inst of s.nova.instances) push(this.instancesByUuid, inst.uuid, inst)
     }
     for (const m of s.nova.migrations) {
       if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
@@ -161,22 +167,8 @@ export class CloudModel {
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
     for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
-    // Allocation rows come grouped by consumer (written together, read by id): append to the
-    // previous row's list without a hash lookup when the consumer repeats.
-    let lastConsumer: string | undefined
-    let lastList: Allocation[] | undefined
+    if (!this.indexConsumers(p.allocations, true)) this.indexConsumers(p.allocations, false)
     for (const a of p.allocations) {
-      if (a.consumer_id === lastConsumer && lastList) lastList.push(a)
-      else {
-        lastConsumer = a.consumer_id
-        const index = this.consumerIndex.get(a.consumer_id)
-        if (index !== undefined) (lastList = this.consumerAllocations[index]).push(a)
-        else {
-          this.consumerIndex.set(a.consumer_id, this.consumerIds.length)
-          this.consumerIds.push(a.consumer_id)
-          this.consumerAllocations.push((lastList = [a]))
-        }
-      }
       let usage = this.usageByProvider.get(a.resource_provider_id)
       if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
@@ -205,6 +197,38 @@ export class CloudModel {
       this.flavorsByFlavorid.set(f.flavorid, f)
       this.flavorsByName.set(f.name, f)
     }
+  }
+
+  /**
+   * Fill consumerIndex / consumerIds / consumerAllocations. Allocation rows come grouped by consumer
+   * (written together, read by id): a repeated consumer appends to the previous row's list without a
+   * hash lookup. With `adjacentOnly`, each new run is inserted without looking first, and the pass
+   * gives up (false, index emptied) at the first consumer whose rows are not all adjacent.
+   */
+  private indexConsumers(allocations: readonly Allocation[], adjacentOnly: boolean): boolean {
+    let lastConsumer: string | undefined
+    let lastList: Allocation[] | undefined
+    for (const a of allocations) {
+      if (a.consumer_id === lastConsumer && lastList) {
+        lastList.push(a)
+        continue
+      }
+      lastConsumer = a.consumer_id
+      const index = adjacentOnly ? undefined : this.consumerIndex.get(a.consumer_id)
+      if (index !== undefined) (lastList = this.consumerAllocations[index]).push(a)
+      else {
+        this.consumerIndex.set(a.consumer_id, this.consumerIds.length)
+        this.consumerIds.push(a.consumer_id)
+        this.consumerAllocations.push((lastList = [a]))
+        if (adjacentOnly && this.consumerIndex.size !== this.consumerIds.length) {
+          this.consumerIndex.clear()
+          this.consumerIds.length = 0
+          this.consumerAllocations.length = 0
+          return false
+        }
+      }
+    }
+    return true
   }
 
   // ---------------------------------------------------------------- cells
