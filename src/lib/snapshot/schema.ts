@@ -111,6 +111,46 @@ export function checkRow(row: unknown, columns: Col[]): string | null {
   return null
 }
 
+const KIND_TEST: Record<Kind, (v: string) => string> = {
+  i: (v) => `typeof ${v} === 'number' && Number.isInteger(${v})`,
+  n: (v) => `typeof ${v} === 'number' && Number.isFinite(${v})`,
+  s: (v) => `typeof ${v} === 'string'`,
+  b: (v) => `typeof ${v} === 'boolean'`,
+  o: (v) => `typeof ${v} === 'object' && ${v} !== null && !Array.isArray(${v})`,
+  a: (v) => `Array.isArray(${v})`,
+}
+
+/**
+ * A table's row check compiled to straight-line code over its (constant, schema-defined) column
+ * names: the generic loop's `row[name]` with a different name each time is a slow keyed lookup,
+ * and 1.9M rows of up to 33 columns made validation a tenth of a big file's load time. The
+ * compiled check only says "ok"; on a failing row the generic checkRow words the problem.
+ */
+function compileCheck(columns: Col[]): (row: unknown) => boolean {
+  const lines = ['if (typeof r !== "object" || r === null || Array.isArray(r)) return false', 'let v']
+  for (const c of columns) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(c.name)) throw new Error(`column name ${c.name} cannot be compiled`)
+    lines.push(`v = r.${c.name}`)
+    const test = `${c.nullable ? 'v === null || ' : ''}(${KIND_TEST[c.kind]('v')})`
+    // `in`: a key present with the value undefined is as wrong as in checkRow (only code makes one).
+    if (c.optional) lines.push(`if (v === undefined ? '${c.name}' in r : !(${test})) return false`)
+    else lines.push(`if (v === undefined || !(${test})) return false`)
+  }
+  lines.push('return true')
+  // Generated from the constant column specs above, never from input.
+  return new Function('r', lines.join('\n')) as (row: unknown) => boolean
+}
+
+const compiled = new Map<Col[], (row: unknown) => boolean>()
+function fastCheck(columns: Col[]): (row: unknown) => boolean {
+  let f = compiled.get(columns)
+  if (f === undefined) {
+    f = compileCheck(columns)
+    compiled.set(columns, f)
+  }
+  return f
+}
+
 export interface ValidationProblem {
   where: string
   problem: string
@@ -156,7 +196,9 @@ export function validateSnapshotShape(doc: unknown, max = 20): ValidationProblem
         if (add(`${prefix}${table}`, 'is missing or not a list')) return problems
         continue
       }
+      const ok = fastCheck(columns)
       for (let i = 0; i < rows.length; i++) {
+        if (ok(rows[i])) continue
         const p = checkRow(rows[i], columns)
         if (p && add(`${prefix}${table}[${i}]`, p)) return problems
       }
