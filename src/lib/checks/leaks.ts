@@ -138,6 +138,18 @@ function classify(ctx: AuditContext): LeakClassification {
     return false
   }
 
+  /**
+   * A provider with no live compute node (its node row or nova-compute service was deleted while the
+   * instance kept running) still stands for that node: the node rows of its uuid, deleted ones
+   * included, or without any, the node it is named after. An instance there holds its allocation where
+   * nova put it; provider.stale tells the story of the provider, and leaks does not repeat it.
+   */
+  const standsForNodeOf = (rp: ResourceProvider, inst: Instance): boolean => {
+    const rows = model.computeNodesByUuid.get(rp.uuid)
+    if (rows) return rows.some((cn) => cn.host === inst.host && cn.hypervisor_hostname === inst.node)
+    return rp.name !== null && inst.host !== null && inst.node === rp.name
+  }
+
   const sharesWith = (aggs: Set<string>, rp: ResourceProvider): boolean => {
     for (const a of model.aggregatesOf(rp.id)) if (aggs.has(a)) return true
     return false
@@ -345,7 +357,7 @@ function classify(ctx: AuditContext): LeakClassification {
         continue
       }
       const cn = ctx.computeNodeOf(g.rp)
-      if (cn && livesOn(live, cn)) continue
+      if (cn ? livesOn(live, cn) : live.some((i) => standsForNodeOf(g.rp, i))) continue
       if (moving.some((m) => touches(m, cn, g.rp))) continue
       allFine = false
       const evacuation = (model.migrationsByInstance.get(consumer) ?? []).find(
