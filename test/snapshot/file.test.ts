@@ -99,6 +99,31 @@ describe('snapshot files', () => {
     expect(back.nova.services).toEqual(want.nova.services)
   })
 
+  it('reads multi-byte characters cut by the 1 MiB chunk edges', async () => {
+    // Rows of 2-, 3- and 4-byte characters; the first row is padded so that the first chunk edge
+    // of the file falls inside a character (padding by p moves the byte at 1 MiB - p onto the edge),
+    // so the carry-over between chunks is what gets tested.
+    const path = join(dir, 'utf8.json')
+    const build = (pad: number): Snapshot => {
+      const s = big(0)
+      for (let i = 0; i < 30_000; i++) {
+        s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `${i === 0 ? 'a'.repeat(pad) : ''}ü€𝄞-${i}-${'€𝄞ü'.repeat(i % 7)}`, resource_class_id: 0, used: 1})
+      }
+      return s
+    }
+    const edge = 1 << 20
+    const continuation = (b: Buffer, at: number): boolean => (b[at] & 0xc0) === 0x80
+    await writeSnapshotFile(build(0), path)
+    const before = readFileSync(path)
+    let pad = 0
+    while (!continuation(before, edge - pad)) pad++
+    const want = build(pad)
+    await writeSnapshotFile(want, path)
+    expect(continuation(readFileSync(path), edge)).toBe(true)
+    const back = await readSnapshotFile(path)
+    expect(back.placement.allocations).toEqual(want.placement.allocations)
+  })
+
   it('names the line and row of a broken row deep inside a large table', async () => {
     const path = join(dir, 'broken-deep.json')
     await writeSnapshotFile(big(60_000), path)
