@@ -55,13 +55,13 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     return mappingOfConsumer[index] >= 0 ? mappingOfConsumer[index] : undefined
   }
   const ofLive = new Uint8Array(mappings.length)
-  const instanceConsumers = ctx.instanceConsumers
+  const instanceRows = ctx.instanceRows
 
   // Instances: mapped, mapped right, live once.
-  let entry = 0
-  for (const [uuid, all] of model.instancesByUuid) {
-    const index = instanceConsumers[entry++]
-    const rows = ctx.liveByUuid.liveOf(uuid, all)
+  for (let k = 0; k < instanceRows.order.length; k++) {
+    const index = instanceRows.orderConsumer[k]
+    const uuid = instanceRows.order[k][0].uuid
+    const rows = ctx.liveOf(uuid, instanceRows.order[k])
     if (!rows) continue
     let live = rows
     const at = index >= 0 ? (mappingOfConsumer[index] >= 0 ? mappingOfConsumer[index] : undefined) : otherMappings.get(uuid)
@@ -133,7 +133,7 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     if (ctx.buildRequestUuids.has(mapping.instance_uuid)) continue
     const cell = ctx.cellById(mapping.cell_id)
     if (!cell || cell.status !== 'available') continue
-    const rows = (model.instancesByUuid.get(mapping.instance_uuid) ?? []).filter((i) => i.cell_uuid === cell.uuid)
+    const rows = (ctx.rowsOf(mapping.instance_uuid) ?? []).filter((i) => i.cell_uuid === cell.uuid)
     if (rows.some((i) => i.deleted === 0)) continue // a hidden live copy: a cross-cell move in progress
     const deletedAt = rows.map((i) => (i.deleted_at ? Date.parse(`${i.deleted_at.replace(' ', 'T')}Z`) : Number.NaN)).filter((t) => !Number.isNaN(t))
     const newest = deletedAt.length > 0 ? Math.max(...deletedAt) : undefined
@@ -156,7 +156,7 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
   // build_requests whose instance already exists in a cell.
   for (const br of snap.nova_api.build_requests) {
     if (!br.instance_uuid) continue
-    const rows = model.instancesByUuid.get(br.instance_uuid) ?? []
+    const rows = ctx.rowsOf(br.instance_uuid) ?? []
     if (rows.length === 0) continue
     findings.push({
       check: 'cells',

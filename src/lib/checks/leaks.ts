@@ -93,7 +93,7 @@ function classify(ctx: AuditContext): LeakClassification {
     }
     subject.provider_uuid = g.rp.uuid
     subject.consumer_uuid = consumer
-    if (model.instancesByUuid.has(consumer)) subject.instance_uuid = consumer
+    if (ctx.rowsOf(consumer)) subject.instance_uuid = consumer
     return subject
   }
 
@@ -157,21 +157,18 @@ function classify(ctx: AuditContext): LeakClassification {
 
   // Joins against the consumer index, each probing it with the other table's uuids in that table's
   // order: the index's keys (allocation rows) are compact in memory, instance rows with their blobs
-  // are not, so probing instancesByUuid with 300k consumer uuids would be the slow direction.
+  // are not, so probing an instance map with 300k consumer uuids would be the slow direction.
   const consumerCount = model.consumerIds.length
-  /** All instance rows of consumer i (the model's instancesByUuid array), if it is an instance. */
-  const rowsOf: Array<Instance[] | undefined> = new Array(consumerCount)
+  const instanceRows = ctx.instanceRows
+  /** All instance rows of consumer i, if it is an instance. */
+  const rowsOf = instanceRows.ofConsumer
   /** Live instances holding no allocation, in instancesByUuid order (judged after the consumers). */
   const unallocated: Array<[string, Instance[]]> = []
-  const instanceConsumers = ctx.instanceConsumers
-  let entry = 0
-  for (const [uuid, rows] of model.instancesByUuid) {
-    const index = instanceConsumers[entry++]
-    if (index >= 0) rowsOf[index] = rows
-    else {
-      const live = ctx.liveByUuid.liveOf(uuid, rows)
-      if (live) unallocated.push([uuid, live])
-    }
+  for (let k = 0; k < instanceRows.order.length; k++) {
+    if (instanceRows.orderConsumer[k] >= 0) continue
+    const rows = instanceRows.order[k]
+    const live = ctx.liveOf(rows[0].uuid, rows)
+    if (live) unallocated.push([rows[0].uuid, live])
   }
   /** placement.consumers row of consumer i (the last one of its uuid, as a uuid-keyed map keeps). */
   const consumerRows: Array<Consumer | undefined> = new Array(consumerCount)
@@ -183,7 +180,7 @@ function classify(ctx: AuditContext): LeakClassification {
   for (let index = 0; index < consumerCount; index++) {
     const consumer = model.consumerIds[index]
     const rows = rowsOf[index]
-    const live = rows && ctx.liveByUuid.liveOf(consumer, rows)
+    const live = rows && ctx.liveOf(consumer, rows)
     const groupList = groupAllocations(model.consumerAllocations[index])
     if (groupList.length === 0) continue
     judgeConsumer(consumer, groupList, live, rows ?? NO_ROWS, consumerRows[index])

@@ -25,7 +25,7 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
     const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
     // Instances moving to or from this node: their pins on this end are not recorded anywhere we read.
     const moving = (ctx.inProgressByNode.get(nodeKey(cn.host, cn.hypervisor_hostname)) ?? [])
-      .map((m) => (m.instance_uuid ? ctx.liveByUuid.get(m.instance_uuid)?.[0] : undefined))
+      .map((m) => (m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined))
       .filter((i): i is Instance => i !== undefined && !(i.host === cn.host && i.node === cn.hypervisor_hostname))
     let tolerance = 0
     let readable = true

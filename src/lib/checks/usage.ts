@@ -70,7 +70,7 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
     const moving = ctx.inProgressByNode.get(key)
     const residentUuids = moving ? new Set(resident.map((i) => i.uuid)) : undefined
     for (const m of moving ?? []) {
-      const inst = m.instance_uuid ? ctx.liveByUuid.get(m.instance_uuid)?.[0] : undefined
+      const inst = m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined
       if (!inst || residentUuids?.has(inst.uuid)) continue
       const incoming = m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname
       migrations.push({m, inst, which: incoming ? 'new' : 'old'})
@@ -155,7 +155,7 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
 
     if (Object.keys(drift).length > 0) {
       const over = ['vcpus_used', 'memory_mb_used', 'local_gb_used', 'running_vms'].some((k) => (drift[k]?.diff ?? 0) > 0)
-      const suspects = (deletedOnNode.get(key) ?? []).filter((i) => !ctx.liveByUuid.has(i.uuid)).map((i) => ({uuid: i.uuid, id: i.id, deleted_at: i.deleted_at, vcpus: i.vcpus, memory_mb: i.memory_mb}))
+      const suspects = (deletedOnNode.get(key) ?? []).filter((i) => ctx.liveRows(i.uuid) === undefined).map((i) => ({uuid: i.uuid, id: i.id, deleted_at: i.deleted_at, vcpus: i.vcpus, memory_mb: i.memory_mb}))
       findings.push({
         check: 'usage',
         code: 'usage.node-drift',

@@ -51,8 +51,27 @@ export class CloudModel {
   readonly cellsByUuid = new Map<string, CellInfo>()
   readonly cellsById = new Map<number, CellInfo>()
 
-  /** Every instance row by uuid: an instance may (wrongly) be live in two cells, or soft-deleted. */
-  readonly instancesByUuid = new Map<string, Instance[]>()
+  /**
+   * Every instance row by uuid: an instance may (wrongly) be live in two cells, or soft-deleted.
+   * Built on first use: the audits group instances through consumerIndex instead.
+   */
+  get instancesByUuid(): Map<string, Instance[]> {
+    if (!this.instancesMap) {
+      const map = new Map<string, Instance[]>()
+      const rows = this.snapshot.nova.instances
+      // A uuid has one row, but for an instance live in two cells or a cross-cell resize copy: insert
+      // without looking first, and only when the map comes out smaller than the rows, start again and group.
+      for (const inst of rows) map.set(inst.uuid, [inst])
+      if (map.size !== rows.length) {
+        map.clear()
+        for (const inst of rows) push(map, inst.uuid, inst)
+      }
+      this.instancesMap = map
+    }
+    return this.instancesMap
+  }
+
+  private instancesMap?: Map<string, Instance[]>
   /** Live (deleted = 0), non-hidden instances per compute node key (host + node). */
   readonly liveInstancesByNode = new Map<string, Instance[]>()
   readonly liveComputeNodes: ComputeNode[] = []
@@ -144,15 +163,8 @@ export class CloudModel {
       this.liveComputeNodesByKey.set(nodeKey(cn.host, cn.hypervisor_hostname), cn)
       if (cn.hypervisor_hostname !== null) push(this.liveComputeNodesByHostname, cn.hypervisor_hostname, cn)
     }
-    // A uuid has one row, but for an instance live in two cells or a cross-cell resize copy: insert
-    // without looking first, and only when the map comes out smaller than the rows, start again and group.
     for (const inst of s.nova.instances) {
-      this.instancesByUuid.set(inst.uuid, [inst])
       if (inst.deleted === 0 && !inst.hidden && inst.host !== null) push(this.liveInstancesByNode, nodeKey(inst.host, inst.node), inst)
-    }
-    if (this.instancesByUuid.size !== s.nova.instances.length) {
-      this.instancesByUuid.clear()
-      for (const inst of s.nova.instances) push(this.instancesByUuid, inst.uuid, inst)
     }
     for (const m of s.nova.migrations) {
       if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
