@@ -134,7 +134,7 @@ function classify(ctx: AuditContext): LeakClassification {
       residents.set(cn, (list = exact ? model.instancesOnNode(cn.host, cn.hypervisor_hostname) : null))
     }
     if (list === null) return live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)
-    for (const i of live) if (list.includes(i)) return true
+    for (const i of live) for (let k = 0; k < list.length; k++) if (list[k] === i) return true
     return false
   }
 
@@ -148,6 +148,51 @@ function classify(ctx: AuditContext): LeakClassification {
     const rows = model.computeNodesByUuid.get(rp.uuid)
     if (rows) return rows.some((cn) => cn.host === inst.host && cn.hypervisor_hostname === inst.node)
     return rp.name !== null && inst.host !== null && inst.node === rp.name
+  }
+
+  // Class ids whose name leads back to them: sums by id are then sums by name, as the long way adds.
+  const roundTrip = new Map<number, boolean>()
+  const namedOnce = (id: number): boolean => {
+    let ok = roundTrip.get(id)
+    if (ok === undefined) roundTrip.set(id, (ok = rc.id(rc.name(id)) === id))
+    return ok
+  }
+  // The wanted amounts by resource class id, per shared expected result (a few dozen for 300k instances).
+  const wantById = new Map<ResourceAmounts, {ids: number[]; amounts: number[]; checkedElsewhere: number[]} | null>()
+  const compileWant = (want: ResourceAmounts) => {
+    const ids: number[] = []
+    const amounts: number[] = []
+    for (const c in want) {
+      const id = rc.id(c)
+      if (id === undefined) return null // a class placement does not know: never allocated, never equal
+      ids.push(id)
+      amounts.push(want[c])
+    }
+    const checkedElsewhere = CHECKED_CLASSES.filter((c) => !(c in want)).flatMap((c) => rc.id(c) ?? [])
+    return ids.length > 30 ? null : {ids, amounts, checkedElsewhere}
+  }
+  /**
+   * sameAmounts(want, sums of the allocations) for the common case, without building the sums: each
+   * wanted class held once with its amount, other checked classes at zero. false = decide the long way.
+   */
+  const holdsAsAsked = (want: ResourceAmounts, groups: Group[]): boolean => {
+    let w = wantById.get(want)
+    if (w === undefined) wantById.set(want, (w = compileWant(want)))
+    if (!w) return false
+    let seen = 0
+    let matched = 0
+    for (const g of groups) {
+      for (const a of g.allocations) {
+        if (!namedOnce(a.resource_class_id)) return false
+        const k = w.ids.indexOf(a.resource_class_id)
+        if (k >= 0) {
+          if (seen & (1 << k) || a.used !== w.amounts[k]) return false
+          seen |= 1 << k
+          matched++
+        } else if (a.used !== 0 && w.checkedElsewhere.includes(a.resource_class_id)) return false
+      }
+    }
+    return matched === w.ids.length
   }
 
   const sharesWith = (aggs: Set<string>, rp: ResourceProvider): boolean => {
@@ -396,6 +441,7 @@ function classify(ctx: AuditContext): LeakClassification {
     if (!allFine || moving.length > 0 || inst.host === null || !holdsResources(inst) || live.length > 1) return
     const expected = ctx.expected(inst)
     if (!expected.ok) return
+    if (holdsAsAsked(expected.value.resources, groups)) return
     const actual: ResourceAmounts = {}
     for (const g of groups) {
       for (const a of g.allocations) {
