@@ -80,7 +80,7 @@ describe('snapshot files', () => {
     await expect(readSnapshotFile(path)).rejects.toThrow(/placement\.allocations\[2\] column "used" is not an integer/)
   })
 
-  // The reader cuts lines from 1 MiB chunks and parses runs of row lines in one go: these pin down
+  // The reader cuts lines from 64 KiB chunks and parses runs of row lines in one go: these pin down
   // that chunk edges, batches and the line-by-line fallback read exactly what one parse per line would.
   function big(n: number): Snapshot {
     const s = sample()
@@ -99,10 +99,10 @@ describe('snapshot files', () => {
     expect(back.nova.services).toEqual(want.nova.services)
   })
 
-  it('reads multi-byte characters cut by the 1 MiB chunk edges', async () => {
-    // Rows of 2-, 3- and 4-byte characters; the first row is padded so that the first chunk edge
-    // of the file falls inside a character (padding by p moves the byte at 1 MiB - p onto the edge),
-    // so the carry-over between chunks is what gets tested.
+  it('reads multi-byte characters cut by a chunk edge', async () => {
+    // Rows of 2-, 3- and 4-byte characters. The first row is padded so that the byte at 1 MiB, a
+    // chunk edge for any power-of-two chunk size up to 1 MiB, falls inside a character (padding by
+    // p moves the byte at 1 MiB - p onto the edge): the carry-over between chunks is what gets tested.
     const path = join(dir, 'utf8.json')
     const build = (pad: number): Snapshot => {
       const s = big(0)
