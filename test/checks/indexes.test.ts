@@ -1,0 +1,99 @@
+/**
+ * The uuid joins the audits share (model.consumerIndex, AuditContext.instanceRows, the mapping
+ * positions cells marks) take a fast path when every uuid's rows are adjacent or single. These tests
+ * break that assumption and compare with plain uuid-keyed grouping, then with the audit's verdict.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {AuditContext, runChecks} from '../../src/lib/checks/index.js'
+import {buildModel} from '../../src/lib/domain/model.js'
+import {CELL0_UUID} from '../../src/lib/domain/snapshot.js'
+import {MiniCloud} from './mini-cloud.js'
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>()
+  for (const r of rows) {
+    const k = key(r)
+    const list = out.get(k)
+    if (list) list.push(r)
+    else out.set(k, [r])
+  }
+  return out
+}
+
+/** Three instances on two hosts; the first consumer's rows split (one row moved last), one uuid in two cells. */
+function oddCloud() {
+  const c = new MiniCloud()
+  const h1 = c.host('cmp1')
+  const h2 = c.host('cmp2')
+  const a = c.instance(h1)
+  const b = c.instance(h2)
+  const d = c.instance(h2)
+  const allocs = c.snap.placement.allocations
+  const moved = allocs.findIndex((x) => x.consumer_id === a.uuid)
+  allocs.push(...allocs.splice(moved, 1))
+  return {c, a, b, d}
+}
+
+describe('consumer and instance indexes', () => {
+  it('a consumer whose allocation rows are not adjacent is one consumer with all its rows, in row order', () => {
+    const {c, a} = oddCloud()
+    const model = c.build()
+    const allocs = model.snapshot.placement.allocations
+    const naive = groupBy(allocs, (x) => x.consumer_id)
+    expect(model.consumerIds).toEqual([...naive.keys()])
+    expect([...model.allocationsByConsumer]).toEqual([...naive])
+    expect(model.consumerAllocations[model.consumerIndex.get(a.uuid) as number].map((x) => x.id)).toEqual(naive.get(a.uuid)?.map((x) => x.id))
+    expect([...model.consumersByUuid]).toEqual([...new Map(model.snapshot.placement.consumers.map((x) => [x.uuid, x]))])
+    // Judged once, with all its rows: no amount mismatch, nothing at all.
+    expect(runChecks(model).findings).toEqual([])
+  })
+
+  it('instance rows of one uuid in two cells group like a uuid-keyed map, consumers or not', () => {
+    const {c, b, d} = oddCloud()
+    // b: live in cell1 and (a hidden copy) in cell0; d: no allocation, a deleted row in cell0 read first.
+    c.snap.nova.instances.push({...b, cell_uuid: CELL0_UUID, id: 900, hidden: true})
+    c.snap.placement.allocations = c.snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
+    c.snap.nova.instances.unshift({...d, cell_uuid: CELL0_UUID, id: 901, deleted: 901, host: null, node: null})
+    const model = c.build()
+    const naive = groupBy(model.snapshot.nova.instances, (i) => i.uuid)
+    expect([...model.instancesByUuid]).toEqual([...naive])
+    const ctx = new AuditContext(model)
+    expect(ctx.instanceRows.order).toEqual([...naive.values()])
+    for (const [uuid, rows] of naive) {
+      expect(ctx.rowsOf(uuid)).toEqual(rows)
+      expect(ctx.liveRows(uuid)).toEqual(ctx.liveByUuid.get(uuid))
+    }
+    expect(ctx.liveRows(b.uuid)?.map((i) => i.id)).toEqual([b.id])
+    expect(ctx.liveRows('no-such-uuid')).toBeUndefined()
+    // d runs and holds nothing: reported once, from its live row.
+    expect(runChecks(model, {checks: ['leaks']}).findings.map((f) => [f.code, f.subject.instance_uuid, (f.evidence.instance as {id: number}).id])).toEqual([
+      ['allocation.missing', d.uuid, d.id],
+    ])
+  })
+
+  it('an earlier second instance_mapping of a live instance is not taken for a stale one', () => {
+    const {c, b, d} = oddCloud()
+    const cell0 = c.snap.cells.find((x) => x.uuid === CELL0_UUID)
+    expect(cell0).toBeDefined()
+    const of = (uuid: string) => c.snap.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid)
+    // b (a consumer) and d (made to hold nothing) each get an earlier mapping to cell0, where they have no row.
+    c.snap.placement.allocations = c.snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
+    c.snap.nova_api.instance_mappings.unshift({...of(b.uuid)!, id: 700, cell_id: cell0!.id}, {...of(d.uuid)!, id: 701, cell_id: cell0!.id})
+    const report = runChecks(c.build(), {checks: ['cells']})
+    expect(report.findings).toEqual([])
+    // The last mapping decides: pointing it at cell0 is a wrong cell, and the earlier one still is no stale mapping.
+    c.snap.nova_api.instance_mappings.push({...of(b.uuid)!, id: 702, cell_id: cell0!.id})
+    expect(runChecks(c.build(), {checks: ['cells']}).findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['cell.instance-mapped-wrong-cell', b.uuid]])
+  })
+})
+
+describe('buildModel', () => {
+  it('leaves the snapshot as it was', () => {
+    const {c} = oddCloud()
+    const before = JSON.stringify(c.snap)
+    const model = buildModel(c.snap)
+    runChecks(model)
+    expect(JSON.stringify(c.snap)).toBe(before)
+  })
+})
