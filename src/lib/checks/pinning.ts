@@ -59,76 +59,79 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
     }
     if (!readable) continue
 
-    const hostCells = new Map<number, HostNumaCell>(topo.value.cells.map((c) => [c.id, c]))
     const base = {compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at}}
-    const rpOfNode = ctx.providerOf(cn)
-    const nodeSubject = {...ctx.nodeSubject(cn), ...(rpOfNode ? {provider_uuid: rpOfNode.uuid} : {})}
-    const emit = (code: string, severity: Finding['severity'], cellId: number | undefined, message: string, evidence: Record<string, unknown>, instance?: string) =>
-      findings.push({
-        check: 'pinning',
-        code,
-        severity,
-        subject: {...nodeSubject, ...(cellId === undefined ? {} : {numa_cell: cellId}), ...(instance ? {instance_uuid: instance} : {})},
-        message,
-        evidence: {...base, ...evidence},
-        repair: REPAIR,
-      })
-    // One leaked finding per node: its repair rewrites the node's numa_topology once.
-    const leakedCells: Array<{numa_cell: number; pinned_cpus: number[]; expected_pinned: number[]; leaked: number[]; pcpuset: number[] | null}> = []
+    // Nothing pinned on the host and no instance pinning here: no per-cell finding can arise.
+    if (byCell.size > 0 || topo.value.cells.some((c) => c.pinned_cpus.length > 0)) {
+      const hostCells = new Map<number, HostNumaCell>(topo.value.cells.map((c) => [c.id, c]))
+      const rpOfNode = ctx.providerOf(cn)
+      const nodeSubject = {...ctx.nodeSubject(cn), ...(rpOfNode ? {provider_uuid: rpOfNode.uuid} : {})}
+      const emit = (code: string, severity: Finding['severity'], cellId: number | undefined, message: string, evidence: Record<string, unknown>, instance?: string) =>
+        findings.push({
+          check: 'pinning',
+          code,
+          severity,
+          subject: {...nodeSubject, ...(cellId === undefined ? {} : {numa_cell: cellId}), ...(instance ? {instance_uuid: instance} : {})},
+          message,
+          evidence: {...base, ...evidence},
+          repair: REPAIR,
+        })
+      // One leaked finding per node: its repair rewrites the node's numa_topology once.
+      const leakedCells: Array<{numa_cell: number; pinned_cpus: number[]; expected_pinned: number[]; leaked: number[]; pcpuset: number[] | null}> = []
 
-    const cellIds = new Set([...hostCells.keys(), ...byCell.keys()])
-    for (const cellId of [...cellIds].sort((a, b) => a - b)) {
-      const hc = hostCells.get(cellId)
-      const expected = byCell.get(cellId) ?? new Map<number, string[]>()
-      const pinned = new Set(hc?.pinned_cpus ?? [])
-      const owners = (cpus: number[]) => Object.fromEntries(cpus.map((p) => [p, expected.get(p) ?? []]))
-      const where = `${cn.hypervisor_hostname ?? cn.host} NUMA cell ${cellId}`
-      const leaked = sortedNumbers([...pinned].filter((p) => !expected.has(p)))
-      if (leaked.length > 0) leakedCells.push({numa_cell: cellId, pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), leaked, pcpuset: hc?.pcpuset ?? null})
-      const unaccounted = moving.length > 0 ? [] : sortedNumbers([...expected.keys()].filter((p) => !pinned.has(p)))
-      if (unaccounted.length > 0) {
-        const unaccountedOwners = unaccounted.flatMap((p) => expected.get(p) ?? [])
-        emit(
-          'pinning.unaccounted',
-          'warning',
-          cellId,
-          `${where}: pCPUs ${unaccounted.join(',')} are pinned by live instances but not in pinned_cpus; the scheduler may pin them again.`,
-          {pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), unaccounted, owners: owners(unaccounted)},
-          soleOwner([...unaccountedOwners]),
-        )
-      }
-      const overlap = sortedNumbers([...expected].filter(([, o]) => new Set(o).size > 1).map(([p]) => p))
-      if (overlap.length > 0) {
-        emit('pinning.overlap', 'error', cellId, `${where}: pCPUs ${overlap.join(',')} are pinned by more than one instance.`, {overlap, owners: owners(overlap)})
-      }
-      if (expected.size > 0) {
-        const dedicated = new Set(hc?.pcpuset ?? [])
-        const outside = sortedNumbers([...expected.keys()].filter((p) => !dedicated.has(p)))
-        if (outside.length > 0) {
+      const cellIds = new Set([...hostCells.keys(), ...byCell.keys()])
+      for (const cellId of [...cellIds].sort((a, b) => a - b)) {
+        const hc = hostCells.get(cellId)
+        const expected = byCell.get(cellId) ?? new Map<number, string[]>()
+        const pinned = new Set(hc?.pinned_cpus ?? [])
+        const owners = (cpus: number[]) => Object.fromEntries(cpus.map((p) => [p, expected.get(p) ?? []]))
+        const where = `${cn.hypervisor_hostname ?? cn.host} NUMA cell ${cellId}`
+        const leaked = sortedNumbers([...pinned].filter((p) => !expected.has(p)))
+        if (leaked.length > 0) leakedCells.push({numa_cell: cellId, pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), leaked, pcpuset: hc?.pcpuset ?? null})
+        const unaccounted = moving.length > 0 ? [] : sortedNumbers([...expected.keys()].filter((p) => !pinned.has(p)))
+        if (unaccounted.length > 0) {
+          const unaccountedOwners = unaccounted.flatMap((p) => expected.get(p) ?? [])
           emit(
-            'pinning.outside-dedicated-set',
+            'pinning.unaccounted',
             'warning',
             cellId,
-            hc
-              ? `${where}: pCPUs ${outside.join(',')} are pinned but outside the dedicated set (cpu_dedicated_set) ${sortedNumbers(dedicated).join(',') || '(empty)'}.`
-              : `${where}: instances pin pCPUs ${outside.join(',')} in a NUMA cell the host does not have.`,
-            {outside, pcpuset: hc ? sortedNumbers(dedicated) : null, owners: owners(outside)},
-            soleOwner(outside.flatMap((p) => expected.get(p) ?? [])),
+            `${where}: pCPUs ${unaccounted.join(',')} are pinned by live instances but not in pinned_cpus; the scheduler may pin them again.`,
+            {pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), unaccounted, owners: owners(unaccounted)},
+            soleOwner([...unaccountedOwners]),
           )
         }
+        const overlap = sortedNumbers([...expected].filter(([, o]) => new Set(o).size > 1).map(([p]) => p))
+        if (overlap.length > 0) {
+          emit('pinning.overlap', 'error', cellId, `${where}: pCPUs ${overlap.join(',')} are pinned by more than one instance.`, {overlap, owners: owners(overlap)})
+        }
+        if (expected.size > 0) {
+          const dedicated = new Set(hc?.pcpuset ?? [])
+          const outside = sortedNumbers([...expected.keys()].filter((p) => !dedicated.has(p)))
+          if (outside.length > 0) {
+            emit(
+              'pinning.outside-dedicated-set',
+              'warning',
+              cellId,
+              hc
+                ? `${where}: pCPUs ${outside.join(',')} are pinned but outside the dedicated set (cpu_dedicated_set) ${sortedNumbers(dedicated).join(',') || '(empty)'}.`
+                : `${where}: instances pin pCPUs ${outside.join(',')} in a NUMA cell the host does not have.`,
+              {outside, pcpuset: hc ? sortedNumbers(dedicated) : null, owners: owners(outside)},
+              soleOwner(outside.flatMap((p) => expected.get(p) ?? [])),
+            )
+          }
+        }
       }
-    }
 
-    const leakedTotal = leakedCells.reduce((n, c) => n + c.leaked.length, 0)
-    if (leakedTotal > tolerance) {
-      const where = cn.hypervisor_hostname ?? cn.host
-      emit(
-        'pinning.leaked',
-        'error',
-        leakedCells.length === 1 ? leakedCells[0].numa_cell : undefined,
-        `${where}: pCPUs ${leakedCells.map((c) => `${c.leaked.join(',')} (NUMA cell ${c.numa_cell})`).join('; ')} are pinned but no live instance on the node pins them; NUMATopologyFilter treats them as taken.`,
-        {cells: leakedCells, instances: resident.map((i) => i.uuid), migrating_tolerance: tolerance},
-      )
+      const leakedTotal = leakedCells.reduce((n, c) => n + c.leaked.length, 0)
+      if (leakedTotal > tolerance) {
+        const where = cn.hypervisor_hostname ?? cn.host
+        emit(
+          'pinning.leaked',
+          'error',
+          leakedCells.length === 1 ? leakedCells[0].numa_cell : undefined,
+          `${where}: pCPUs ${leakedCells.map((c) => `${c.leaked.join(',')} (NUMA cell ${c.numa_cell})`).join('; ')} are pinned but no live instance on the node pins them; NUMATopologyFilter treats them as taken.`,
+          {cells: leakedCells, instances: resident.map((i) => i.uuid), migrating_tolerance: tolerance},
+        )
+      }
     }
 
     // Placement PCPU usage versus the pins nova holds; allocations already reported by leaks are left out.
