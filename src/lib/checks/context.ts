@@ -135,22 +135,29 @@ export class AuditContext {
       const consumerIndex = this.model.consumerIndex
       const ofConsumer: Array<Instance[] | undefined> = new Array(this.model.consumerIds.length)
       const other = new Map<string, Instance[]>()
+      const nodeListOfConsumer: Array<readonly Instance[] | undefined> = new Array(this.model.consumerIds.length)
       const order: Instance[][] = []
       const orderConsumer: number[] = []
-      for (const inst of this.model.snapshot.nova.instances) {
+      const instances = this.model.snapshot.nova.instances
+      for (let pos = 0; pos < instances.length; pos++) {
+        const inst = instances[pos]
         const index = consumerIndex.get(inst.uuid)
         let rows = index === undefined ? other.get(inst.uuid) : ofConsumer[index]
         if (rows) {
           rows.push(inst)
+          if (index !== undefined) nodeListOfConsumer[index] = undefined
           continue
         }
         rows = [inst]
         if (index === undefined) other.set(inst.uuid, rows)
-        else ofConsumer[index] = rows
+        else {
+          ofConsumer[index] = rows
+          nodeListOfConsumer[index] = this.model.liveNodeListAt[pos]
+        }
         order.push(rows)
         orderConsumer.push(index ?? -1)
       }
-      this.rowsIndex = {ofConsumer, other, order, orderConsumer}
+      this.rowsIndex = {ofConsumer, nodeListOfConsumer, other, order, orderConsumer}
     }
     return this.rowsIndex
   }
@@ -276,6 +283,8 @@ export class AuditContext {
 export interface InstanceRows {
   /** Rows of allocation consumer i (model.consumerIds[i]), in snapshot order. */
   ofConsumer: ReadonlyArray<Instance[] | undefined>
+  /** When consumer i has a single instance row, that row's model.liveNodeListAt list. */
+  nodeListOfConsumer: ReadonlyArray<readonly Instance[] | undefined>
   /** Rows of instance uuids that hold no allocation. */
   other: ReadonlyMap<string, Instance[]>
   /** Every uuid's rows in first-seen order (model.instancesByUuid's order)... */

@@ -126,14 +126,16 @@ function classify(ctx: AuditContext): LeakClassification {
   // Whether one of the rows lives on the node (host and node equal). The node's list of live
   // instances answers by identity, without reading each row's host and node strings: membership
   // means equal nodeKey, which is equal host and node when both are non-empty and hold no NUL.
+  // A consumer with a single instance row knows that row's list (ctx.instanceRows): one comparison.
   const residents = new Map<ComputeNode, readonly Instance[] | null>()
-  const livesOn = (live: readonly Instance[], cn: ComputeNode): boolean => {
+  const livesOn = (live: readonly Instance[], cn: ComputeNode, ownList: readonly Instance[] | undefined): boolean => {
     let list = residents.get(cn)
     if (list === undefined) {
       const exact = cn.host && cn.hypervisor_hostname && !cn.host.includes('\u0000') && !cn.hypervisor_hostname.includes('\u0000')
       residents.set(cn, (list = exact ? model.instancesOnNode(cn.host, cn.hypervisor_hostname) : null))
     }
     if (list === null) return live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)
+    if (ownList !== undefined) return ownList === list
     for (const i of live) for (let k = 0; k < list.length; k++) if (list[k] === i) return true
     return false
   }
@@ -228,7 +230,7 @@ function classify(ctx: AuditContext): LeakClassification {
     const live = rows && ctx.liveOf(consumer, rows)
     const groupList = groupAllocations(model.consumerAllocations[index])
     if (groupList.length === 0) continue
-    judgeConsumer(consumer, groupList, live, rows ?? NO_ROWS, consumerRows[index])
+    judgeConsumer(consumer, groupList, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index])
   }
 
   /** Allocations per root (or sharing) provider; most consumers hold all of them on one provider. */
@@ -256,9 +258,16 @@ function classify(ctx: AuditContext): LeakClassification {
     return groupList
   }
 
-  function judgeConsumer(consumer: string, groupList: Group[], live: Instance[] | undefined, rows: readonly Instance[], row: Consumer | undefined): void {
+  function judgeConsumer(
+    consumer: string,
+    groupList: Group[],
+    live: Instance[] | undefined,
+    rows: readonly Instance[],
+    row: Consumer | undefined,
+    ownList: readonly Instance[] | undefined,
+  ): void {
     if (live && live.length > 0) {
-      judgeInstanceConsumer(consumer, live, groupList, row)
+      judgeInstanceConsumer(consumer, live, groupList, row, ownList)
       return
     }
     const migration = model.migrationsByUuid.get(consumer)
@@ -371,7 +380,7 @@ function classify(ctx: AuditContext): LeakClassification {
     for (const c of cells) push(undecidedByCell, c, consumer)
   }
 
-  function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined): void {
+  function judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined): void {
     const inst = live[0]
     const moving = ctx.inProgressByInstance.get(consumer) ?? NO_MIGRATIONS
     let aggs: Set<string> | undefined
@@ -399,7 +408,7 @@ function classify(ctx: AuditContext): LeakClassification {
         continue
       }
       const cn = ctx.computeNodeOf(g.rp)
-      if (cn ? livesOn(live, cn) : live.some((i) => standsForNodeOf(g.rp, i))) continue
+      if (cn ? livesOn(live, cn, ownList) : live.some((i) => standsForNodeOf(g.rp, i))) continue
       if (moving.some((m) => touches(m, cn, g.rp))) continue
       allFine = false
       const evacuation = (model.migrationsByInstance.get(consumer) ?? []).find(

@@ -74,6 +74,8 @@ export class CloudModel {
   private instancesMap?: Map<string, Instance[]>
   /** Live (deleted = 0), non-hidden instances per compute node key (host + node). */
   readonly liveInstancesByNode = new Map<string, Instance[]>()
+  /** For the instance row at each position of snapshot.nova.instances, its liveInstancesByNode list (undefined: not listed). */
+  readonly liveNodeListAt: Array<Instance[] | undefined> = []
   readonly liveComputeNodes: ComputeNode[] = []
   readonly computeNodesByUuid = new Map<string, ComputeNode[]>()
   readonly liveComputeNodesByKey = new Map<string, ComputeNode>()
@@ -163,8 +165,15 @@ export class CloudModel {
       this.liveComputeNodesByKey.set(nodeKey(cn.host, cn.hypervisor_hostname), cn)
       if (cn.hypervisor_hostname !== null) push(this.liveComputeNodesByHostname, cn.hypervisor_hostname, cn)
     }
-    for (const inst of s.nova.instances) {
-      if (inst.deleted === 0 && !inst.hidden && inst.host !== null) push(this.liveInstancesByNode, nodeKey(inst.host, inst.node), inst)
+    const instances = s.nova.instances
+    this.liveNodeListAt.length = instances.length
+    for (let i = 0; i < instances.length; i++) {
+      const inst = instances[i]
+      if (inst.deleted !== 0 || inst.hidden || inst.host === null) continue
+      const key = nodeKey(inst.host, inst.node)
+      const list = this.liveInstancesByNode.get(key)
+      if (list) (this.liveNodeListAt[i] = list).push(inst)
+      else this.liveInstancesByNode.set(key, (this.liveNodeListAt[i] = [inst]))
     }
     for (const m of s.nova.migrations) {
       if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
