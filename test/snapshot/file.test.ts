@@ -1,15 +1,17 @@
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {gzipSync} from 'node:zlib'
 
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {CELL0_UUID, emptySnapshot, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {SnapshotFormatError} from '../../src/lib/errors.js'
 import {parseSnapshotText, readSnapshotFile, writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'cloudctl-file-'))
+// Some files here are megabytes: do not leave them behind.
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
 function sample(): Snapshot {
   const s = emptySnapshot({kind: 'live', description: 'mysql://nova:hunter2@db1:3306/nova_api'}, '2026-11-22T10:00:00.000Z')
