@@ -1,6 +1,7 @@
 /**
  * npm run bench — speed and memory figures on a generated cloud of 10k hosts / 300k instances /
- * ~1M allocations (override with BENCH_HOSTS / BENCH_INSTANCES). Needs a MariaDB
+ * 0.9M allocations (override with BENCH_HOSTS / BENCH_INSTANCES; BENCH_INSTANCES=335000 gives
+ * 1.0M allocations). Needs a MariaDB
  * (CLOUDCTL_TEST_DSN, default mysql://root@127.0.0.1:3306). Prints a table; asserts nothing.
  *
  * CLI phases run as child processes (`node bin/run.js ...`, built first) so that each figure is the
