@@ -11,6 +11,7 @@ import type {Readable} from 'node:stream'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {scrub} from '../util/redact.js'
 import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
+import {PLACEMENT_TABLES as SNAPSHOT_PLACEMENT_TABLES} from '../domain/snapshot.js'
 
 export type Connection = import('mysql2/promise').Connection
 
@@ -175,20 +176,8 @@ export async function closeConnection(conn: Connection | undefined): Promise<voi
 
 // ---------------------------------------------------------------- error mapping
 
-const PLACEMENT_TABLES = new Set([
-  'resource_providers',
-  'inventories',
-  'allocations',
-  'consumers',
-  'consumer_types',
-  'projects',
-  'users',
-  'resource_classes',
-  'traits',
-  'resource_provider_traits',
-  'placement_aggregates',
-  'resource_provider_aggregates',
-])
+// Every placement table the snapshot reads, to name the right database in errors.
+const PLACEMENT_TABLES = new Set<string>(SNAPSHOT_PLACEMENT_TABLES)
 const NOVA_API_TABLES = new Set([
   'cell_mappings',
   'host_mappings',
