@@ -113,6 +113,10 @@ export async function createTestCloud(prefix: string, opts: TestCloudOptions = {
     async drop() {
       const conn = await adminConnection()
       try {
+        // A SIGKILLed CLI (the repair kill tests) can leave a server thread holding locks in these
+        // databases until it next reads its socket; DROP DATABASE would wait on it forever.
+        const [rows] = await conn.query(`SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB IN (?) AND ID <> CONNECTION_ID()`, [all])
+        for (const {id} of rows as Array<{id: number}>) await conn.query('KILL CONNECTION ?', [id]).catch(() => undefined)
         for (const db of all) await conn.query(`DROP DATABASE IF EXISTS \`${db}\``)
       } finally {
         await closeConnection(conn)
