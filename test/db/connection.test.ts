@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {closeConnection, eachRow, mapDbError, openConnection, streamRows} from '../../src/lib/db/connection.js'
+import {closeConnection, eachRow, mapDbError, openConnection} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {CloudctlError} from '../../src/lib/errors.js'
 import {testDsn} from '../support/db.js'
@@ -45,25 +45,7 @@ describe('mapDbError', () => {
   })
 })
 
-describe('openConnection / streamRows (MariaDB)', () => {
-  it('streams rows in order and maps a query error with its table', async () => {
-    const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
-    try {
-      const got: number[] = []
-      const digits = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
-      const sql = `SELECT a.d * 100 + b.d * 10 + c.d + ? AS n FROM ${digits} a, ${digits} b, ${digits} c ORDER BY n`
-      for await (const row of streamRows<{n: number}>(conn, sql, [1])) got.push(Number(row.n))
-      expect(got.length).toBe(1000)
-      expect(got[0]).toBe(1)
-      expect(got.at(-1)).toBe(1000)
-      expect(got.every((n, i) => n === i + 1)).toBe(true)
-      const rows = streamRows(conn, 'SELECT nope FROM TABLES', [], {label: 'probe', table: 'TABLES'})
-      await expect(rows.next()).rejects.toThrow(/TABLES\.nope is missing in the probe database/)
-    } finally {
-      await closeConnection(conn)
-    }
-  })
-
+describe('openConnection / eachRow (MariaDB)', () => {
   it('eachRow hands every row over in order, maps a query error, and rejects with a throwing handler', async () => {
     const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
     try {
