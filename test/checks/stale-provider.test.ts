@@ -68,3 +68,30 @@ describe('leaks: a provider whose compute node or service is deleted', () => {
     expect(codes(b.build()).sort()).toEqual([`allocation.wrong-provider compute1 ${stuck}`, 'provider.stale busy1'])
   })
 })
+
+describe('providers: a compute node finds its service by host, as nova does', () => {
+  it('service_id NULL (every node a modern nova-compute creates) is a healthy node, not a stale provider', () => {
+    const {b} = busyCloud()
+    const s = b.build()
+    expect(s.nova.compute_nodes.every((cn) => cn.service_id === null)).toBe(true)
+    expect(codes(s)).toEqual([])
+  })
+
+  it('an old row whose service_id names a deleted service, with a live service on the host, is healthy', () => {
+    const {b} = busyCloud()
+    const s = b.build()
+    const live = s.nova.services.find((x) => x.host === 'busy1' && x.binary === 'nova-compute')!
+    s.nova.services.push({...live, id: 999, uuid: 'old-service', deleted: 999})
+    s.nova.compute_nodes.find((cn) => cn.host === 'busy1')!.service_id = 999
+    expect(codes(s)).toEqual([])
+  })
+
+  it('a live service of another binary on the host does not keep the node alive', () => {
+    const {b} = busyCloud()
+    const s = b.build()
+    const svc = s.nova.services.find((x) => x.host === 'busy1' && x.binary === 'nova-compute')!
+    svc.deleted = svc.id
+    s.nova.services.push({...svc, id: 998, uuid: 'conductor', binary: 'nova-conductor', deleted: 0})
+    expect(codes(s)).toEqual(['provider.stale busy1'])
+  })
+})

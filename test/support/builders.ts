@@ -1045,7 +1045,8 @@ export class CloudBuilder {
       cell_uuid: cell.uuid,
       id: ++this.seq.cn,
       uuid,
-      service_id: service.id,
+      // nova's resource tracker never sets it (nullable since ComputeNode 1.13): nodes match services by host.
+      service_id: null,
       host: spec.host,
       hypervisor_hostname: node,
       hypervisor_type: 'QEMU',
@@ -1158,7 +1159,8 @@ export class CloudBuilder {
       cell_uuid: cell.uuid,
       id: ++this.seq.cn,
       uuid,
-      service_id: service.id,
+      // nova's resource tracker never sets it (nullable since ComputeNode 1.13): nodes match services by host.
+      service_id: null,
       host,
       hypervisor_hostname: uuid,
       hypervisor_type: 'ironic',

@@ -286,7 +286,17 @@ export class CloudModel {
     return this.liveInstancesByNode.get(nodeKey(host, node)) ?? []
   }
 
+  /**
+   * The nova-compute service of a compute node, found as nova finds it: the live service of the
+   * node's host (and binary) in the node's cell. nova's resource tracker leaves service_id NULL on
+   * every node it creates, so service_id is only a fallback for old rows: it names the (possibly
+   * deleted) service a node was once created for.
+   */
   serviceOf(cn: ComputeNode): Service | undefined {
+    if (cn.host !== null) {
+      const live = this.liveServicesByHost.get(cn.host)?.find((svc) => svc.binary === 'nova-compute' && svc.cell_uuid === cn.cell_uuid)
+      if (live) return live
+    }
     return cn.service_id === null ? undefined : this.servicesById.get(`${cn.cell_uuid}/${cn.service_id}`)
   }
 

@@ -162,8 +162,8 @@ export function hostStateBase(model: CloudModel, cfg: SchedulerConfig): HostStat
 
 /** The nova-compute service of a compute node's host, as HostManager looks it up (by host name). */
 export function computeServiceFor(model: CloudModel, cn: ComputeNode): Service | undefined {
-  if (!cn.host) return undefined
-  return (model.liveServicesByHost.get(cn.host) ?? []).find((s) => s.binary === 'nova-compute' && s.cell_uuid === cn.cell_uuid)
+  const svc = model.serviceOf(cn)
+  return svc && svc.deleted === 0 ? svc : undefined
 }
 
 export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: SchedulerConfig, base: HostStateBase): HostState {
