@@ -5,8 +5,9 @@
  * plan to the executor (lock, guarded transactions, undo file, audit log) and exit 4.
  */
 import {Flags} from '@oclif/core'
+import {closeSync, mkdirSync, openSync, rmSync} from 'node:fs'
 import {homedir, userInfo} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 import {CloudctlCommand} from '../cli/base-command.js'
 import {stderrProgress} from '../cli/progress-printer.js'
@@ -95,6 +96,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
           hint: 'An unreachable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
         })
     }
+    preflightWritablePaths(f['undo-dir'] ?? join(stateDir(), 'undo'), f['audit-log'] ?? join(stateDir(), 'audit.log'))
     const ok = await confirmApply({yes: f.yes, summary: countLines(plan)})
     if (!ok) {
       this.note('Not applied: nothing was written.')
@@ -123,6 +125,37 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
       applied: {committed: result.committed, undo_file: result.rows_changed > 0 ? result.undo_file : null, rows_changed: result.rows_changed, rows_already: result.rows_already, plan_id: result.plan_id},
       exit_code: code,
     }
+  }
+}
+
+/**
+ * An undo file that cannot be written aborts a repair only after its writes ran, and an audit log that
+ * cannot be appended to was skipped silently: prove both paths writable before the confirmation and
+ * before any transaction, by writing to them (root passes access(2) checks whatever the mode says).
+ */
+export function preflightWritablePaths(undoDir: string, auditLog: string): void {
+  const refuse = (what: string, path: string, error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))
+    return new CloudctlError(`the ${what} ${path} cannot be written (${code}); nothing was written to the databases`, {
+      exitCode: ExitCode.CONFIG,
+      code: 'NotWritable',
+      hint: what === 'undo directory' ? 'Pass a writable directory with --undo-dir (or CLOUDCTL_UNDO_DIR).' : 'Pass a writable file with --audit-log (or CLOUDCTL_AUDIT_LOG).',
+    })
+  }
+  try {
+    mkdirSync(undoDir, {recursive: true, mode: 0o700})
+    const probe = join(undoDir, `.cloudctl-probe-${process.pid}`)
+    closeSync(openSync(probe, 'wx', 0o600))
+    rmSync(probe, {force: true})
+  } catch (error) {
+    throw refuse('undo directory', undoDir, error)
+  }
+  try {
+    mkdirSync(dirname(auditLog), {recursive: true, mode: 0o700})
+    // 'a' creates the log as the executor would, and fails on a directory or a read-only file.
+    closeSync(openSync(auditLog, 'a', 0o600))
+  } catch (error) {
+    throw refuse('audit log', auditLog, error)
   }
 }
 
