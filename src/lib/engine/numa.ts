@@ -36,103 +36,344 @@ export interface FittedCell {
   /** vCPU -> host pCPU */
   pinning: Array<[number, number]>
   cpusetReserved: number[]
+  /** isolate pins the host CPUs' thread siblings too when the guest is claimed */
+  threadPolicy: ThreadPolicy | null
 }
 
 export const MEMPAGES_SMALL = -1
 export const MEMPAGES_LARGE = -2
 export const MEMPAGES_ANY = -3
 
-export class NumaRequestError extends Error {}
+export class NumaRequestError extends Error {
+  /** The nova exception class nova-api answers with (400, except where noted in docs/engine.md). */
+  readonly novaName: string
+  constructor(novaName: string, message: string) {
+    super(message)
+    this.novaName = novaName
+  }
+}
 
-/** nova's parse_cpu_spec: "0-3,^2,5" -> {0,1,3,5}. */
-export function parseCpuSpec(spec: string): Set<number> {
-  const include = new Set<number>()
-  const exclude = new Set<number>()
+/**
+ * A CPU set spec ("0-3,^2,5") cut at `bound`: the members below it, and the smallest member at or
+ * above it. Guest CPU numbers are bounded by the flavor's vCPUs, so nothing larger is ever
+ * materialised (a mask of 0-99999999 costs the same as 0-3).
+ */
+export interface BoundedCpuSet {
+  within: number[]
+  beyond: number | null
+}
+
+const PY_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/
+
+function pyInt(text: string): number | null {
+  return PY_INT.test(text) ? Number(text.replace(/_/g, '')) : null
+}
+
+/** parse_cpu_spec with nova's grammar and messages (exception.Invalid). */
+export function parseCpuSpecBounded(spec: string, bound: number): BoundedCpuSet {
+  const include: Array<[number, number]> = []
+  const exclude: Array<[number, number]> = []
+  const invalid = (what: string, rule: string) => new NumaRequestError('Invalid', `Invalid ${what} expression '${rule}'`)
   for (const raw of spec.split(',')) {
     const rule = raw.trim()
-    if (!rule) continue
-    const neg = rule.startsWith('^')
-    const body = neg ? rule.slice(1) : rule
-    const m = /^(\d+)(?:\s*-\s*(\d+))?$/.exec(body)
-    if (!m) throw new NumaRequestError(`invalid CPU range "${rule}"`)
-    const a = Number(m[1])
-    const b = m[2] === undefined ? a : Number(m[2])
-    if (b < a) throw new NumaRequestError(`invalid CPU range "${rule}"`)
-    for (let i = a; i <= b; i++) (neg ? exclude : include).add(i)
+    if (rule.length === 0) continue
+    const dash = rule.indexOf('-')
+    if (dash >= 0) {
+      let first = rule.slice(0, dash)
+      const reject = first.startsWith('^')
+      if (reject) first = first.slice(1)
+      const start = pyInt(first)
+      const end = pyInt(rule.slice(dash + 1))
+      if (start === null || end === null || start > end) throw invalid('range', rule)
+      ;(reject ? exclude : include).push([start, end])
+    } else if (rule.startsWith('^')) {
+      const n = pyInt(rule.slice(1))
+      if (n === null) throw invalid('exclusion', rule)
+      exclude.push([n, n])
+    } else {
+      const n = pyInt(rule)
+      if (n === null) throw invalid('inclusion', rule)
+      include.push([n, n])
+    }
   }
-  for (const x of exclude) include.delete(x)
-  return include
+  const excluded = (x: number): number | null => {
+    for (const [a, b] of exclude) if (x >= a && x <= b) return b
+    return null
+  }
+  const within = new Set<number>()
+  let beyond: number | null = null
+  for (const [a, b] of include) {
+    for (let x = Math.max(a, 0); x <= Math.min(b, bound - 1); x++) if (excluded(x) === null) within.add(x)
+    // the smallest included member >= bound: skip over exclusion ranges instead of walking them
+    let x = Math.max(a, bound)
+    while (x <= b) {
+      const skipTo = excluded(x)
+      if (skipTo === null) {
+        if (beyond === null || x < beyond) beyond = x
+        break
+      }
+      x = skipTo + 1
+    }
+  }
+  return {within: [...within].sort((p, q) => p - q), beyond}
 }
 
-function pagesizeOf(v: string | undefined): number | null {
-  if (v === undefined || v === '') return null
-  const s = v.trim().toLowerCase()
-  if (s === 'small') return MEMPAGES_SMALL
-  if (s === 'large') return MEMPAGES_LARGE
-  if (s === 'any') return MEMPAGES_ANY
-  const m = /^(\d+)\s*(kb|k|kib|mb|m|mib|gb|g|gib)?$/.exec(s)
-  if (!m) throw new NumaRequestError(`invalid hw:mem_page_size "${v}"`)
-  const n = Number(m[1])
-  const unit = m[2] ?? 'kb'
-  return unit.startsWith('g') ? n * 1024 * 1024 : unit.startsWith('m') ? n * 1024 : n
+/** nova's str() of a Python set of small ints, as its messages print it. */
+function pySetText(xs: Iterable<number>): string {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? 'set()' : `{${s.join(', ')}}`
 }
 
-/** Flavor extra spec wins; the image property applies when the flavor says nothing. */
-export function policyOf(extraSpecs: Record<string, string>, image: Record<string, string>, flavorKey: string, imageKey: string): string | null {
-  return extraSpecs[flavorKey] ?? image[imageKey] ?? null
+const CPU_POLICIES = ['dedicated', 'shared', 'mixed'] as const
+const THREAD_POLICIES = ['prefer', 'isolate', 'require'] as const
+const EMULATOR_POLICIES = ['share', 'isolate'] as const
+const pyTuple = (xs: readonly string[]) => `(${xs.map((x) => `'${x}'`).join(', ')})`
+
+/** oslo strutils.bool_from_string (strict=False). */
+function boolFromString(v: string | undefined): boolean {
+  return v !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(v.trim().toLowerCase())
 }
 
-/** numa_get_constraints: null when the guest has no NUMA topology. */
+/** ImageMetaProps.traits_required: the image's `trait:NAME=required` properties. */
+function imageTraitsRequired(props: Record<string, string>): string[] {
+  return Object.entries(props).filter(([k, v]) => k.startsWith('trait:') && v === 'required').map(([k]) => k.slice('trait:'.length))
+}
+
+/** Python truthiness of an extra spec / image property value (None and '' are false). */
+const given = (v: string | undefined | null): v is string => v !== undefined && v !== null && v !== ''
+
+function cpuPolicyConstraint(fv: string | undefined, iv: string | undefined): CpuPolicy | null {
+  if (given(fv) && !(CPU_POLICIES as readonly string[]).includes(fv)) throw new NumaRequestError('InvalidCPUAllocationPolicy', `CPU policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(CPU_POLICIES)}'.`)
+  if (given(iv) && !(CPU_POLICIES as readonly string[]).includes(iv)) throw new NumaRequestError('InvalidCPUAllocationPolicy', `CPU policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(CPU_POLICIES)}'.`)
+  const forbidden = () => new NumaRequestError('ImageCPUPinningForbidden', "Image property 'hw_cpu_policy' is not permitted to override CPU pinning policy set against the flavor")
+  if (fv === 'dedicated') return 'dedicated'
+  if (fv === 'mixed') {
+    if (iv === 'dedicated') throw forbidden()
+    return 'mixed'
+  }
+  if (fv === 'shared') {
+    if (iv === 'mixed' || iv === 'dedicated') throw forbidden()
+    return 'shared'
+  }
+  return given(iv) ? (iv as CpuPolicy) : null
+}
+
+function threadPolicyConstraint(fv: string | undefined, iv: string | undefined): ThreadPolicy | null {
+  if (given(fv) && !(THREAD_POLICIES as readonly string[]).includes(fv)) throw new NumaRequestError('InvalidCPUThreadAllocationPolicy', `CPU thread policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(THREAD_POLICIES)}'.`)
+  if (given(iv) && !(THREAD_POLICIES as readonly string[]).includes(iv)) throw new NumaRequestError('InvalidCPUThreadAllocationPolicy', `CPU thread policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(THREAD_POLICIES)}'.`)
+  if (fv === undefined || fv === 'prefer') return ((given(fv) ? fv : null) ?? (given(iv) ? iv : null)) as ThreadPolicy | null
+  if (given(iv) && iv !== fv) throw new NumaRequestError('ImageCPUThreadPolicyForbidden', "Image property 'hw_cpu_thread_policy' is not permitted to override CPU thread pinning policy set against the flavor")
+  return (given(fv) ? fv : null) as ThreadPolicy | null
+}
+
+function emulatorPolicyConstraint(specs: Record<string, string>): string | null {
+  const v = specs['hw:emulator_threads_policy']
+  if (!given(v)) return null
+  if (!(EMULATOR_POLICIES as readonly string[]).includes(v)) throw new NumaRequestError('InvalidEmulatorThreadsPolicy', `CPU emulator threads option requested is invalid, given: '${v}', available: '${pyTuple(EMULATOR_POLICIES)}'.`)
+  return v
+}
+
+/** A mask relative to the guest's vCPUs: "^N" masks are taken from 0-(vcpus-1). */
+function vcpuMask(mask: string, vcpus: number): BoundedCpuSet {
+  return parseCpuSpecBounded(mask.trim().startsWith('^') ? `0-${vcpus - 1},${mask}` : mask, vcpus)
+}
+
+function realtimeConstraint(specs: Record<string, string>, image: Record<string, string>, vcpus: number): number[] | null {
+  if (!boolFromString(specs['hw:cpu_realtime'])) return null
+  const mask = given(image.hw_cpu_realtime_mask) ? image.hw_cpu_realtime_mask : specs['hw:cpu_realtime_mask']
+  const rt: BoundedCpuSet = given(mask) ? vcpuMask(mask, vcpus) : {within: Array.from({length: vcpus}, (_, i) => i), beyond: null}
+  const msg = 'Use of realtime CPUs requires either one or more non-realtime CPU(s) or offloaded emulator threads.'
+  if (rt.within.length === 0 && rt.beyond === null) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', msg)
+  const emu = emulatorPolicyConstraint(specs)
+  if (rt.within.length === vcpus && rt.beyond === null && !emu) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', msg)
+  if (rt.beyond !== null) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', 'Realtime policy vCPU(s) mask is configured with RT vCPUs that are not a subset of the vCPUs in the flavor. See hw:cpu_realtime_mask or hw_cpu_realtime_mask')
+  return rt.within
+}
+
+function dedicatedConstraint(specs: Record<string, string>, vcpus: number): number[] | null {
+  const mask = specs['hw:cpu_dedicated_mask']
+  if (!given(mask)) return null
+  const p = vcpuMask(mask, vcpus)
+  if ((p.within.length === 0 && p.beyond === null) || p.within.length === vcpus) throw new NumaRequestError('InvalidMixedInstanceDedicatedMask', "Mixed instance must have at least 1 pinned vCPU and 1 unpinned vCPU. See 'hw:cpu_dedicated_mask'.")
+  if (p.beyond !== null) throw new NumaRequestError('InvalidMixedInstanceDedicatedMask', 'Mixed instance dedicated vCPU(s) mask is not a subset of vCPUs in the flavor. See "hw:cpu_dedicated_mask"')
+  return p.within
+}
+
+/** _get_vcpu_pcpu_resources: `resourcesN:VCPU` / `resourcesN:PCPU` (numeric suffixes only), summed. */
+function vcpuPcpuResources(specs: Record<string, string>): [number, number] {
+  let vcpu = 0
+  let pcpu = 0
+  for (const [k, v] of Object.entries(specs)) {
+    const n = pyInt(v)
+    if (n === null) continue
+    if (/^resources(?:[1-9]\d*)?:VCPU/.test(k)) vcpu += n
+    if (/^resources(?:[1-9]\d*)?:PCPU/.test(k)) pcpu += n
+  }
+  return [vcpu, pcpu]
+}
+
+function hyperthreadingTrait(specs: Record<string, string>, image: Record<string, string>): string | null {
+  for (const [k, v] of Object.entries(specs)) if (/^trait(?:[1-9]\d*)?:HW_CPU_HYPERTHREADING/.test(k)) return v
+  return imageTraitsRequired(image).includes('HW_CPU_HYPERTHREADING') ? 'required' : null
+}
+
+function nodeCountConstraint(specs: Record<string, string>, image: Record<string, string>): number | null {
+  const fv = specs['hw:numa_nodes']
+  const iv = image.hw_numa_nodes
+  if (given(fv) && given(iv)) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_nodes' is not permitted to override NUMA configuration set against the flavor")
+  const nodes = given(fv) ? fv : iv
+  if (nodes === undefined) return null
+  // strutils.is_int_like: str(int(x)) == str(x)
+  if (!/^(0|-?[1-9]\d*)$/.test(nodes) || Number(nodes) < 1) throw new NumaRequestError('InvalidNUMANodesNumber', `The property 'numa_nodes' cannot be '${nodes}'. It must be a number greater than 0`)
+  return Number(nodes)
+}
+
+/** oslo strutils.string_to_bytes (IEC, return_int) / 1024. */
+function pagesizeFromText(request: string): number {
+  if (request === 'any') return MEMPAGES_ANY
+  if (request === 'large') return MEMPAGES_LARGE
+  if (request === 'small') return MEMPAGES_SMALL
+  if (/^\d+$/.test(request)) return Number(request)
+  const m = /^([-+]?\d*\.?\d+)([KMGT]i?)?(b|bit|B)$/.exec(request)
+  if (!m) throw new NumaRequestError('MemoryPageSizeInvalid', `Invalid memory page size '${request}'`)
+  const exp = m[2] ? 'KMGT'.indexOf((m[2] as string)[0] as string) + 1 : 0
+  let bytes = Number(m[1]) * 1024 ** exp
+  if (m[3] !== 'B') bytes /= 8
+  return Math.ceil(bytes) / 1024
+}
+
+function pagesizeConstraint(specs: Record<string, string>, image: Record<string, string>): number | null {
+  const fv = specs['hw:mem_page_size']
+  const iv = image.hw_mem_page_size
+  if (!given(fv) && given(iv)) throw new NumaRequestError('MemoryPageSizeForbidden', `Page size ${iv} forbidden against '<empty>'`)
+  if (!given(fv)) return null
+  const pagesize = pagesizeFromText(fv)
+  if (given(iv) && (pagesize === MEMPAGES_ANY || pagesize === MEMPAGES_LARGE)) return pagesizeFromText(iv)
+  if (given(iv)) throw new NumaRequestError('MemoryPageSizeForbidden', `Page size ${iv} forbidden against '${fv}'`)
+  return pagesize
+}
+
+function lockedMemoryConstraint(specs: Record<string, string>, image: Record<string, string>): void {
+  const fv = specs['hw:locked_memory']
+  const iv = image.hw_locked_memory
+  const imageLocked = iv === undefined ? null : boolFromString(iv)
+  let locked: boolean | null
+  if (fv !== undefined) {
+    locked = boolFromString(fv)
+    if (imageLocked !== null && imageLocked !== locked) throw new NumaRequestError('FlavorImageLockedMemoryConflict', `locked_memory value in image (${imageLocked ? 'True' : 'False'}) and flavor (${locked ? 'True' : 'False'}) conflict. A consistent value is expected if both specified.`)
+  } else locked = imageLocked
+  if (locked && !given(specs['hw:mem_page_size']) && !given(image.hw_mem_page_size)) throw new NumaRequestError('LockMemoryForbidden', 'locked_memory value in image or flavor is forbidden when mem_page_size is not set.')
+}
+
+const NUMA_NODES_MAX = 128
+
+/** `hw:numa_cpus.N` / `hw:numa_mem.N` (flavor) or `hw_numa_cpus.N` / `hw_numa_mem.N` (image), from 0 up to the first gap. */
+function cellMappings(source: Record<string, string>, key: string): string[] | null {
+  const out: string[] = []
+  for (let i = 0; i < NUMA_NODES_MAX; i++) {
+    const v = source[`${key}.${i}`]
+    if (v === undefined) break
+    out.push(v)
+  }
+  return out.length > 0 ? out : null
+}
+
+function memText(v: string): number {
+  const n = pyInt(v)
+  // int() raising ValueError in nova: not one of the exceptions nova-api maps to 400
+  if (n === null) throw new NumaRequestError('ValueError', `invalid literal for int() with base 10: '${v}'`)
+  return n
+}
+
+/**
+ * numa_get_constraints: the guest NUMA topology a flavor and image ask for, or null. Throws
+ * NumaRequestError (nova's exception name and message) where nova-api refuses the request.
+ */
 export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs: Record<string, string>, image: Record<string, string>): InstanceTopologyRequest | null {
-  const cpuPolicy = policyOf(extraSpecs, image, 'hw:cpu_policy', 'hw_cpu_policy') as CpuPolicy | null
-  const threadPolicy = policyOf(extraSpecs, image, 'hw:cpu_thread_policy', 'hw_cpu_thread_policy') as ThreadPolicy | null
-  const nodesText = policyOf(extraSpecs, image, 'hw:numa_nodes', 'hw_numa_nodes')
-  const pagesize = pagesizeOf(policyOf(extraSpecs, image, 'hw:mem_page_size', 'hw_mem_page_size') ?? undefined)
-  const emulatorIsolate = extraSpecs['hw:emulator_threads_policy'] === 'isolate'
-  const pinned = cpuPolicy === 'dedicated' || cpuPolicy === 'mixed'
-  // numa_get_constraints refuses these combinations whether or not a topology follows.
-  if (!pinned && threadPolicy) throw new NumaRequestError(`hw:cpu_thread_policy=${threadPolicy} needs hw:cpu_policy=dedicated or mixed (CPUThreadPolicyConfigurationInvalid)`)
-  if (!pinned && emulatorIsolate) throw new NumaRequestError('hw:emulator_threads_policy=isolate needs hw:cpu_policy=dedicated or mixed (BadRequirementEmulatorThreadsPolicy)')
-  if (cpuPolicy !== 'mixed' && extraSpecs['hw:cpu_dedicated_mask']) throw new NumaRequestError('hw:cpu_dedicated_mask needs hw:cpu_policy=mixed (RequiredMixedInstancePolicy)')
-  if (nodesText === null && pagesize === null && !pinned) return null
-  const nodes = nodesText === null ? 1 : Number(nodesText)
-  if (!Number.isInteger(nodes) || nodes < 1) throw new NumaRequestError(`invalid hw:numa_nodes "${nodesText}"`)
-  const cells: InstanceCellRequest[] = []
-  const manual = extraSpecs['hw:numa_cpus.0'] !== undefined || image['hw_numa_cpus.0'] !== undefined
-  if (manual) {
-    for (let i = 0; i < nodes; i++) {
-      const cpus = extraSpecs[`hw:numa_cpus.${i}`] ?? image[`hw_numa_cpus.${i}`]
-      const mem = extraSpecs[`hw:numa_mem.${i}`] ?? image[`hw_numa_mem.${i}`]
-      if (cpus === undefined || mem === undefined) throw new NumaRequestError(`hw:numa_cpus.${i} / hw:numa_mem.${i} missing`)
-      cells.push({id: i, cpuset: [...parseCpuSpec(cpus)].sort((a, b) => a - b), pcpuset: [], memory: Number(mem), pagesize, cpuPolicy, threadPolicy})
-    }
+  // ImageMetaProps parses the image's per-node lists when the image is read, before any check here
+  const imageCpuSets = cellMappings(image, 'hw_numa_cpus')?.map((s) => parseCpuSpecBounded(s, vcpus)) ?? null
+  const imageMemList = cellMappings(image, 'hw_numa_mem')?.map(memText) ?? null
+  let cpuPolicy = cpuPolicyConstraint(extraSpecs['hw:cpu_policy'], image.hw_cpu_policy)
+  let threadPolicy = threadPolicyConstraint(extraSpecs['hw:cpu_thread_policy'], image.hw_cpu_thread_policy)
+  const realtime = realtimeConstraint(extraSpecs, image, vcpus)
+  let dedicated = dedicatedConstraint(extraSpecs, vcpus)
+  const emu = emulatorPolicyConstraint(extraSpecs)
+
+  const [reqVcpus, reqPcpus] = vcpuPcpuResources(extraSpecs)
+  if (cpuPolicy && (reqVcpus || reqPcpus)) throw new NumaRequestError('InvalidRequest', "It is not possible to use the 'resources:VCPU' or 'resources:PCPU' extra specs in combination with the 'hw:cpu_policy' extra spec or 'hw_cpu_policy' image metadata property; use one or the other")
+  if (reqVcpus && reqPcpus) throw new NumaRequestError('InvalidRequest', "It is not possible to specify both 'resources:VCPU' and 'resources:PCPU' extra specs; use one or the other")
+  if (reqPcpus) {
+    if (emu === 'isolate' && vcpus + 1 !== reqPcpus) throw new NumaRequestError('InvalidRequest', "You have requested 'hw:emulator_threads_policy=isolate' but have not requested sufficient PCPUs to handle this policy; you must allocate exactly flavor.vcpus + 1 PCPUs.")
+    if (emu !== 'isolate' && vcpus !== reqPcpus) throw new NumaRequestError('InvalidRequest', "There is a mismatch between the number of PCPUs requested via 'resourcesNN:PCPU' and the flavor); you must allocate exactly flavor.vcpus PCPUs")
+    cpuPolicy = 'dedicated'
+  }
+  if (reqVcpus) cpuPolicy = 'shared'
+
+  const ht = hyperthreadingTrait(extraSpecs, image)
+  if (threadPolicy && ht) throw new NumaRequestError('InvalidRequest', "It is not possible to use the 'trait:HW_CPU_HYPERTHREADING' extra spec in combination with the 'hw:cpu_thread_policy' extra spec or 'hw_cpu_thread_policy' image metadata property; use one or the other")
+  if (ht === 'forbidden') threadPolicy = 'isolate'
+  else if (ht === 'required') threadPolicy = 'require'
+
+  if (cpuPolicy === null || cpuPolicy === 'shared') {
+    if (threadPolicy) throw new NumaRequestError('CPUThreadPolicyConfigurationInvalid', 'Cannot set cpu thread pinning policy in a non dedicated cpu pinning policy')
+    if (emu === 'isolate') throw new NumaRequestError('BadRequirementEmulatorThreadsPolicy', 'An isolated CPU emulator threads option requires a dedicated CPU policy option.')
+    if (dedicated && dedicated.length > 0) throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
+    if (realtime && realtime.length > 0) throw new NumaRequestError('RealtimeConfigurationInvalid', 'Cannot set realtime policy in a non dedicated cpu pinning policy')
+  } else if (cpuPolicy === 'dedicated') {
+    if (dedicated && dedicated.length > 0) throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
   } else {
-    if (vcpus % nodes !== 0 || memoryMb % nodes !== 0) throw new NumaRequestError(`${vcpus} vCPUs / ${memoryMb} MB cannot be split evenly over ${nodes} NUMA nodes`)
-    const per = vcpus / nodes
+    const both = "Dedicated CPU set can be specified from either 'hw:cpu_dedicated_mask' or 'hw:cpu_realtime_mask' when using 'mixed' CPU policy. 'hw:cpu_dedicated_mask' and 'hw:cpu_realtime_mask' can not be specified at the same time, or be specified with none of them."
+    const rtGiven = realtime !== null && realtime.length > 0
+    const dedGiven = dedicated !== null && dedicated.length > 0
+    if ((rtGiven && dedGiven) || !(rtGiven || dedGiven)) throw new NumaRequestError('RequiredMixedOrRealtimeCPUMask', both)
+    dedicated = dedGiven ? dedicated : realtime
+  }
+
+  const nodesAsked = nodeCountConstraint(extraSpecs, image)
+  const pagesize = pagesizeConstraint(extraSpecs, image)
+  const vpmems = (extraSpecs['hw:pmem'] ?? '').split(',').filter((l) => l.trim() !== '')
+  lockedMemoryConstraint(extraSpecs, image)
+
+  const pinned = cpuPolicy === 'dedicated' || cpuPolicy === 'mixed'
+  if (!nodesAsked && !pagesize && vpmems.length === 0 && !pinned) return null
+  const pcpus = new Set(cpuPolicy === 'dedicated' ? Array.from({length: vcpus}, (_, i) => i) : (dedicated ?? []))
+  const nodes = nodesAsked || 1
+
+  const flavorCpus = cellMappings(extraSpecs, 'hw:numa_cpus')
+  const flavorMem = cellMappings(extraSpecs, 'hw:numa_mem')
+  let cpuList: BoundedCpuSet[] | null = flavorCpus?.map((s) => parseCpuSpecBounded(s, vcpus)) ?? null
+  if (cpuList === null) cpuList = imageCpuSets
+  else if (imageCpuSets !== null) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_cpus' is not permitted to override NUMA configuration set against the flavor")
+  let memList: number[] | null = flavorMem?.map(memText) ?? null
+  if (memList === null) memList = imageMemList
+  else if (imageMemList !== null) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_mem' is not permitted to override NUMA configuration set against the flavor")
+
+  const cells: InstanceCellRequest[] = []
+  const cell = (id: number, cpus: number[], memory: number): InstanceCellRequest => ({id, cpuset: cpus.filter((c) => !pcpus.has(c)), pcpuset: cpus.filter((c) => pcpus.has(c)), memory, pagesize: pagesize || null, cpuPolicy, threadPolicy})
+  if (cpuList === null && memList === null) {
+    if (vcpus % nodes !== 0 || memoryMb % nodes !== 0) throw new NumaRequestError('ImageNUMATopologyAsymmetric', 'Instance CPUs and/or memory cannot be evenly distributed across instance NUMA nodes. Explicit assignment of CPUs and memory to nodes is required')
+    const per = Math.trunc(vcpus / nodes)
+    for (let i = 0; i < nodes; i++) cells.push(cell(i, Array.from({length: per}, (_, k) => i * per + k), Math.trunc(memoryMb / nodes)))
+  } else if (cpuList !== null && memList !== null) {
+    if (cpuList.length !== nodes || memList.length !== nodes) throw new NumaRequestError('ImageNUMATopologyIncomplete', 'CPU and memory allocation must be provided for all NUMA nodes')
+    const avail = new Set(Array.from({length: vcpus}, (_, i) => i))
+    let total = 0
     for (let i = 0; i < nodes; i++) {
-      cells.push({id: i, cpuset: Array.from({length: per}, (_, k) => i * per + k), pcpuset: [], memory: memoryMb / nodes, pagesize, cpuPolicy, threadPolicy})
+      const cpus = cpuList[i] as BoundedCpuSet
+      // nova walks each set in iteration order; for these small-int sets that is ascending, and
+      // every member beyond the flavor's vCPUs comes after the ones within
+      for (const c of cpus.within) {
+        if (!avail.has(c)) throw new NumaRequestError('ImageNUMATopologyCPUDuplicates', `CPU number ${c} is assigned to two nodes`)
+        avail.delete(c)
+      }
+      if (cpus.beyond !== null) throw new NumaRequestError('ImageNUMATopologyCPUOutOfRange', `CPU number ${cpus.beyond} is larger than max ${vcpus - 1}`)
+      cells.push(cell(i, cpus.within, memList[i] as number))
+      total += memList[i] as number
     }
-  }
-  if (cpuPolicy === 'dedicated') {
-    for (const c of cells) {
-      c.pcpuset = c.cpuset
-      c.cpuset = []
-    }
-  } else if (cpuPolicy === 'mixed') {
-    const mask = extraSpecs['hw:cpu_dedicated_mask']
-    if (!mask) throw new NumaRequestError('hw:cpu_policy=mixed needs hw:cpu_dedicated_mask')
-    const all = new Set(Array.from({length: vcpus}, (_, i) => i))
-    const dedicated = mask.trim().startsWith('^') ? new Set([...all].filter((x) => !parseCpuSpec(mask.trim().slice(1)).has(x))) : parseCpuSpec(mask)
-    // get_dedicated_cpu_constraint: a mixed guest needs both kinds, and only its own vCPUs
-    if (dedicated.size === 0 || dedicated.size >= all.size || [...dedicated].some((x) => !all.has(x))) {
-      throw new NumaRequestError(`hw:cpu_dedicated_mask=${mask} must name some but not all of the ${vcpus} vCPUs (InvalidMixedInstanceDedicatedMask)`)
-    }
-    for (const c of cells) {
-      c.pcpuset = c.cpuset.filter((x) => dedicated.has(x))
-      c.cpuset = c.cpuset.filter((x) => !dedicated.has(x))
-    }
-  }
-  return {cells, emulatorThreadsIsolated: emulatorIsolate && pinned}
+    if (avail.size > 0) throw new NumaRequestError('ImageNUMATopologyCPUsUnassigned', `CPU number ${pySetText(avail)} is not assigned to any node`)
+    if (total !== memoryMb) throw new NumaRequestError('ImageNUMATopologyMemoryOutOfRange', `${total} MB of memory assigned, but expected ${memoryMb} MB`)
+  } else throw new NumaRequestError('ImageNUMATopologyIncomplete', 'CPU and memory allocation must be provided for all NUMA nodes')
+  return {cells, emulatorThreadsIsolated: emu === 'isolate'}
 }
 
 // ---------------------------------------------------------------- host cell helpers
@@ -317,7 +558,7 @@ export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, l
     const ramLimit = cell.memory * limits.ram
     if (ramUsage > ramLimit) return {reason: `cell ${cell.id}: memory usage ${ramUsage} MB > limit ${ramLimit} MB`}
   }
-  return {id: cell.id, cpuset: inst.cpuset, pcpuset: inst.pcpuset, memory: inst.memory, pagesize, cpuPolicy: inst.cpuPolicy, pinning, cpusetReserved: reserved}
+  return {id: cell.id, cpuset: inst.cpuset, pcpuset: inst.pcpuset, memory: inst.memory, pagesize, cpuPolicy: inst.cpuPolicy, pinning, cpusetReserved: reserved, threadPolicy: inst.threadPolicy}
 }
 
 function* permutations<T>(items: T[], k: number): Generator<T[]> {
@@ -408,7 +649,36 @@ function fitUncached(host: HostNumaTopology, req: InstanceTopologyRequest, opts:
   return {ok: false, reason: firstReason ?? 'no permutation of host cells fits'}
 }
 
-/** numa_usage_from_instance_numa (free=false), on a copy. */
+/** NUMACell.pin_cpus refusing a claim: nova's exception name and message. */
+export class CpuPinningError extends Error {
+  readonly novaName: 'CPUPinningInvalid' | 'CPUPinningUnknown'
+  constructor(novaName: 'CPUPinningInvalid' | 'CPUPinningUnknown', message: string) {
+    super(message)
+    this.novaName = novaName
+  }
+}
+
+const pyList = (xs: Iterable<number>) => `[${[...xs].sort((a, b) => a - b).join(', ')}]`
+
+/**
+ * NUMACell.pin_cpus / pin_cpus_with_siblings: the new pinned_cpus. An isolate guest takes every
+ * thread sibling of the CPUs it is pinned to (on a host on the old vcpu_pin_set, where pcpuset
+ * and cpuset are the same CPUs, nothing else keeps those siblings free).
+ */
+function pinCpus(cell: HostNumaCell, cpus: Set<number>, withSiblings: boolean): number[] {
+  let want = cpus
+  if (withSiblings) {
+    want = new Set<number>()
+    for (const sib of cell.siblings) if (sib.some((c) => cpus.has(c))) for (const c of sib) want.add(c)
+  }
+  const pcpus = new Set(cell.pcpuset)
+  if ([...want].some((c) => !pcpus.has(c))) throw new CpuPinningError('CPUPinningUnknown', `CPU set to pin ${pyList(want)} must be a subset of known CPU set ${pyList(pcpus)}`)
+  const pinned = new Set(cell.pinned_cpus)
+  if ([...want].some((c) => pinned.has(c))) throw new CpuPinningError('CPUPinningInvalid', `CPU set to pin ${pyList(want)} must be a subset of free CPU set ${pyList(cell.pcpuset.filter((c) => !pinned.has(c)))}`)
+  return [...pinned, ...want].sort((a, b) => a - b)
+}
+
+/** numa_usage_from_instance_numa (free=false), on a copy; throws CpuPinningError as nova does. */
 export function consumeNuma(host: HostNumaTopology, cells: FittedCell[]): HostNumaTopology {
   return {
     version: host.version,
@@ -421,8 +691,7 @@ export function consumeNuma(host: HostNumaTopology, cells: FittedCell[]): HostNu
         next.memory_usage += ic.memory
         next.cpu_usage += ic.cpuset.length
         if (ic.cpuPolicy === null || ic.cpuPolicy === 'shared') continue
-        const pins = new Set([...next.pinned_cpus, ...ic.pinning.map(([, p]) => p), ...ic.cpusetReserved])
-        next.pinned_cpus = [...pins].sort((a, b) => a - b)
+        next.pinned_cpus = pinCpus(next, new Set([...ic.pinning.map(([, p]) => p), ...ic.cpusetReserved]), ic.threadPolicy === 'isolate')
       }
       return next
     }),

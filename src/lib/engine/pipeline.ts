@@ -9,7 +9,7 @@ import type {ComputeNode} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
 import {FILTERS, resolveFilters, type FilterContext, type HostFilter, type Reason, pciSupports} from './filters.js'
 import {buildHostState, hostStateBase, type HostState} from './host-state.js'
-import {consumeNuma, type FittedCell} from './numa.js'
+import {consumeNuma, CpuPinningError, type FittedCell} from './numa.js'
 import {
   allocationCandidates,
   checkClaimCapacity,
@@ -439,8 +439,18 @@ export function consumeHost(hs: HostState, spec: RequestSpec, numaFit: FittedCel
   next.freeDiskMb -= (spec.rootGb + spec.ephemeralGb) * 1024
   next.vcpusUsed += spec.vcpus
   next.numInstances += 1
+  if (hs.numa && numaFit) {
+    try {
+      next.numa = consumeNuma(hs.numa, numaFit)
+    } catch (error) {
+      // set_update_time_on_success swallows it: the counters above stay consumed, the NUMA, PCI
+      // and io_ops updates below are skipped
+      if (!(error instanceof CpuPinningError)) throw error
+      next.instances.add(instanceUuid)
+      return next
+    }
+  }
   next.numIoOps += 1
-  if (hs.numa && numaFit) next.numa = consumeNuma(hs.numa, numaFit)
   if (spec.pciRequests.length > 0) {
     const r = pciSupports(hs.pciPools, spec.pciRequests)
     if (r.ok) next.pciPools = r.pools

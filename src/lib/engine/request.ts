@@ -6,7 +6,7 @@ import {NotFoundError, ConfigError} from '../errors.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Aggregate, ComputeNode, Flavor} from '../domain/snapshot.js'
 import type {PciAlias, SchedulerConfig} from './config.js'
-import {instanceTopologyFor, NumaRequestError, parseCpuSpec, type InstanceTopologyRequest} from './numa.js'
+import {instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} from './numa.js'
 import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement.js'
 
 export interface BootRequest {
@@ -119,6 +119,25 @@ function pciRequestsFor(extraSpecs: Record<string, string>, cfg: SchedulerConfig
   })
 }
 
+/**
+ * The exceptions of numa_get_constraints ServersController.create maps to 400; LockMemoryForbidden
+ * (a Forbidden) becomes 403, anything else a 500. Either way nothing is scheduled.
+ */
+const API_400 = new Set(['BadRequirementEmulatorThreadsPolicy', 'CPUThreadPolicyConfigurationInvalid', 'ImageCPUPinningForbidden', 'ImageCPUThreadPolicyForbidden', 'ImageNUMATopologyAsymmetric', 'ImageNUMATopologyCPUDuplicates', 'ImageNUMATopologyCPUOutOfRange', 'ImageNUMATopologyCPUsUnassigned', 'ImageNUMATopologyForbidden', 'ImageNUMATopologyIncomplete', 'ImageNUMATopologyMemoryOutOfRange', 'InvalidCPUAllocationPolicy', 'InvalidCPUThreadAllocationPolicy', 'InvalidEmulatorThreadsPolicy', 'InvalidNUMANodesNumber', 'InvalidRequest', 'MemoryPageSizeForbidden', 'MemoryPageSizeInvalid', 'RealtimeConfigurationInvalid', 'RealtimeMaskNotFoundOrInvalid', 'RequiredMixedInstancePolicy', 'RequiredMixedOrRealtimeCPUMask', 'InvalidMixedInstanceDedicatedMask'])
+
+export function apiStatusOf(novaName: string): number {
+  return API_400.has(novaName) ? 400 : novaName === 'LockMemoryForbidden' ? 403 : 500
+}
+
+function refusal(flavor: Flavor, error: NumaRequestError): ConfigError {
+  const status = apiStatusOf(error.novaName)
+  return new ConfigError(
+    `nova-api refuses the request (${status} ${error.novaName}): ${error.message}`,
+    `Flavor ${flavor.name} with these extra specs / image properties cannot be booted; fix the flavor or image (numa_get_constraints in nova/virt/hardware.py).`,
+    'NovaApiRefusal',
+  )
+}
+
 /** Build the RequestSpec nova-api and the conductor would hand to the scheduler. */
 export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: SchedulerConfig): RequestSpec {
   const flavor = findFlavor(model, req.flavor)
@@ -136,7 +155,7 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
   try {
     numaTopology = instanceTopologyFor(flavor.vcpus, flavor.memory_mb, extraSpecs, props)
   } catch (error) {
-    if (error instanceof NumaRequestError) throw new ConfigError(`flavor ${flavor.name}: ${error.message}`, 'Nova would reject this flavor/image combination at the API.')
+    if (error instanceof NumaRequestError) throw refusal(flavor, error)
     throw error
   }
   const group = req.hints?.group ? findGroup(model, req.hints.group) : null
@@ -326,10 +345,8 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
     addResource('VCPU', 0)
   }
   if (cpuPolicy === 'mixed') {
-    const mask = spec.extraSpecs['hw:cpu_dedicated_mask'] ?? ''
-    const all = Array.from({length: spec.vcpus}, (_, i) => i)
-    const dedicated = mask.trim().startsWith('^') ? all.filter((x) => !parseCpuSpec(mask.trim().slice(1)).has(x)) : [...parseCpuSpec(mask)]
-    pcpus = dedicated.length
+    // len(dedicated mask or realtime mask): the pCPUs of the guest topology numa_get_constraints built
+    pcpus = spec.numaTopology?.cells.reduce((n, c) => n + c.pcpuset.length, 0) ?? 0
     addResource('VCPU', spec.vcpus - pcpus)
   }
   if (cpuPolicy === 'dedicated' || cpuPolicy === 'mixed') {
