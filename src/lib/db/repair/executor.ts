@@ -4,8 +4,10 @@
  * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database; every row a step
  * relies on is locked with SELECT ... FOR UPDATE and compared with the values the plan observed; every
  * write is guarded by those values and must touch exactly one row; the after-images are read back; the
- * undo file (before- and after-image of every row) is fsync'd before the first COMMIT; commits follow
- * the plan's database order. Any mismatch before the first commit rolls every transaction back.
+ * undo file (before- and after-image of every row) is fsync'd before the first COMMIT; right before
+ * each COMMIT the lock is checked to be still ours and every `check` step of that database is read
+ * again; commits follow the plan's database order. Any mismatch before the first commit rolls every
+ * transaction back.
  */
 import {randomBytes} from 'node:crypto'
 import {closeSync, fsyncSync, mkdirSync, openSync, appendFileSync, writeSync} from 'node:fs'
@@ -20,6 +22,7 @@ import {
   type Row,
   type Scalar,
   type Step,
+  type CheckStep,
   describeKey,
   isNow,
   primaryKeyOf,
@@ -150,6 +153,13 @@ export function appendAuditLog(path: string, entry: Record<string, unknown>): vo
 
 class Aborted extends Error {}
 
+/** A `check` step as it ran: the full rows it locked, to be compared again before the COMMIT. */
+interface HeldCheck {
+  n: number
+  step: CheckStep
+  rows: Row[]
+}
+
 /** Runs a plan. Throws RepairAbortedError (exit 5) when anything differs from what the plan observed. */
 export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promise<ExecuteResult> {
   const planId = randomBytes(6).toString('hex')
@@ -161,6 +171,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
   let rowsAlready = 0
   let undoWritten = false
   let lockConn: Connection | undefined
+  const held: HeldCheck[] = []
   let stage = 'lock'
   const audit = (outcome: string, extra: Record<string, unknown> = {}) => {
     if (!opts.auditLog) return
@@ -208,7 +219,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     for (const [i, step] of plan.steps.entries()) {
       const conn = conns.get(step.db)
       if (!conn) throw new Error(`plan step ${i + 1} names database ${step.db}, which is not in db_order`)
-      rowsAlready += await runStep(conn, step, i + 1, planId, label(step.db), records)
+      rowsAlready += await runStep(conn, step, i + 1, planId, label(step.db), records, held)
     }
     await opts.hooks?.afterWrites?.(conns)
 
@@ -229,8 +240,16 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     await opts.hooks?.afterUndoWritten?.(opts.undoFile)
 
     stage = 'commit'
-    for (const db of plan.db_order) {
+    // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
+    // consumer being removed) is not held off, so every check is read again before anything commits,
+    // and each database's once more right before its own COMMIT. The first database is re-read last.
+    for (const db of [...plan.db_order].reverse()) await revalidate(conns.get(db) as Connection, db, held, records, label(db))
+    for (const [i, db] of plan.db_order.entries()) {
       const conn = conns.get(db) as Connection
+      if (i > 0) await revalidate(conn, db, held, records, label(db))
+      // GET_LOCK is tied to its session: once that session is gone (KILL CONNECTION, a proxy timeout)
+      // another repair can hold the lock while these transactions are still open.
+      await assertLockHeld(lockConn, lockName)
       try {
         await conn.query('COMMIT')
       } catch (error) {
@@ -293,6 +312,47 @@ function toAbort(error: unknown, stage: string): CloudctlError {
   return new RepairAbortedError(`${stage === 'undo' ? 'could not write the undo file' : 'the repair failed'} (${mapped.message}); every transaction was rolled back`)
 }
 
+async function assertLockHeld(conn: Connection, lockName: string): Promise<void> {
+  let holder: unknown
+  let me: unknown
+  try {
+    const [rows] = await conn.query('SELECT IS_USED_LOCK(?) AS holder, CONNECTION_ID() AS me', [lockName])
+    ;({holder, me} = (rows as Array<{holder: unknown; me: unknown}>)[0] ?? {})
+  } catch (error) {
+    throw new Aborted(`the repair lock '${lockName}' was lost with its connection (${mapDbError(error, {label: 'nova_api'}).message}): another repair may hold it now`)
+  }
+  if (holder === null || holder === undefined || Number(holder) !== Number(me))
+    throw new Aborted(
+      `the repair lock '${lockName}' is no longer held by this repair (${holder === null || holder === undefined ? 'it is free' : `connection ${holder} holds it`})`,
+    )
+}
+
+const pkText = (table: string, row: Record<string, unknown>) => JSON.stringify(primaryKeyOf(table).map((c) => String(row[c] ?? null)))
+
+/**
+ * Reads every check step of `db` again (locking) and requires exactly the rows it locked then, as this
+ * transaction's own writes have changed them since: anything else was written by someone else.
+ */
+async function revalidate(conn: Connection, db: DbKey, held: HeldCheck[], records: UndoRecord[], dbLabel: string): Promise<void> {
+  for (const h of held) {
+    if (h.step.db !== db) continue
+    const {table, where} = h.step
+    const expected = new Map(h.rows.map((r) => [pkText(table, r), r]))
+    for (const rec of records) {
+      if (rec.db !== db || rec.table !== table) continue
+      const k = pkText(table, rec.key)
+      if (rec.after !== null && rowMatches(rec.after, where)) expected.set(k, rec.after)
+      else expected.delete(k)
+    }
+    const want = [...expected.values()].sort(cmpKeys(table))
+    const found = await lockRows(conn, table, where)
+    if (found.length !== want.length || !found.every((r, i) => rowsEqual(r, want[i])))
+      throw new Aborted(
+        `step ${h.n} (${dbLabel} ${table}): rows where ${JSON.stringify(where)} changed while the repair held its locks: expected ${want.length === 0 ? 'none' : JSON.stringify(want)}, found ${found.length === 0 ? 'none' : JSON.stringify(found)}. ${h.step.why}`,
+      )
+  }
+}
+
 async function lockRows(conn: Connection, table: string, where: Row): Promise<Row[]> {
   const w = whereOf(where)
   const [rows] = await conn.query(`SELECT * FROM ${q(table)} WHERE ${w.sql} FOR UPDATE`, w.params)
@@ -308,7 +368,7 @@ async function write(conn: Connection, sql: string, params: Scalar[], tag: strin
 const show = (r: Row | null | undefined) => (r ? JSON.stringify(r) : 'no row')
 
 /** Returns 1 when a restore step found its row already restored, else 0. */
-async function runStep(conn: Connection, step: Step, n: number, planId: string, dbLabel: string, records: UndoRecord[]): Promise<number> {
+async function runStep(conn: Connection, step: Step, n: number, planId: string, dbLabel: string, records: UndoRecord[], held: HeldCheck[]): Promise<number> {
   const tag = `cloudctl repair=${planId} step=${n}`
   const where = `step ${n} (${dbLabel} ${step.table})`
   const fail = (msg: string): never => {
@@ -319,6 +379,7 @@ async function runStep(conn: Connection, step: Step, n: number, planId: string, 
       const rows = await lockRows(conn, step.table, step.where)
       if (rows.length !== step.rows.length || !step.rows.every((exp, i) => rowMatches(rows[i], exp)))
         fail(`expected ${step.rows.length === 0 ? 'no row' : JSON.stringify(step.rows)} where ${JSON.stringify(step.where)}, found ${rows.length === 0 ? 'none' : JSON.stringify(rows)}`)
+      held.push({n, step, rows})
       return 0
     }
     case 'delete':

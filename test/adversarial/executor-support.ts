@@ -1,0 +1,73 @@
+/**
+ * Pieces shared by the executor adversarial tests: a real CLI process held at the executor's pause
+ * point (CLOUDCTL_REPAIR_TEST_PAUSE), and CHECKSUM TABLE of every table of every database of a cloud.
+ */
+import {execa} from 'execa'
+
+import {adminConnection, type TestCloud} from '../support/db.js'
+import {BIN, ROOT} from '../support/cli.js'
+import {closeConnection} from '../repairs/support.js'
+
+/** Polls until `probe` answers. Generous: on a loaded machine the CLI can take long to start. */
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 90_000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await probe()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+export interface RunningCli {
+  /** Resolves once the process has ended. */
+  done: Promise<{exitCode: number; stdout: string; stderr: string}>
+  /** True while the process has not ended. */
+  running(): boolean
+  stderr(): string
+}
+
+/** Starts `node bin/run.js args`; `pause` sets CLOUDCTL_REPAIR_TEST_PAUSE. */
+export function startCli(args: string[], pause?: string): RunningCli {
+  const child = execa('node', [BIN, ...args], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...(pause ? {CLOUDCTL_REPAIR_TEST_PAUSE: pause} : {})}})
+  let stderr = ''
+  let ended = false
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const done = child.then((r) => {
+    ended = true
+    return {exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr)}
+  })
+  return {done, running: () => !ended, stderr: () => stderr}
+}
+
+/** Resolves once the CLI says it is paused (it then holds its locks and its open transactions). */
+export async function paused(cli: RunningCli): Promise<void> {
+  await waitFor(() => {
+    if (cli.stderr().includes('CLOUDCTL_REPAIR_TEST_PAUSE: paused')) return true
+    if (!cli.running()) throw new Error(`the CLI ended before its pause: ${cli.stderr()}`)
+    return undefined
+  })
+}
+
+/** "database.table" -> CHECKSUM TABLE of every table of every database of the cloud. */
+export async function checksums(cloud: TestCloud): Promise<Map<string, string>> {
+  const conn = await adminConnection()
+  try {
+    const out = new Map<string, string>()
+    for (const db of cloud.allDatabases()) {
+      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
+      for (const {t} of tables as Array<{t: string}>) {
+        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
+        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0]?.Checksum))
+      }
+    }
+    return out
+  } finally {
+    await closeConnection(conn)
+  }
+}
+
+/** Tables whose checksum differs between two runs of `checksums`. */
+export function changedTables(a: Map<string, string>, b: Map<string, string>): string[] {
+  return [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k)).sort()
+}
