@@ -1,6 +1,8 @@
-import {Command, Errors, Flags, type Interfaces} from '@oclif/core'
+import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
 
 import {CloudctlError, ExitCode, exitCodeHelp} from '../errors.js'
+import {humanText, jsonSafe} from '../output/terminal.js'
+import {colorEnabled} from '../output/theme.js'
 import {scrub} from '../util/redact.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof CloudctlCommand)['baseFlags'] & T['flags']>
@@ -34,14 +36,22 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     this.args = args as CommandArgs<T>
   }
 
-  /** Human output goes to stdout only without --json. */
+  /**
+   * Human output goes to stdout only without --json. Every line passes through humanText: database
+   * strings reach it inside messages, and no control character of theirs may reach the terminal.
+   */
   protected out(text: string): void {
-    if (!this.jsonEnabled()) this.log(text)
+    if (!this.jsonEnabled()) this.log(humanText(text, {keepSgr: colorEnabled(process.stdout)}))
   }
 
   /** Diagnostics and progress: always stderr, so stdout stays one document. */
   protected note(text: string): void {
-    process.stderr.write(`${text}\n`)
+    process.stderr.write(`${humanText(text, {keepSgr: colorEnabled(process.stderr)})}\n`)
+  }
+
+  /** The JSON document, with DEL and C1 escaped as well (same values, nothing a terminal acts on). */
+  public override logJson(json: unknown): void {
+    ux.stdout(jsonSafe(ux.colorizeJson(json, {pretty: true, theme: this.config.theme?.json})))
   }
 
   protected setExit(code: number): void {
@@ -62,8 +72,9 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
       return
     }
     if (err instanceof Errors.ExitError) throw err
-    process.stderr.write(`Error: ${e.message}\n`)
-    if (e.hint) process.stderr.write(`Hint: ${e.hint}\n`)
+    const safe = (text: string) => humanText(text, {keepSgr: false})
+    process.stderr.write(`Error: ${safe(e.message)}\n`)
+    if (e.hint) process.stderr.write(`Hint: ${safe(e.hint)}\n`)
     const debug = (this.flags as {debug?: boolean} | undefined)?.debug || process.argv.includes('--debug')
     if (debug && err.stack) process.stderr.write(`${scrub(err.stack)}\n`)
     throw new Errors.ExitError(e.exitCode)
@@ -79,13 +90,14 @@ export interface DescribedError {
 
 export function describeError(err: unknown): DescribedError {
   if (err instanceof CloudctlError) {
-    return {code: err.code, message: scrub(err.message), hint: err.hint ? scrub(err.hint) : undefined, exitCode: err.exitCode}
+    return {code: err.code, message: scrub(oneLine(err.message)), hint: err.hint ? scrub(err.hint) : undefined, exitCode: err.exitCode}
   }
   const e = err as Error & {oclif?: {exit?: number}; code?: string}
-  // Parse errors from oclif (unknown flag, missing arg) are usage errors.
-  if (e?.oclif?.exit !== undefined) {
-    const exitCode = e.oclif.exit === 2 || e.oclif.exit === 1 ? ExitCode.CONFIG : e.oclif.exit
-    return {code: 'UsageError', message: scrub(firstLine(e.message)), hint: 'See --help for usage.', exitCode}
+  // Parse errors from oclif (unknown flag, missing arg, a value a flag cannot parse) are usage errors.
+  if (e?.oclif?.exit !== undefined || isFlagParseError(e)) {
+    const exit = e.oclif?.exit ?? ExitCode.CONFIG
+    const exitCode = exit === 2 || exit === 1 ? ExitCode.CONFIG : exit
+    return {code: 'UsageError', message: scrub(oneLine(e.message)), hint: 'See --help for usage.', exitCode}
   }
   return {
     code: 'UnexpectedError',
@@ -97,6 +109,24 @@ export function describeError(err: unknown): DescribedError {
 
 function firstLine(s: string): string {
   return s.split('\n').find((l) => l.trim() !== '') ?? s
+}
+
+// oclif wraps a flag's parse failure as "Parsing --flag \n\t<reason>\nSee more help with --help".
+function isFlagParseError(e: Error | undefined): boolean {
+  return typeof e?.message === 'string' && /^Parsing --\S+ *\n/.test(e.message)
+}
+
+/**
+ * oclif's parse errors put the reason on the lines after the first ("Parsing --num-instances" then
+ * "Expected an integer ...") and end with "See more help with --help": keep every line that says
+ * something, on one line, without oclif's own colouring.
+ */
+export function oneLine(message: string): string {
+  // eslint-disable-next-line no-control-regex
+  const lines = message.replace(/\u001B\[[0-9;]*m/g, '').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^See more help with --help$/.test(l))
+  if (lines.length <= 1) return lines[0] ?? firstLine(message)
+  const [head, ...rest] = lines
+  return `${head.replace(/:$/, '')}: ${rest.join('; ')}`
 }
 
 export const EXIT_CODES_HELP = exitCodeHelp()

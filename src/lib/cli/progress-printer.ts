@@ -1,3 +1,4 @@
+import {humanText} from '../output/terminal.js'
 import type {ProgressEvent, ProgressSink} from './progress.js'
 
 /**
@@ -11,7 +12,8 @@ export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     const now = Date.now()
     if (!e.done && now - last < 100) return
     last = now
-    const text = `${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows${e.done ? ' ✓' : ''}`
+    // The database label can be a cell name from cell_mappings.
+    const text = humanText(`${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows${e.done ? ' ✓' : ''}`)
     stream.write(`\r\u001B[2K${text}${e.done ? '\n' : ''}`)
   }
 }

@@ -1,6 +1,7 @@
 /** Human rendering of repair plans and their outcome. JSON output is the plan itself. */
 import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
 import {renderTable} from './table.js'
+import {humanText} from './terminal.js'
 import {theme} from './theme.js'
 
 const VERB: Record<Step['op'], string> = {check: 'lock+check', delete: 'DELETE', update: 'UPDATE', insert: 'INSERT', restore: 'RESTORE'}
@@ -50,8 +51,9 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
   return out.join('\n')
 }
 
+/** Also the confirmation prompt's text, which no base-command output path sees: made terminal-safe here. */
 export function countLines(plan: RepairPlan): string[] {
-  return planCounts(plan).map((x) => `${x.db}: ${x.op} ${x.count} ${x.table} row(s)`)
+  return planCounts(plan).map((x) => humanText(`${x.db}: ${x.op} ${x.count} ${x.table} row(s)`))
 }
 
 export function renderApplied(plan: RepairPlan, result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number; records?: ReadonlyArray<{db: string}>}): string {

@@ -1,6 +1,7 @@
 import Table from 'cli-table3'
 
-import {theme} from './theme.js'
+import {elideLong, terminalSafe} from './terminal.js'
+import {colorEnabled, theme} from './theme.js'
 
 export type Cell = string | number | boolean | null | undefined
 
@@ -25,9 +26,13 @@ function terminalWidth(): number | undefined {
   return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : undefined
 }
 
-function visibleLength(s: string): number {
+function stripSgr(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.replace(/\u001B\[[0-9;]*m/g, '').length
+  return s.replace(/\u001B\[[0-9;]*m/g, '')
+}
+
+function visibleLength(s: string): number {
+  return stripSgr(s).length
 }
 
 /** Column widths (with padding) that fit maxWidth by narrowing only the wrappable columns, widest first. */
@@ -50,10 +55,38 @@ function fitWidths(head: string[], rows: string[][], wrap: number[], maxWidth: n
   return widths.map((w, i) => (wrap.includes(i) ? w : null))
 }
 
+// A line of a column that is never wrapped is shown by its ends beyond this: a wrapped neighbour
+// repeats the row's full width on every line it wraps to.
+const MAX_UNWRAPPED_LINE = 512
+
+/**
+ * A cell as the terminal will show it: control characters made visible (the theme's colours kept
+ * when colour is on), overlong words elided. Cells are what a database row said: this is the one
+ * place every table passes through.
+ */
+function cellText(v: Cell, keepSgr: boolean, wrapped: boolean): string {
+  if (v === null || v === undefined) return ''
+  const text = elideLong(terminalSafe(String(v), {keepSgr}))
+  if (wrapped || text.length <= MAX_UNWRAPPED_LINE) return text
+  return text
+    .split('\n')
+    .map((line) => {
+      if (visibleLength(line) <= MAX_UNWRAPPED_LINE) return line
+      // Colour is dropped from such a line: a cut could split an escape sequence.
+      const chars = Array.from(stripSgr(line))
+      const keep = MAX_UNWRAPPED_LINE - 64
+      return `${chars.slice(0, keep).join('')}…[${chars.length - keep} more characters; --json shows all]`
+    })
+    .join('\n')
+}
+
 /** A plain-bordered table; headers bold when colour is on. */
-export function renderTable(head: string[], rows: Cell[][], opts: TableOptions = {}): string {
+export function renderTable(headings: string[], rows: Cell[][], opts: TableOptions = {}): string {
   const c = theme()
-  const text = rows.map((row) => row.map((v) => (v === null || v === undefined ? '' : String(v))))
+  const keepSgr = colorEnabled()
+  const wrap = opts.wrap ?? []
+  const head = headings.map((h, i) => cellText(h, keepSgr, wrap.includes(i)))
+  const text = rows.map((row) => row.map((v, i) => cellText(v, keepSgr, wrap.includes(i))))
   const maxWidth = opts.maxWidth ?? terminalWidth()
   const widths = maxWidth !== undefined && opts.wrap && opts.wrap.length > 0 ? fitWidths(head, text, opts.wrap, maxWidth) : null
   // cli-table3 indexes colAligns without checking it exists: pass it only when given.
@@ -64,5 +97,5 @@ export function renderTable(head: string[], rows: Cell[][], opts: TableOptions =
     ...(opts.align ? {colAligns: opts.align} : {}),
   })
   for (const row of text) table.push(row)
-  return (opts.title ? `${c.bold(opts.title)}\n` : '') + table.toString()
+  return (opts.title ? `${c.bold(cellText(opts.title, keepSgr, true))}\n` : '') + table.toString()
 }

@@ -1,0 +1,65 @@
+/**
+ * Text bound for a terminal. Host names, display names, aggregate and cell names come from the
+ * databases, where a tenant or a compromised compute host may have written anything: an OSC sequence
+ * that retitles the window or writes the clipboard, a CSI that clears the screen, a carriage return
+ * that overprints a verdict. Every human line passes through here (the table renderer per cell, the
+ * base command per message), so no formatter has to remember it; --json output is never touched
+ * (JSON escapes C0 itself, and the base command escapes the rest).
+ */
+
+// C0 except \n and \t, DEL, C1, and the bidirectional overrides/isolates that reorder what is shown.
+const CONTROL = '[\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]'
+// Only the styles the theme uses (bold, dim, the named colours and their resets): a planted SGR that
+// hides text (8), blinks (5) or swaps colours (7) is escaped even when colour is on.
+const THEME_SGR = '\\u001B\\[(?:1|2|22|3[0-79]|9[0-7])m'
+const WITH_SGR = new RegExp(`${THEME_SGR}|${CONTROL}`, 'g')
+const ANY_CONTROL = new RegExp(CONTROL, 'g')
+
+/** A control character as visible text: ESC -> \x1b, U+202E -> \u202e. */
+function visible(ch: string): string {
+  const code = ch.charCodeAt(0)
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/**
+ * Replaces every control character but \n and \t with a visible escape. With `keepSgr` (colour on),
+ * the theme's own colour sequences survive; without it every ESC is shown as \x1b.
+ */
+export function terminalSafe(text: string, opts: {keepSgr?: boolean} = {}): string {
+  if (opts.keepSgr) return text.replace(WITH_SGR, (m) => (m.length > 1 ? m : visible(m)))
+  return text.replace(ANY_CONTROL, visible)
+}
+
+/**
+ * No host name is longer than 255 characters (DNS), nor any nova name column: a longer run without
+ * whitespace is shown by its ends. Table rendering is proportional to the widest cell times the
+ * lines of a row, so one 20 kB name made a table of megabytes; --json keeps the whole value.
+ */
+export const MAX_WORD = 256
+const HEAD = 96
+const TAIL = 32
+// Box-drawing characters (table borders) and ESC do not count as a word.
+const LONG_WORD = new RegExp(`[^\\s\\u001B\\u2500-\\u257F]{${MAX_WORD + 1},}`, 'g')
+
+export function elideLong(text: string): string {
+  if (text.length <= MAX_WORD) return text
+  return text.replace(LONG_WORD, (word) => {
+    const chars = Array.from(word)
+    if (chars.length <= MAX_WORD) return word
+    return `${chars.slice(0, HEAD).join('')}…[${chars.length - HEAD - TAIL} more characters; --json shows all]…${chars.slice(-TAIL).join('')}`
+  })
+}
+
+/** Both, in the order that keeps the elision marker's own length honest. */
+export function humanText(text: string, opts: {keepSgr?: boolean} = {}): string {
+  return elideLong(terminalSafe(text, opts))
+}
+
+/**
+ * JSON text with DEL and C1 escaped too: JSON.stringify leaves them raw, and a terminal that reads
+ * U+009B as CSI would act on them. They can only occur inside strings, so the document parses to the
+ * same values.
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(/[\u007F-\u009F\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
