@@ -85,6 +85,11 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
       continue
     }
     const inst = live[0]
+    // No mapping is no proof of where an instance lives: while a cell is unreadable a live copy may
+    // be there, so mapping this one (map-instances) could hide the real instance (the outage rule).
+    if (!mapping || mapping.cell_id === null) {
+      if (model.unavailableCells.length > 0) continue
+    }
     if (!mapping) {
       findings.push({
         check: 'cells',

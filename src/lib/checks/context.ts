@@ -266,6 +266,49 @@ export class AuditContext {
     return subject
   }
 
+  /**
+   * The outage rule: the unreadable cells an instance (or migration) uuid may live in. Its instance
+   * mapping is the only proof of where it lives: one naming a readable cell clears it; none, or one
+   * naming an unreadable cell, leaves every unreadable cell possible. [] while every cell was read.
+   */
+  unreadableHomesOf(uuid: string): string[] {
+    const down = this.model.unavailableCells
+    if (down.length === 0) return []
+    const cell = this.cellById(this.mappingOf(uuid)?.cell_id ?? null)
+    if (cell) return cell.status === 'available' ? [] : [cell.uuid]
+    return down.map((c) => c.uuid)
+  }
+
+  /**
+   * The unreadable cells the host a (root) provider stands for may belong to: instances and
+   * migrations that explain allocations there live in that host's cell. A live compute node read from
+   * a cell clears it; otherwise the host mappings of the node's host (or of the provider's name) decide,
+   * and without any, every unreadable cell is possible. Sharing providers belong to no cell.
+   */
+  unreadableCellsOfProvider(rp: ResourceProvider): string[] {
+    const down = this.model.unavailableCells
+    if (down.length === 0 || this.isSharing(rp)) return []
+    const root = this.model.rootOf(rp)
+    if (this.computeNodeOf(root)) return []
+    const hosts = new Set<string>()
+    for (const cn of this.model.computeNodesByUuid.get(root.uuid) ?? []) if (cn.host !== null) hosts.add(cn.host)
+    if (root.name !== null) {
+      hosts.add(root.name)
+      hosts.add(shortHostName(root.name))
+    }
+    const cells = new Set<string>()
+    let mapped = false
+    for (const host of hosts) {
+      for (const hm of this.hostMappingsByHost.get(host) ?? []) {
+        mapped = true
+        const cell = this.cellById(hm.cell_id)
+        if (!cell) for (const c of down) cells.add(c.uuid)
+        else if (cell.status !== 'available') cells.add(cell.uuid)
+      }
+    }
+    return mapped ? [...cells] : down.map((c) => c.uuid)
+  }
+
   /** The "unknown" finding a check emits for every cell it could not read. */
   undecided(check: CheckName, code: string, what: string, skipped: Record<string, unknown> = {}): Finding[] {
     return this.model.unavailableCells.map((cell) => ({
@@ -380,4 +423,11 @@ export function capacityOf(inv: {total: number; reserved: number; allocation_rat
 
 export function sortedNumbers(values: Iterable<number>): number[] {
   return [...values].sort((a, b) => a - b)
+}
+
+/** A host name without its domain (nova's FQDN versus short-name renames); addresses are kept whole. */
+export function shortHostName(name: string): string {
+  const dot = name.indexOf('.')
+  // An IPv4 address or a uuid-like ironic node name has no domain part to strip.
+  return dot > 0 && !/^\d+\.\d+\.\d+\.\d+$/.test(name) ? name.slice(0, dot) : name
 }

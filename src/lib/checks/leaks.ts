@@ -266,6 +266,13 @@ function classify(ctx: AuditContext): LeakClassification {
     row: Consumer | undefined,
     ownList: readonly Instance[] | undefined,
   ): void {
+    if (unavailable.length > 0) {
+      const dark = darkCellsOf(consumer, groupList)
+      if (dark.length > 0) {
+        undecide(consumer, dark)
+        return
+      }
+    }
     if (live && live.length > 0) {
       judgeInstanceConsumer(consumer, live, groupList, row, ownList)
       return
@@ -277,12 +284,6 @@ function classify(ctx: AuditContext): LeakClassification {
     }
     const deletedRows = rows.filter((i) => i.deleted !== 0)
     if (rows.length > 0 && deletedRows.length === rows.length) {
-      const mapping = ctx.mappingOf(consumer)
-      const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
-      if (mappedCell && mappedCell.status !== 'available') {
-        undecide(consumer, [mappedCell.uuid])
-        return
-      }
       for (const g of groupList) {
         emit(
           consumer,
@@ -302,12 +303,6 @@ function classify(ctx: AuditContext): LeakClassification {
     }
     if (rows.length > 0) return // only hidden copies (cross-cell resize bookkeeping): nova owns them
     if (ctx.buildRequestUuids.has(consumer)) return // being built: the scheduler claims before the cell row exists
-    if (unavailable.length > 0) {
-      const mapping = ctx.mappingOf(consumer)
-      const mappedCell = ctx.cellById(mapping?.cell_id ?? null)
-      undecide(consumer, mappedCell && mappedCell.status !== 'available' ? [mappedCell.uuid] : unavailable.map((c) => c.uuid))
-      return
-    }
     for (const g of groupList) {
       emit(
         consumer,
@@ -329,6 +324,11 @@ function classify(ctx: AuditContext): LeakClassification {
   for (const [uuid, live] of unallocated) {
     const inst = live[0]
     if (inst.host === null || !holdsResources(inst)) continue
+    const dark = ctx.unreadableHomesOf(uuid)
+    if (dark.length > 0) {
+      undecide(uuid, dark)
+      continue
+    }
     const expected = ctx.expected(inst)
     if (!expected.ok || Object.keys(expected.value.resources).length === 0) continue
     const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
@@ -364,7 +364,7 @@ function classify(ctx: AuditContext): LeakClassification {
       code: 'allocation.undecided',
       severity: 'unknown',
       subject: {cell: cell?.name ?? cellUuid, cell_uuid: cellUuid},
-      message: `Cell ${cell?.name ?? cellUuid} could not be read: ${consumers.length} consumer(s) found in no readable cell may live there; none is reported as a leak.`,
+      message: `Cell ${cell?.name ?? cellUuid} could not be read: ${consumers.length} consumer(s) that may live there are not judged (no leak, wrong provider or missing allocation is reported for them).`,
       evidence: {cell_error: cell?.error ?? null, undecided_consumers: consumers.length, sample: consumers.slice(0, 20)},
       repair: 'Make the cell database reachable and audit again.',
     })
@@ -374,6 +374,18 @@ function classify(ctx: AuditContext): LeakClassification {
     findings.push(...ctx.undecided('leaks', 'allocation.undecided', 'missing allocations of its instances are').filter((f) => f.subject.cell_uuid === cell.uuid))
   }
   return {findings, flaggedConsumers, flaggedInstances, undecidedConsumers}
+
+  /**
+   * The outage rule: the unreadable cells a consumer's judgement depends on. The instance behind it
+   * (a migration's instance for a migration consumer) must be mapped to a readable cell, and every
+   * provider it holds allocations on must stand for a host of a readable cell.
+   */
+  function darkCellsOf(consumer: string, groups: Group[]): string[] {
+    const migration = model.migrationsByUuid.get(consumer)
+    const cells = new Set(ctx.unreadableHomesOf(migration?.instance_uuid ?? consumer))
+    for (const g of groups) for (const c of ctx.unreadableCellsOfProvider(g.rp)) cells.add(c)
+    return [...cells]
+  }
 
   function undecide(consumer: string, cells: string[]): void {
     undecidedConsumers.add(consumer)

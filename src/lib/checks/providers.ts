@@ -6,7 +6,7 @@
 import type {Finding, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode, ResourceProvider} from '../domain/snapshot.js'
-import {AuditContext, capacityOf, floatColumn, push} from './context.js'
+import {AuditContext, capacityOf, floatColumn, push, shortHostName as shortName} from './context.js'
 
 const REPAIR = 'cloudctl repair providers'
 
@@ -220,11 +220,6 @@ export function checkProviders(model: CloudModel, ctx: AuditContext = new AuditC
   return findings
 }
 
-function shortName(name: string): string {
-  const dot = name.indexOf('.')
-  // An IPv4 address or a uuid-like ironic node name has no domain part to strip.
-  return dot > 0 && !/^\d+\.\d+\.\d+\.\d+$/.test(name) ? name.slice(0, dot) : name
-}
 
 function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(2)

@@ -59,6 +59,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   }
 
   for (const c of cells) if (c.status !== 'available') b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
+  // The outage rule: which copies of an instance exist is only known when every cell was read.
+  const dark = model.unavailableCells
+  const darkReason = `cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold another live copy: re-run once every cell is readable`
 
   // Instances live in two cells first: they decide which cell the mapping points at.
   for (const f of findings.filter((x) => x.code === 'cell.instance-duplicate')) {
@@ -66,6 +69,10 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     const copies = model.liveInstances(uuid)
     if (!copies.some((i) => inScope.has(i.cell_uuid))) continue
     done.add(uuid)
+    if (dark.length > 0) {
+      b.skip(f.code, subjectOf(f), darkReason)
+      continue
+    }
     const winner = duplicateWinner(copies)
     if (!winner) {
       b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand (seed 004 step 3)`)
@@ -79,6 +86,10 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   for (const f of findings.filter((x) => x.code === 'cell.instance-mapped-wrong-cell')) {
     const uuid = f.subject.instance_uuid as string
     if (done.has(uuid) || !inScope.has(f.subject.cell_uuid as string)) continue
+    if (dark.length > 0) {
+      b.skip(f.code, subjectOf(f), darkReason)
+      continue
+    }
     if (!take()) break
     done.add(uuid)
     const m = mappings.get(uuid)
@@ -92,6 +103,13 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   for (const c of cells) {
     if (c.status !== 'available') continue
     const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid).sort(byAge)
+    if (dark.length > 0) {
+      // The outage rule: without a mapping nothing proves the instance is not live in the unreadable
+      // cell too, and a mapping to this copy would hide that one from the API.
+      const unmapped = rows.filter((i) => !mappings.has(i.uuid) && !done.has(i.uuid)).length
+      if (unmapped > 0) b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)}`, `${unmapped} unmapped instance(s) left alone: cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold a live copy; re-run once every cell is readable`)
+      continue
+    }
     for (const inst of rows) {
       if (partial) break
       if (mappings.has(inst.uuid) || done.has(inst.uuid)) continue

@@ -16,6 +16,7 @@ import {type CloudModel, buildModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
+import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {loadSnapshot} from '../snapshot/load.js'
 import type {ExecuteHooks} from '../db/repair/executor.js'
@@ -65,10 +66,29 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
     return sourceOptionsFrom(this.flags as Record<string, unknown>)
   }
 
-  /** A fresh snapshot and its model (always re-read: plans are never made from stale data when applying). */
+  /** The model the plan was made from: runPlan checks the outage rule against it. */
+  private planModel?: CloudModel
+
+  /**
+   * A fresh snapshot and its model. With --apply the live databases are always read: a snapshot file
+   * (--snapshot or CLOUDCTL_SNAPSHOT) is for looking, never for writing, whatever its header says.
+   */
   protected async loadModel(): Promise<{snapshot: Snapshot; model: CloudModel}> {
-    const snapshot = await loadSnapshot(this.sourceOptions(), stderrProgress())
-    return {snapshot, model: buildModel(snapshot)}
+    const opts = this.sourceOptions()
+    if (this.repairFlagValues.apply && opts.snapshot) {
+      const fromEnv = process.env.CLOUDCTL_SNAPSHOT === opts.snapshot && !this.argv.some((a) => a === '-s' || a === '--snapshot' || a.startsWith('--snapshot=') || /^-s./.test(a))
+      throw new CloudctlError(`refusing --apply with a snapshot file (${fromEnv ? 'CLOUDCTL_SNAPSHOT' : '--snapshot'}): a plan is applied only from a fresh read of the live databases`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'RepairNeedsLiveSource',
+        hint: fromEnv
+          ? 'Unset CLOUDCTL_SNAPSHOT and run against the databases (--api-db / --nova-conf / a profile); the file is for dry runs.'
+          : 'Drop --snapshot and run against the databases (--api-db / --nova-conf / a profile); a dry run may use the file.',
+      })
+    }
+    const snapshot = await loadSnapshot(opts, stderrProgress())
+    const model = buildModel(snapshot)
+    this.planModel = model
+    return {snapshot, model}
   }
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
@@ -86,6 +106,17 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
         code: 'RepairNeedsLiveSource',
         hint: 'Repairs re-read and lock the live rows: run against the databases (--api-db / --nova-conf / a profile), not --snapshot.',
       })
+    if (this.planModel) {
+      const blocked = outageBlockedSteps(this.planModel, plan)
+      if (blocked.length > 0) {
+        const names = [...new Set(blocked.flatMap((x) => x.cells))].map((u) => this.planModel?.cellLabel(u) ?? u)
+        throw new CloudctlError(`refusing to apply: ${blocked.length} step(s) depend on cell ${names.join(', ')}, which could not be read (first: ${blocked[0].step.op} ${blocked[0].step.table}: ${blocked[0].reason})`, {
+          exitCode: ExitCode.CONFIG,
+          code: 'CellUnavailable',
+          hint: 'An unreadable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
+        })
+      }
+    }
     if (snapshot) {
       const involved = new Set(plan.db_order.filter((d) => d.startsWith('cell:')).map((d) => d.slice(5)))
       const down = snapshot.cells.filter((c) => c.status !== 'available' && involved.has(c.uuid))
