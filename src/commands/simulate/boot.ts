@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from '../../lib/cli/limits.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {availableZones} from '../../lib/capacity/index.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -59,7 +60,7 @@ ${EXIT_CODES_HELP}`
     'image-id': Flags.string({summary: 'Image id (for IsolatedHostsFilter).'}),
     'image-disk-format': Flags.string({summary: 'Image disk_format (for query_placement_for_image_type_support).'}),
     'availability-zone': Flags.string({summary: 'Requested availability zone.'}),
-    'num-instances': Flags.integer({summary: 'Number of instances in the request.', default: 1, min: 1}),
+    'num-instances': Flags.integer({summary: NUM_INSTANCES_HELP, default: 1, min: 1, max: MAX_NUM_INSTANCES}),
     hint: Flags.string({summary: 'Scheduler hint group=UUID|same_host=UUID|different_host=UUID. Repeatable.', multiple: true}),
     project: Flags.string({summary: 'Project id of the request (tenant isolation, AggregateMultiTenancyIsolation).'}),
     user: Flags.string({summary: 'User id of the request.'}),

@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {readNovaConf} from '../config/nova-conf.js'
 import {applyNovaConf, defaultSchedulerConfig, type SchedulerConfig} from '../engine/index.js'
 import {ConfigError} from '../errors.js'
+import {ADD_HOSTS_HELP, MAX_ADD_HOSTS} from './limits.js'
 import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
 
 /**
@@ -14,7 +15,7 @@ export const scenarioFlags = {
   drain: Flags.string({summary: 'What if this host were drained: it is disabled and its instances re-placed through the engine first (those that cannot be are reported). Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
   'set-allocation-ratio': Flags.string({summary: 'What if RC=RATIO[@AGGREGATE], e.g. VCPU=4.0 or MEMORY_MB=1.0@gpu. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
   // The pairing is checked in scenarioOptionsFrom: oclif's dependsOn error is several lines long.
-  'add-hosts': Flags.integer({summary: 'What if N empty hosts like --like were added.', min: 1, helpGroup: 'WHAT-IF'}),
+  'add-hosts': Flags.integer({summary: ADD_HOSTS_HELP, min: 1, max: MAX_ADD_HOSTS, helpGroup: 'WHAT-IF'}),
   like: Flags.string({summary: 'The host --add-hosts copies.', helpGroup: 'WHAT-IF'}),
   'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
 }
