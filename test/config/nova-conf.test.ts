@@ -72,9 +72,12 @@ describe('parseNovaConf (oslo.config rules)', () => {
     expect(optionalConnection(c, 'database')).toBe('mysql://nova:pa$word@db/nova')
   })
 
-  it('registers the passwords it reads so messages are scrubbed', () => {
+  it('registers the passwords it reads so messages are scrubbed, distinctive ones only', () => {
+    optionalConnection(parseNovaConf('[database]\nconnection = mysql://nova:Cel1-db#pw@db/nova\n'), 'database')
+    expect(scrub('error: Cel1-db#pw rejected')).toBe('error: *** rejected')
+    // 'celldb' (the fixture's password) is a plain word: only its URL position is redacted
     optionalConnection(conf, 'database')
-    expect(scrub('error: celldb rejected')).toBe('error: *** rejected')
+    expect(scrub('error: celldb rejected')).toBe('error: celldb rejected')
   })
 
   it('a missing section is a ConfigError naming the file and the section', () => {

@@ -123,6 +123,29 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
     expect(error?.hint).toMatch(/--placement-db/)
   })
 
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])('a profile named %s is unknown, not an Object property', (name) => {
+    let error: unknown
+    try {
+      resolveConnections({config, profile: name}, emptyEnv)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as ConfigError).exitCode).toBe(2)
+    expect((error as ConfigError).message).toContain(`unknown profile '${name}'`)
+    expect((error as ConfigError).hint).toBe('Known profiles: prod, staging.')
+  })
+
+  it('profiles and cells named like Object properties are ordinary names', () => {
+    const c = parseConfigText('profiles:\n  constructor: {api_db: "mysql://a@h/api", cell_db: {toString: "mysql://a@h/c1", __proto__: "mysql://a@h/c2"}}\n', 'c.yaml')
+    expect(selectProfile(c, 'constructor')?.profile.api_db).toBe('mysql://a@h/api')
+    expect(Object.keys(c.profiles.constructor.cell_db ?? {})).toEqual(['toString', '__proto__'])
+    const r = resolveConnections({apiDb: 'mysql://a@h/api', placementDb: 'mysql://a@h/p', cellDb: ['valueOf=mysql://a@h/v']}, emptyEnv)
+    expect(r.cellDb.constructor).toBeUndefined()
+    expect(r.cellDb.toString).toBeUndefined()
+    expect(r.cellDb.valueOf).toBe('mysql://a@h/v')
+  })
+
   it('unknown profile lists the known ones', () => {
     expect(() => resolveConnections({config, profile: 'qa'}, emptyEnv)).toThrow(/unknown profile 'qa'/)
     try {
@@ -134,7 +157,7 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
 
   it('a named config file must exist; the default one may not', () => {
     expect(() => resolveConnections({config: join(dir, 'nope.yaml'), apiDb: 'mysql://a@b/c', placementDb: 'mysql://a@b/d'}, emptyEnv)).toThrow(/cannot read config file .*nope.yaml: no such file/)
-    expect(loadConfigFile(undefined, emptyEnv)).toEqual({profiles: {}})
+    expect({...loadConfigFile(undefined, emptyEnv).profiles}).toEqual({})
   })
 
   it('registers every password it sees', () => {
@@ -171,7 +194,8 @@ describe('--cell-db NAME=URL', () => {
       'abc-uuid': 'mysql://n@h/d',
     })
   })
-  it.each(['cell1', '=mysql://a@b/c', 'cell1=', 'mysql://a:b@c/d?x=1'])('rejects %j', (v) => {
+  it.each(['cell1', '=mysql://a@b/c', 'cell1=', 'mysql://a:b@c/d?x=1', 'rsec:Sekr3tPw7731@127.0.0.1/nova'])('rejects %j without echoing it', (v) => {
     expect(() => parseCellDbFlags([v])).toThrow(/--cell-db expects NAME=URL/)
+    expect(() => parseCellDbFlags([v])).not.toThrow(/Sekr3t|a:b@/)
   })
 })

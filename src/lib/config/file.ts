@@ -57,11 +57,12 @@ export function parseConfigText(text: string, path: string): CloudctlConfig {
   } catch (error) {
     throw new ConfigError(`${path} is not valid YAML: ${String((error as Error).message).split('\n')[0]}`, 'Fix the syntax (a YAML linter shows the line).', 'BadConfigFile')
   }
-  if (doc === null || doc === undefined) return {path, profiles: {}}
+  if (doc === null || doc === undefined) return {path, profiles: Object.create(null) as Record<string, Profile>}
   if (typeof doc !== 'object' || Array.isArray(doc)) throw bad(path, 'the top level must be a mapping')
   const top = doc as Record<string, unknown>
   for (const k of Object.keys(top)) if (k !== 'profiles' && k !== 'default_profile') throw bad(path, `unknown key '${k}'`)
-  const profiles: Record<string, Profile> = {}
+  // No prototype: a profile or cell named 'constructor' or '__proto__' is only ever a name.
+  const profiles: Record<string, Profile> = Object.create(null) as Record<string, Profile>
   if (top.profiles !== undefined && top.profiles !== null) {
     if (typeof top.profiles !== 'object' || Array.isArray(top.profiles)) throw bad(path, "'profiles' must be a mapping of profile names")
     for (const [name, raw] of Object.entries(top.profiles as Record<string, unknown>)) {
@@ -71,7 +72,7 @@ export function parseConfigText(text: string, path: string): CloudctlConfig {
         if (!PROFILE_KEYS.has(k)) throw bad(path, `profile '${name}' has unknown key '${k}'`)
         if (k === 'cell_db') {
           if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(path, `profile '${name}': cell_db must map cell names or uuids to URLs`)
-          const cells: Record<string, string> = {}
+          const cells: Record<string, string> = Object.create(null) as Record<string, string>
           for (const [cell, url] of Object.entries(v as Record<string, unknown>)) {
             if (typeof url !== 'string' || url.trim() === '') throw bad(path, `profile '${name}': cell_db.${cell} must be a URL`)
             registerUrlSecret(url)
@@ -107,7 +108,7 @@ export function loadConfigFile(explicit: string | undefined, env: Env = process.
     text = readFileSync(path, 'utf8')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (chosen === undefined && code === 'ENOENT') return {profiles: {}}
+    if (chosen === undefined && code === 'ENOENT') return {profiles: Object.create(null) as Record<string, Profile>}
     throw new ConfigError(
       `cannot read config file ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`,
       'Check --config / CLOUDCTL_CONFIG.',
@@ -124,7 +125,7 @@ export function loadConfigFile(explicit: string | undefined, env: Env = process.
 export function selectProfile(config: CloudctlConfig, name: string | undefined): {name: string; profile: Profile} | undefined {
   const chosen = name ?? config.default_profile
   if (chosen === undefined) return undefined
-  const profile = config.profiles[chosen]
+  const profile = Object.hasOwn(config.profiles, chosen) ? config.profiles[chosen] : undefined
   if (profile === undefined) {
     const known = Object.keys(config.profiles)
     const where = config.path ?? defaultConfigPath()

@@ -38,13 +38,15 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 /** Parses --cell-db NAME=URL values. */
 export function parseCellDbFlags(values: readonly string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {}
+  const out: Record<string, string> = Object.create(null) as Record<string, string>
   for (const v of values ?? []) {
     const eq = v.indexOf('=')
     const name = eq === -1 ? '' : v.slice(0, eq).trim()
     const url = eq === -1 ? '' : v.slice(eq + 1).trim()
     if (name === '' || url === '' || name.includes('://')) {
-      throw new ConfigError(`--cell-db expects NAME=URL, got '${v.includes('://') ? '(a URL without NAME=)' : v}'`, 'e.g. --cell-db cell1=mysql+pymysql://nova:PASS@db2/nova_cell1 (NAME is the cell name or uuid).', 'BadCellDbFlag')
+      // The value is not echoed: without a recognisable NAME= it may be a bare URL with a password.
+      const what = eq === -1 || name.includes('://') ? 'a value without NAME=' : url === '' ? `'${name}=' with no URL` : 'an empty NAME'
+      throw new ConfigError(`--cell-db expects NAME=URL, got ${what}`, 'e.g. --cell-db cell1=mysql+pymysql://nova:PASS@db2/nova_cell1 (NAME is the cell name or uuid).', 'BadCellDbFlag')
     }
     registerUrlSecret(url)
     out[name] = url
@@ -126,8 +128,9 @@ export function resolveConnections(opts: SourceOptions, env: Env = process.env):
     )
   }
 
-  const cellDb: Record<string, string> = {}
-  const cellOrigin: Record<string, string> = {}
+  // No prototype: capture looks cells up by name, and a cell may be named 'constructor'.
+  const cellDb: Record<string, string> = Object.create(null) as Record<string, string>
+  const cellOrigin: Record<string, string> = Object.create(null) as Record<string, string>
   for (const [k, v] of Object.entries(profile?.cell_db ?? {})) [cellDb[k], cellOrigin[k]] = [v, profileLabel]
   for (const [k, v] of Object.entries(parseCellDbFlags(opts.cellDb))) [cellDb[k], cellOrigin[k]] = [v, '--cell-db']
 

@@ -1,12 +1,22 @@
 /**
- * Database URLs as nova and oslo.db write them (SQLAlchemy RFC-1738 style):
- *   mysql+pymysql://nova:PASS@db1:3306/nova_api?charset=utf8
- *   mysql://nova:PASS@/nova?unix_socket=/run/mysqld/mysqld.sock
- * Parsed by hand rather than with WHATWG URL: SQLAlchemy accepts passwords with raw '@', '/', '#' or
- * ':' (it splits the user info at the last '@'), which `new URL` would reject or mangle.
+ * Database URLs as nova reads them. nova hands its connection strings to oslo.db, which hands them to
+ * SQLAlchemy 1.4's make_url; the pymysql dialect then turns the URL into pymysql connect arguments.
+ * This module reproduces that chain (Debian's SQLAlchemy 1.4.46 and PyMySQL, as installed with nova
+ * Zed), so that a URL nova can use is a URL cloudctl can use, with the same user, password, host,
+ * port and database:
+ *  - make_url is one regular expression (not RFC 3986): the password runs from the first ':' of the
+ *    user info to the first '@', so '/', '?', '#' and ':' may appear raw in it but '@' must be %40;
+ *    only the user name and password are percent-decoded; the database name is taken as written;
+ *  - query parameters override the URL parts (pymysql receives them as keyword arguments), and
+ *    read_default_file / read_default_group fill what the URL leaves out from a my.cnf option file.
+ * A URL that is wrong never has its text echoed in an error: any part of it may be a password.
  */
+import {readFileSync} from 'node:fs'
+import {isIPv6} from 'node:net'
+import {homedir} from 'node:os'
+
 import {ConfigError} from '../errors.js'
-import {REDACTED, registerSecret, scrub} from '../util/redact.js'
+import {REDACTED, registerSecret} from '../util/redact.js'
 
 export interface DbUrl {
   /** As written: 'mysql', 'mysql+pymysql', 'mysql+mysqldb', 'mariadb+pymysql'... */
@@ -20,6 +30,8 @@ export interface DbUrl {
   database?: string
   /** Query parameters other than the ones we map (charset, unix_socket...). */
   params: Record<string, string>
+  /** The my.cnf-style file that supplied missing parts (read_default_file), if any. */
+  optionFile?: string
   /** Redacted display form: mysql+pymysql://nova:***@db1:3306/nova_api */
   display: string
 }
@@ -36,120 +48,247 @@ export interface DbConnectionOptions {
   ssl?: {ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean}
 }
 
+/** What SQLAlchemy's make_url returns, field for field (null where it has None). */
+export interface SqlalchemyUrl {
+  drivername: string
+  username: string | null
+  password: string | null
+  host: string | null
+  port: number | null
+  database: string | null
+  /** Repeated keys become lists, as in SQLAlchemy. */
+  query: Record<string, string | string[]>
+  /** Where the user info ends (index of its '@' in the text), -1 without user info. */
+  userinfoEnd: number
+}
+
 const HINT =
-  'Expected mysql+pymysql://USER:PASSWORD@HOST[:PORT]/DATABASE[?unix_socket=/path/to/mysqld.sock] (URL-encode special characters in the password, e.g. %40 for @).'
+  'Expected mysql+pymysql://USER:PASSWORD@HOST[:PORT]/DATABASE[?unix_socket=/path/to/mysqld.sock]. A password may contain / ? # : raw, but an @ must be written %40 (and % as %25), as for nova. To keep the password out of the command line, use ?read_default_file=~/.my.cnf or --nova-conf / a profile.'
 
 const DEFAULT_PORT = 3306
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 
-function decode(part: string, what: string, shown: string): string {
-  try {
-    return decodeURIComponent(part)
-  } catch {
-    throw new ConfigError(`malformed percent-encoding in the ${what} of database URL ${shown}`, HINT, 'BadDbUrl')
+// SQLAlchemy 1.4 url._parse_url, transcribed: same groups, same greediness, matched at the start only.
+// Python's \w on str is Unicode letters, digits and '_'; its '.' stops at '\n' (JS's also at '\r').
+const SQLA_URL = new RegExp(
+  [
+    String.raw`^(?<name>[\p{L}\p{N}_+]+):\/\/`,
+    String.raw`(?:(?<username>[^:/]*)(?::(?<password>[^@]*))?(?<at>@))?`,
+    String.raw`(?:(?:\[(?<ipv6host>[^/?]+)\]|(?<ipv4host>[^/:?]+))?(?::(?<port>[^/?]*))?)?`,
+    String.raw`(?:\/(?<database>[^?]*))?`,
+    String.raw`(?:\?(?<query>[^\n]*))?`,
+  ].join(''),
+  'du',
+)
+
+/** urllib.parse.unquote: runs of %XX are UTF-8 decoded with U+FFFD for bad bytes; anything else stays. */
+export function pythonUnquote(text: string): string {
+  if (!text.includes('%')) return text
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'))
+}
+
+/** Python's int() on a port string: surrounding whitespace, a sign, '_' between digits. */
+function pythonInt(text: string): number | undefined {
+  const m = /^\s*([+-]?)(\d+(?:_\d+)*)\s*$/.exec(text)
+  if (!m) return undefined
+  const n = Number(m[2].replace(/_/g, ''))
+  return m[1] === '-' ? -n : n
+}
+
+/** urllib.parse.parse_qsl as SQLAlchemy calls it: '&' only, blank values and bare names dropped. */
+function parseQsl(query: string): Array<[string, string]> {
+  const out: Array<[string, string]> = []
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=')
+    if (eq === -1) continue
+    const value = pair.slice(eq + 1)
+    if (value === '') continue
+    out.push([pythonUnquote(pair.slice(0, eq).replace(/\+/g, ' ')), pythonUnquote(value.replace(/\+/g, ' '))])
+  }
+  return out
+}
+
+/** SQLAlchemy 1.4's make_url on a string: undefined where it raises. */
+export function parseSqlalchemyUrl(text: string): SqlalchemyUrl | undefined {
+  const m = SQLA_URL.exec(text)
+  if (!m || !m.groups) return undefined
+  const g = m.groups
+  let port: number | null = null
+  if (g.port !== undefined) {
+    const n = pythonInt(g.port)
+    if (n === undefined) return undefined
+    port = n
+  }
+  let query: Record<string, string | string[]> = {}
+  if (g.query !== undefined) {
+    query = Object.create(null) as Record<string, string | string[]>
+    for (const [k, v] of parseQsl(g.query)) {
+      const prev = query[k]
+      query[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v]
+    }
+  }
+  return {
+    drivername: g.name,
+    username: g.username === undefined ? null : pythonUnquote(g.username),
+    password: g.password === undefined ? null : pythonUnquote(g.password),
+    host: g.ipv4host ?? g.ipv6host ?? null,
+    port,
+    database: g.database ?? null,
+    query,
+    userinfoEnd: g.at === undefined ? -1 : (m.indices?.groups?.at?.[0] ?? -1),
   }
 }
+
+/** scheme://user:***@… at most: the only parts of a broken URL that are safe to show. */
+function brokenShape(text: string): string {
+  const m = /^([A-Za-z][A-Za-z0-9+._-]*):\/\//.exec(text)
+  if (!m) return '(not shown)'
+  return `${m[1]}://…`
+}
+
+function bad(label: string, what: string, hint = HINT): ConfigError {
+  return new ConfigError(`${label} ${what}`, hint, 'BadDbUrl')
+}
+
+/** The last of a repeated query parameter (pymysql receives a list; we refuse that below). */
+function single(query: Record<string, string | string[]>, key: string, label: string): string | undefined {
+  const v = query[key]
+  if (Array.isArray(v)) throw bad(label, `repeats the query parameter '${key}'`)
+  return v
+}
+
+/** The [client]-style group of a my.cnf as pymysql reads it (configparser: '=' or ':', no inline comments). */
+export function readOptionFile(path: string, group: string, label: string): Record<string, string> {
+  const expanded = path === '~' || path.startsWith('~/') ? `${homedir()}${path.slice(1)}` : path
+  let text: string
+  try {
+    text = readFileSync(expanded, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new ConfigError(
+      `${label}: cannot read option file ${path} (read_default_file): ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? 'unreadable')}`,
+      'Point read_default_file at a readable my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
+      'OptionFileUnreadable',
+    )
+  }
+  const out: Record<string, string> = Object.create(null) as Record<string, string>
+  let section: string | undefined
+  let lastKey: string | undefined
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
+  for (const [i, line] of lines.entries()) {
+    const stripped = line.trim()
+    if (stripped === '' || stripped.startsWith('#') || stripped.startsWith(';')) {
+      if (stripped === '') lastKey = undefined
+      continue
+    }
+    if (/^\s/.test(line) && lastKey !== undefined) {
+      // configparser continuation line (joined with '\n')
+      if (section === group) out[lastKey] = `${out[lastKey]}\n${stripped}`
+      continue
+    }
+    const header = /^\[([^\]]+)\]/.exec(stripped)
+    if (header) {
+      section = header[1]
+      lastKey = undefined
+      continue
+    }
+    if (section === undefined) {
+      throw new ConfigError(`${label}: option file ${path} line ${i + 1} comes before any [section]`, 'Put user/password/host under [client].', 'BadOptionFile')
+    }
+    const sep = /[=:]/.exec(stripped)
+    const key = (sep ? stripped.slice(0, sep.index) : stripped).trim().toLowerCase()
+    lastKey = sep ? key : undefined
+    if (section !== group || !sep) continue
+    const v = stripped.slice(sep.index + 1).trim()
+    out[key] = v.length >= 2 && (v[0] === '"' || v[0] === "'") && v.at(-1) === v[0] ? v.slice(1, -1) : v
+  }
+  return out
+}
+
+function formatDisplay(u: Omit<DbUrl, 'display'>): string {
+  const hostPart = u.host.includes(':') ? `[${u.host}]` : u.host
+  const auth = `${encodeURIComponent(u.user)}${u.password !== undefined ? `:${REDACTED}` : ''}@`
+  const where = u.socketPath === undefined ? `${hostPart}:${u.port}` : hostPart
+  const db = u.database === undefined ? '' : `/${u.database}`
+  const q: string[] = []
+  if (u.socketPath !== undefined) q.push(`unix_socket=${u.socketPath}`)
+  if (u.optionFile !== undefined) q.push(`read_default_file=${u.optionFile}`)
+  return `${u.scheme}://${auth}${where}${db}${q.length === 0 ? '' : `?${q.join('&')}`}`
+}
+
+const MAPPED_PARAMS = new Set(['unix_socket', 'user', 'password', 'passwd', 'host', 'database', 'db', 'port', 'read_default_file', 'read_default_group'])
 
 /** Parses a database URL. `label` names it in errors ('nova_api database URL', 'cell1 database_connection'). */
 export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   const text = raw.trim()
-  const m = /^([A-Za-z][A-Za-z0-9+._-]*):\/\/(.*)$/s.exec(text)
-  if (!m) {
-    throw new ConfigError(`${label} is not a URL: ${scrub(text) || '(empty)'}`, HINT, 'BadDbUrl')
+  registerUrlSecret(text)
+  if (text === '') throw bad(label, 'is empty')
+  const s = parseSqlalchemyUrl(text)
+  if (!s) {
+    const why = /^[A-Za-z][A-Za-z0-9+._-]*:\/\//.test(text)
+      ? 'cannot be parsed as nova (SQLAlchemy) parses it: check the port, and write an @ or % in the password as %40 or %25'
+      : "is not a URL (no 'scheme://'; its text is not shown because it may hold a password)"
+    throw bad(label, `${why} (${brokenShape(text)})`)
   }
-  const scheme = m[1]
+  const scheme = s.drivername
   const dialect = scheme.split('+')[0].toLowerCase()
-  // Register the raw password first so that any message below is scrubbed.
-  const rest = m[2]
-  const qIdx = rest.indexOf('?')
-  const main = qIdx === -1 ? rest : rest.slice(0, qIdx)
-  const query = qIdx === -1 ? '' : rest.slice(qIdx + 1)
-  // Hosts and database names never contain '@', passwords may: split user info at the last '@'.
-  const at = main.lastIndexOf('@')
-  const userinfo = at === -1 ? '' : main.slice(0, at)
-  const hostAndPath = at === -1 ? main : main.slice(at + 1)
-  const colon = userinfo.indexOf(':')
-  const rawUser = colon === -1 ? userinfo : userinfo.slice(0, colon)
-  const rawPassword = colon === -1 ? undefined : userinfo.slice(colon + 1)
-  registerSecret(rawPassword)
-  const shown = scrub(text)
-
+  // Anything between '://' and the last '@' may be password; unless SQLAlchemy's user info ends
+  // exactly there, the URL's own parts cannot be shown (nor trusted: nova would connect elsewhere).
+  const lastAt = text.lastIndexOf('@')
+  if (lastAt !== -1 && s.userinfoEnd !== lastAt) {
+    throw bad(label, `has an '@' outside the user info, so nova would split it differently than intended: write an @ in the password (or anywhere else) as %40 (${brokenShape(text)})`)
+  }
+  const shownUser = s.username === null ? '' : encodeURIComponent(s.username)
+  const shape = `${scheme}://${shownUser}${s.password === null ? '' : `:${REDACTED}`}${s.userinfoEnd === -1 ? '' : '@'}${s.host ?? ''}…`
   if (dialect !== 'mysql' && dialect !== 'mariadb') {
-    throw new ConfigError(
-      `${label} uses '${scheme}': cloudctl reads MySQL/MariaDB databases only (${shown})`,
-      HINT,
-      'BadDbUrl',
-    )
+    throw bad(label, `uses '${scheme}': cloudctl reads MySQL/MariaDB databases only (${shape})`)
   }
 
-  const password = rawPassword === undefined ? undefined : decode(rawPassword, 'password', shown)
+  // pymysql's keyword arguments: the URL parts, then the query parameters over them.
+  const q = s.query
+  let user = single(q, 'user', label) ?? (s.username || undefined)
+  let password = single(q, 'password', label) || single(q, 'passwd', label) || s.password || undefined
+  let host = single(q, 'host', label) ?? (s.host || undefined)
+  let database = single(q, 'database', label) ?? single(q, 'db', label) ?? (s.database || undefined)
+  let socketPath = single(q, 'unix_socket', label)
+  let port: number | undefined = s.port || undefined
+  if (single(q, 'port', label) !== undefined) throw bad(label, `sets port as a query parameter, which pymysql rejects (${shape})`, 'Put the port after the host: HOST:PORT.')
   registerSecret(password)
-  const user = decode(rawUser, 'user name', shown)
 
-  const slash = hostAndPath.indexOf('/')
-  const hostPort = slash === -1 ? hostAndPath : hostAndPath.slice(0, slash)
-  const rawDb = slash === -1 ? '' : hostAndPath.slice(slash + 1)
-  let host: string
-  let portText: string
-  if (hostPort.startsWith('[')) {
-    const close = hostPort.indexOf(']')
-    if (close === -1) throw new ConfigError(`unterminated IPv6 address in ${label} ${shown}`, HINT, 'BadDbUrl')
-    host = hostPort.slice(1, close)
-    const after = hostPort.slice(close + 1)
-    if (after !== '' && !after.startsWith(':')) throw new ConfigError(`unexpected '${after}' after the IPv6 address in ${label} ${shown}`, HINT, 'BadDbUrl')
-    portText = after.slice(1)
-  } else {
-    const c = hostPort.lastIndexOf(':')
-    host = c === -1 ? hostPort : hostPort.slice(0, c)
-    portText = c === -1 ? '' : hostPort.slice(c + 1)
-  }
-  if (/[\s@/]/.test(host)) throw new ConfigError(`bad host '${host}' in ${label} ${shown}`, HINT, 'BadDbUrl')
-  let port = DEFAULT_PORT
-  if (portText !== '') {
-    if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
-      throw new ConfigError(`bad port '${portText}' in ${label} ${shown}`, HINT, 'BadDbUrl')
+  const optionPath = single(q, 'read_default_file', label)
+  const optionGroup = single(q, 'read_default_group', label)
+  let optionFile: string | undefined
+  if (optionPath !== undefined || optionGroup !== undefined) {
+    optionFile = optionPath ?? '/etc/my.cnf'
+    const o = readOptionFile(optionFile, optionGroup ?? 'client', label)
+    registerSecret(o.password)
+    // pymysql: a value given in the URL wins; the file only fills what is missing.
+    user ||= o.user || undefined
+    password ||= o.password || undefined
+    host ||= o.host || undefined
+    database ||= o.database || undefined
+    socketPath ||= o.socket || undefined
+    if (!port && o.port !== undefined) {
+      const n = pythonInt(o.port)
+      if (n === undefined) throw bad(label, `: option file ${optionFile} has a port that is not a number`, 'Fix port= in the option file.')
+      port = n
     }
-    port = Number(portText)
   }
-  const database = rawDb === '' ? undefined : decode(rawDb, 'database name', shown)
-  if (database !== undefined && /[/\s]/.test(database)) {
-    throw new ConfigError(`bad database name '${database}' in ${label} ${shown}`, HINT, 'BadDbUrl')
+
+  if (port !== undefined && (port < 1 || port > 65535)) throw bad(label, `has port ${port}, outside 1-65535 (${shape})`)
+  if (host !== undefined && /[\s/]/.test(host)) throw bad(label, `has a host name with a space or '/' (${shape})`)
+  if (database !== undefined && /[/\s]/.test(database)) throw bad(label, `has a database name with a space or '/' (${shape})`)
+  if (user === undefined) {
+    throw bad(label, `has no user name (${shape})`, optionFile === undefined ? HINT : `Add user= to the [${optionGroup ?? 'client'}] section of ${optionFile}, or put USER@ in the URL.`)
   }
 
   const params: Record<string, string> = {}
-  let socketPath: string | undefined
-  if (query !== '') {
-    for (const pair of query.split(/[&;]/)) {
-      if (pair === '') continue
-      const eq = pair.indexOf('=')
-      const key = decode(eq === -1 ? pair : pair.slice(0, eq), 'query', shown)
-      const value = decode((eq === -1 ? '' : pair.slice(eq + 1)).replace(/\+/g, ' '), 'query', shown)
-      if (/^(password|passwd|pwd)$/i.test(key)) registerSecret(value)
-      if (key === 'unix_socket') socketPath = value
-      else params[key] = value
-    }
+  for (const [k, v] of Object.entries(q)) {
+    if (MAPPED_PARAMS.has(k)) continue
+    params[k] = Array.isArray(v) ? (v.at(-1) as string) : v
   }
-  if (params.read_default_file !== undefined) {
-    throw new ConfigError(
-      `${label} uses read_default_file, which cloudctl cannot follow (${shown})`,
-      'Put the user, password and host from that my.cnf into the URL, or pass --api-db / --placement-db / --cell-db.',
-      'BadDbUrl',
-    )
-  }
-  if (user === '') throw new ConfigError(`${label} has no user name: ${shown}`, HINT, 'BadDbUrl')
-
-  const effectiveHost = host === '' ? 'localhost' : host
-  const display = formatDisplay(scheme, user, password !== undefined, effectiveHost, port, socketPath, database)
-  return {scheme, user, password, host: effectiveHost, port, socketPath, database, params, display}
-}
-
-function formatDisplay(scheme: string, user: string, hasPassword: boolean, host: string, port: number, socketPath: string | undefined, database: string | undefined): string {
-  const hostPart = host.includes(':') ? `[${host}]` : host
-  const auth = `${encodeURIComponent(user)}${hasPassword ? `:${REDACTED}` : ''}@`
-  const where = socketPath === undefined ? `${hostPart}:${port}` : hostPart
-  const db = database === undefined ? '' : `/${database}`
-  const q = socketPath === undefined ? '' : `?unix_socket=${socketPath}`
-  return `${scheme}://${auth}${where}${db}${q}`
+  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile}
+  return {...u, display: formatDisplay(u)}
 }
 
 /** Connection options for mysql2 (ssl file paths are read by connection.ts). */
@@ -169,79 +308,216 @@ export function connectionOptions(u: DbUrl): DbConnectionOptions {
   return opts
 }
 
-/** The redacted display form of any URL text, parsed or not (never throws). */
+/** The redacted display form of any URL text, parsed or not (never throws, never shows a password). */
 export function displayDbUrl(raw: string): string {
   try {
     return parseDbUrl(raw).display
   } catch {
-    return scrub(raw)
+    return brokenShape(raw.trim())
   }
+}
+
+/** Percent-encodes what make_url would otherwise split on, and nothing else that it decodes differently. */
+function quoteUserinfo(text: string): string {
+  return text.replace(/[%:@/]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
 /** The same server and credentials with another database: used for tests and cell0 conventions. */
 export function withDatabase(raw: string, database: string): string {
   const u = parseDbUrl(raw)
-  const auth = `${encodeURIComponent(u.user)}${u.password === undefined ? '' : `:${encodeURIComponent(u.password)}`}@`
+  const auth = `${quoteUserinfo(u.user)}${u.password === undefined ? '' : `:${quoteUserinfo(u.password)}`}@`
   const hostPart = u.host.includes(':') ? `[${u.host}]` : u.host
   const where = u.socketPath === undefined ? `${hostPart}:${u.port}` : hostPart
   const q = new URLSearchParams(u.params)
   if (u.socketPath !== undefined) q.set('unix_socket', u.socketPath)
   const qs = q.toString()
-  return `${u.scheme}://${auth}${where}/${encodeURIComponent(database)}${qs === '' ? '' : `?${qs}`}`
+  return `${u.scheme}://${auth}${where}/${database}${qs === '' ? '' : `?${qs}`}`
 }
 
 /**
- * Registers the password of a URL-looking string without validating it: config readers call it as
- * soon as they see a URL, so that even a later parse error cannot echo the password.
+ * Registers every string that could be the password of a URL-looking value, before any validation:
+ * config readers call it as soon as they see a value, so that not even a later error can echo it.
+ * Both readings are registered: SQLAlchemy's (up to the first '@') and the intended one (up to the
+ * last '@'), raw and decoded; values without a scheme ('user:pw@host/db') too.
  */
 export function registerUrlSecret(raw: string | undefined | null): void {
   if (!raw) return
-  const m = /^[A-Za-z][A-Za-z0-9+._-]*:\/\/([^?]*)/s.exec(raw.trim())
-  if (!m) return
-  const at = m[1].lastIndexOf('@')
-  if (at === -1) return
-  const userinfo = m[1].slice(0, at)
-  const colon = userinfo.indexOf(':')
-  if (colon === -1) return
-  const pw = userinfo.slice(colon + 1)
-  registerSecret(pw)
-  try {
-    registerSecret(decodeURIComponent(pw))
-  } catch {
-    // malformed encoding: parseDbUrl reports it
+  const text = raw.trim()
+  const m = /^[A-Za-z][A-Za-z0-9+._-]*:\/\//.exec(text)
+  const rest = m ? text.slice(m[0].length) : text
+  const colon = rest.search(/[:/]/)
+  if (colon === -1 || rest[colon] !== ':') return
+  const afterColon = rest.slice(colon + 1)
+  const candidates = [afterColon.slice(0, afterColon.lastIndexOf('@'))]
+  if (afterColon.includes('@')) candidates.push(afterColon.slice(0, afterColon.indexOf('@')))
+  for (const [k, v] of Object.entries(parseSqlalchemyUrl(text)?.query ?? {})) if (/^(password|passwd|pwd)$/i.test(k)) candidates.push(...(Array.isArray(v) ? v : [v]))
+  for (const c of candidates) {
+    if (c === '') continue
+    registerSecret(c)
+    registerSecret(pythonUnquote(c))
   }
+}
+
+/** urllib's _check_bracketed_netloc (Debian's 3.11 has it): runs whenever the netloc has '[' and ']'. */
+function bracketedNetlocOk(netloc: string): boolean {
+  const hostport = netloc.slice(netloc.lastIndexOf('@') + 1)
+  const open = hostport.indexOf('[')
+  let hostname: string
+  if (open !== -1) {
+    if (open > 0) return false
+    const close = hostport.indexOf(']')
+    hostname = hostport.slice(1, close === -1 ? undefined : close)
+    const port = close === -1 ? '' : hostport.slice(close + 1)
+    if (port !== '' && !port.startsWith(':')) return false
+  } else {
+    const c = hostport.indexOf(':')
+    hostname = c === -1 ? hostport : hostport.slice(0, c)
+  }
+  return hostname.startsWith('v') ? /^v[a-fA-F0-9]+\.[^\n]+$/.test(hostname) : isIPv6(hostname)
+}
+
+/** urllib.parse.urlsplit's netloc/path/query/fragment of a URL with '//' (Python 3.11). */
+function pythonUrlsplit(url: string): {scheme: string; netloc: string; path: string; query: string; fragment: string} | undefined {
+  let s = url.replace(/[\t\r\n]/g, '')
+  // WHATWG C0 control or space, stripped from the start
+  while (s !== '' && s.charCodeAt(0) <= 0x20) s = s.slice(1)
+  let scheme = ''
+  const i = s.indexOf(':')
+  if (i > 0 && /^[A-Za-z]/.test(s) && /^[A-Za-z0-9+.-]+$/.test(s.slice(0, i))) {
+    scheme = s.slice(0, i).toLowerCase()
+    s = s.slice(i + 1)
+  }
+  let netloc = ''
+  if (s.startsWith('//')) {
+    const end = s.slice(2).search(/[/?#]/)
+    netloc = end === -1 ? s.slice(2) : s.slice(2, 2 + end)
+    s = end === -1 ? '' : s.slice(2 + end)
+    if (netloc.includes('[') !== netloc.includes(']')) return undefined
+    if (netloc.includes('[') && !bracketedNetlocOk(netloc)) return undefined
+  }
+  let fragment = ''
+  let query = ''
+  const hash = s.indexOf('#')
+  if (hash !== -1) [s, fragment] = [s.slice(0, hash), s.slice(hash + 1)]
+  const qm = s.indexOf('?')
+  if (qm !== -1) [s, query] = [s.slice(0, qm), s.slice(qm + 1)]
+  return {scheme, netloc, path: s, query, fragment}
+}
+
+/**
+ * The substitutions nova's CellMapping._format_url takes from the local [database] connection:
+ * urllib's urlparse attributes, which are NOT percent-decoded (the password goes into the template
+ * as written, still encoded), a lower-cased host name, and None (printed 'None') where absent.
+ * Undefined where urllib raises (nova then logs and uses the template unfilled).
+ */
+function novaTemplateFields(local: string): Record<string, string> | undefined {
+  const u = pythonUrlsplit(local)
+  if (!u) return undefined
+  const at = u.netloc.lastIndexOf('@')
+  const userinfo = at === -1 ? undefined : u.netloc.slice(0, at)
+  const hostinfo = at === -1 ? u.netloc : u.netloc.slice(at + 1)
+  let username: string | undefined
+  let password: string | undefined
+  if (userinfo !== undefined) {
+    const c = userinfo.indexOf(':')
+    ;[username, password] = c === -1 ? [userinfo, undefined] : [userinfo.slice(0, c), userinfo.slice(c + 1)]
+  }
+  let hostname: string
+  let portText: string | undefined
+  if (hostinfo.includes('[')) {
+    const open = hostinfo.indexOf('[')
+    const close = hostinfo.indexOf(']', open)
+    hostname = hostinfo.slice(open + 1, close === -1 ? undefined : close)
+    const after = close === -1 ? '' : hostinfo.slice(close + 1)
+    const c = after.indexOf(':')
+    portText = c === -1 ? undefined : after.slice(c + 1)
+  } else {
+    const c = hostinfo.indexOf(':')
+    ;[hostname, portText] = c === -1 ? [hostinfo, undefined] : [hostinfo.slice(0, c), hostinfo.slice(c + 1)]
+  }
+  let port: string | undefined
+  if (portText !== undefined && portText !== '') {
+    if (!/^[0-9]+$/.test(portText) || Number(portText) > 65535) return undefined
+    port = String(Number(portText))
+  }
+  const pct = hostname.indexOf('%')
+  const host = hostname === '' ? undefined : pct === -1 ? hostname.toLowerCase() : hostname.slice(0, pct).toLowerCase() + hostname.slice(pct)
+  const none = (v: string | undefined): string => v ?? 'None'
+  const fields: Record<string, string> = Object.create(null) as Record<string, string>
+  Object.assign(fields, {
+    username: none(username),
+    password: none(password),
+    hostname: none(host),
+    port: none(port),
+    scheme: u.scheme,
+    query: u.query,
+    fragment: u.fragment,
+    path: u.path.replace(/^\/+/, ''),
+  })
+  // oslo.messaging-style host lists: nova adds username1, password1, hostname1, port1... per host,
+  // split naively (first '@', first ':') and unvalidated.
+  if (u.netloc.includes(',')) {
+    for (const [i, piece] of u.netloc.split(',').entries()) {
+      const at = piece.indexOf('@')
+      const userpass = at === -1 ? '' : piece.slice(0, at)
+      const hostport = at === -1 ? piece : piece.slice(at + 1)
+      let h: string
+      let p: string | undefined
+      if (hostport.startsWith('[')) {
+        const close = hostport.indexOf(']')
+        if (close === -1) return undefined
+        ;[h, p] = [hostport.slice(1, close), hostport.slice(close + 1)]
+      } else {
+        const c = hostport.indexOf(':')
+        ;[h, p] = c === -1 ? [hostport, undefined] : [hostport.slice(0, c), hostport.slice(c + 1)]
+      }
+      const c = userpass.indexOf(':')
+      const [un, pw] = c === -1 ? [userpass, undefined] : [userpass.slice(0, c), userpass.slice(c + 1)]
+      Object.assign(fields, {[`username${i + 1}`]: un, [`password${i + 1}`]: none(pw), [`hostname${i + 1}`]: h, [`port${i + 1}`]: none(p)})
+    }
+  }
+  return fields
 }
 
 /**
  * Fills a templated cell_mappings.database_connection ('{scheme}://{username}:{password}@{hostname}/nova_cell1')
- * from the local [database] connection, as nova's CellMapping does. A URL without '{' is returned as is.
+ * from the local [database] connection exactly as nova's CellMapping.format_db_url does (str.format
+ * over urlparse fields). The one builder for reading and for repairs. A URL without '{' is returned as is.
  */
 export function formatTemplatedDbUrl(template: string, localConnection: string | undefined, label = 'database_connection'): string {
   if (!template.includes('{')) return template
   if (localConnection === undefined) {
     throw new ConfigError(
-      `${label} is a template (${scrub(template)}) and no [database] connection is known to fill it`,
+      `${label} is a template and no [database] connection is known to fill it`,
       'Pass --nova-conf with the nova.conf of that cell (its [database] connection fills the template), or --cell-db NAME=URL.',
       'TemplatedDbUrl',
     )
   }
-  const d = parseDbUrl(localConnection, '[database] connection')
-  const q = new URLSearchParams(d.params)
-  if (d.socketPath !== undefined) q.set('unix_socket', d.socketPath)
-  const subs: Record<string, string> = {
-    scheme: d.scheme,
-    username: d.user,
-    password: d.password ?? '',
-    hostname: d.host,
-    port: String(d.port),
-    path: d.database ?? '',
-    query: q.toString(),
-    fragment: '',
+  registerUrlSecret(localConnection)
+  const fields = novaTemplateFields(localConnection.trim())
+  if (fields === undefined) {
+    throw new ConfigError(
+      `${label} is a template, and nova cannot parse the [database] connection that should fill it (${brokenShape(localConnection.trim())})`,
+      'Fix [database] connection in nova.conf (a port that is a number, balanced [ ] around an IPv6 address), or pass --cell-db NAME=URL.',
+      'TemplatedDbUrl',
+    )
   }
-  const out = template.replace(/\{([a-z_]*)\}/g, (whole, name: string) => {
-    const v = subs[name]
-    if (v === undefined) throw new ConfigError(`${label} template uses unknown field {${name}}: ${scrub(template)}`, 'nova knows {scheme} {username} {password} {hostname} {port} {path} {query} {fragment}.', 'TemplatedDbUrl')
-    return name === 'password' || name === 'username' ? encodeURIComponent(v) : v
-  })
-  return out
+  let out = ''
+  const re = /\{\{|\}\}|\{([^{}]*)\}|[{}]/g
+  let last = 0
+  for (let m = re.exec(template); m !== null; m = re.exec(template)) {
+    out += template.slice(last, m.index)
+    last = re.lastIndex
+    if (m[0] === '{{') out += '{'
+    else if (m[0] === '}}') out += '}'
+    else if (m[1] !== undefined && Object.hasOwn(fields, m[1])) out += fields[m[1]]
+    else {
+      throw new ConfigError(
+        m[1] === undefined ? `${label} is a template with an unbalanced '${m[0]}'` : `${label} template uses a field nova does not fill: {${m[1]}}`,
+        'nova fills {scheme} {username} {password} {hostname} {port} {path} {query} {fragment} (and {username1}... for several hosts); write a literal brace as {{ or }}.',
+        'TemplatedDbUrl',
+      )
+    }
+  }
+  return out + template.slice(last)
 }

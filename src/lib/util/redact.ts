@@ -1,34 +1,122 @@
 /**
- * Password redaction for every string that may carry a database or transport URL: flags, config,
- * nova.conf values, cell_mappings columns, error messages from drivers.
+ * Password redaction, by structure first: in any text, the user info of a URL is located the way
+ * a URL parser would and its password part replaced, whatever the password is. That is the only
+ * rule applied to values that are URLs (cell_mappings columns, snapshot sources, transport URLs).
+ *
+ * For text that is not a URL (a driver or stack message that might echo a password verbatim),
+ * `scrub` also replaces passwords cloudctl was handed, but only distinctive ones and only as whole
+ * tokens: replacing every occurrence of a password like 'nova' would rewrite 'nova-api',
+ * 'r2_nova_api' or the availability zone 'nova', which are not secrets.
  */
-const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)([^:/?#@\s]*):([^@\s/]*)@/gi
-const PASSWORD_PARAM = /([?&;](?:password|passwd|pwd)=)[^&;\s]*/gi
-
 export const REDACTED = '***'
 
-/** mysql+pymysql://nova:SECRET@db/nova -> mysql+pymysql://nova:***@db/nova (also rabbit://a:b@h,c:d@h2). */
+// A scheme not glued to a preceding word character ('xmysql://' is not a URL start).
+const SCHEME = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\//g
+// Transport URLs (oslo.messaging) list several user:pass@host:port separated by commas.
+const DB_SCHEME = /^(mysql|mariadb|postgres|postgresql|sqlite|oracle|mssql)\b/i
+const PASSWORD_PARAM = /([?&;](?:password|passwd|pwd)=)[^&;\s]*/gi
+
+/**
+ * Redacts the user info of one URL body (the text after 'scheme://', up to the end of its line).
+ * The password runs from the first ':' not preceded by '/' to the last '@': a superset of what
+ * SQLAlchemy (first '@'), urllib (last '@') or a hurried operator (raw '@' in the password) mean.
+ */
+function redactBody(body: string, scheme: string): string {
+  const colon = body.search(/[:/]/)
+  if (colon === -1 || body[colon] !== ':') return body
+  // Our own display form: already redacted, and the text after it may hold other '@'s.
+  if (body.startsWith(`${REDACTED}@`, colon + 1)) return body
+  const lastAt = body.lastIndexOf('@')
+  if (lastAt < colon) return body
+  if (!DB_SCHEME.test(scheme)) {
+    const multi = redactHostList(body, lastAt)
+    if (multi !== undefined) return multi
+  }
+  return `${body.slice(0, colon + 1)}${REDACTED}${body.slice(lastAt)}`
+}
+
+/** rabbit://u1:p1@h1:5672,u2:p2@h2:5672/ keeps each host; undefined when the list is not clean. */
+function redactHostList(body: string, lastAt: number): string | undefined {
+  const end = body.slice(lastAt).search(/[/?#\s]/)
+  const netloc = end === -1 ? body : body.slice(0, lastAt + end)
+  const pieces = netloc.split(',')
+  if (pieces.length < 2) return undefined
+  const out: string[] = []
+  for (const piece of pieces) {
+    const at = piece.lastIndexOf('@')
+    // A piece without '@' before one with: a comma inside a password, not a host list.
+    if (at === -1) return undefined
+    const userinfo = piece.slice(0, at)
+    const c = userinfo.indexOf(':')
+    if (!/^[^@:/\s]+(:\d+)?$/.test(piece.slice(at + 1))) return undefined
+    out.push(c === -1 ? piece : `${userinfo.slice(0, c)}:${REDACTED}${piece.slice(at)}`)
+  }
+  return out.join(',') + body.slice(netloc.length)
+}
+
+/** A whole value shaped 'user:password@host...' without a scheme (a mistyped --api-db). */
+const SCHEMELESS = /^([^\s:/@]+):([\s\S]*)@(\S*)$/
+
+/** Redacts passwords in URLs found anywhere in `text` (also rabbit://a:b@h,c:d@h2 and password= parameters). */
 export function redact(text: string): string
 export function redact(text: string | null): string | null
 export function redact(text: string | undefined): string | undefined
 export function redact(text: string | null | undefined): string | null | undefined
 export function redact(text: string | null | undefined): string | null | undefined {
   if (text === null || text === undefined) return text
-  return text
-    .replace(USERINFO, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`)
-    .replace(/(,)([^:/?#@\s,]*):([^@\s/,]*)@/g, (_m, sep: string, user: string) => `${sep}${user}:${REDACTED}@`)
-    .replace(PASSWORD_PARAM, (_m, key: string) => `${key}${REDACTED}`)
+  const starts = [...text.matchAll(SCHEME)]
+  let out: string
+  if (starts.length === 0) {
+    const m = SCHEMELESS.exec(text.trim())
+    out = m && !m[2].startsWith(`${REDACTED}@`) ? text.replace(`${m[1]}:${m[2]}@`, `${m[1]}:${REDACTED}@`) : text
+  } else {
+    out = text.slice(0, starts[0].index)
+    for (const [i, m] of starts.entries()) {
+      const bodyStart = (m.index ?? 0) + m[0].length
+      const next = i + 1 < starts.length ? (starts[i + 1].index ?? text.length) : text.length
+      const segment = text.slice(bodyStart, next)
+      const nl = segment.indexOf('\n')
+      const body = nl === -1 ? segment : segment.slice(0, nl)
+      out += m[0] + redactBody(body, m[0]) + segment.slice(body.length)
+    }
+  }
+  return out.replace(PASSWORD_PARAM, (_m, key: string) => `${key}${REDACTED}`)
 }
 
-/** Every secret we were handed, so a message that echoes one verbatim can be scrubbed too. */
+/** Passwords cloudctl was handed, for text that does not show them as URLs. */
 const knownSecrets = new Set<string>()
 
-export function registerSecret(secret: string | undefined | null): void {
-  if (secret && secret.length >= 3) knownSecrets.add(secret)
+/**
+ * True for a password that cannot be mistaken for an ordinary word, name or number in output:
+ * long enough and mixing letters with digits or symbols (or very long). 'nova', 'secret' or
+ * '3306' are not: they stay visible outside URLs, where structure is the only protection.
+ */
+export function isDistinctiveSecret(secret: string): boolean {
+  if (secret.length >= 16) return true
+  return secret.length >= 6 && /\p{L}/u.test(secret) && /[^\p{L}]/u.test(secret)
 }
 
+export function registerSecret(secret: string | undefined | null): void {
+  if (!secret || !isDistinctiveSecret(secret)) return
+  knownSecrets.add(secret)
+  // The same password as JSON.stringify writes it inside a string (audit log entries).
+  const json = JSON.stringify(secret).slice(1, -1)
+  if (json !== secret) knownSecrets.add(json)
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** Structural redaction, then registered passwords where they stand as whole tokens. */
 export function scrub(text: string): string {
   let out = redact(text)
-  for (const secret of knownSecrets) out = out.split(secret).join(REDACTED)
+  // Longest first: a password that contains another one is replaced whole.
+  for (const secret of [...knownSecrets].sort((a, b) => b.length - a.length)) {
+    if (!out.includes(secret)) continue
+    const before = /^\w/.test(secret) ? '(?<!\\w)' : ''
+    const after = /\w$/.test(secret) ? '(?!\\w)' : ''
+    out = out.replace(new RegExp(`${before}${escapeRegExp(secret)}${after}`, 'g'), REDACTED)
+  }
   return out
 }

@@ -7,14 +7,14 @@ import {resolveConnections} from '../../config/resolve.js'
 import {CloudctlError, ExitCode} from '../../errors.js'
 import type {DbKey} from '../../repairs/plan.js'
 import {type Connection, closeConnection, openConnection} from '../connection.js'
-import {parseDbUrl} from '../url.js'
+import {formatTemplatedDbUrl, parseDbUrl} from '../url.js'
 import {REPAIR_LOCK_NAME} from './executor.js'
 
 export interface RepairTargets {
   apiDb: string
   placementDb: string
-  /** cell uuid -> {name, url}; url null when cell_mappings has none. */
-  cells: Map<string, {name: string | null; url: string | null}>
+  /** cell uuid -> {name, url}; url null when cell_mappings has none (or its template cannot be filled: error). */
+  cells: Map<string, {name: string | null; url: string | null; error?: CloudctlError}>
 }
 
 export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairTargets> {
@@ -22,36 +22,25 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
   const conn = await openConnection(r.apiDb, {label: 'nova_api'})
   try {
     const [rows] = await conn.query('SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id')
-    const cells = new Map<string, {name: string | null; url: string | null}>()
+    const cells: RepairTargets['cells'] = new Map()
     for (const row of rows as Array<{uuid: string; name: string | null; database_connection: string | null}>) {
       const override = r.cellDb[row.uuid] ?? (row.name === null ? undefined : r.cellDb[row.name])
-      cells.set(row.uuid, {name: row.name, url: override ?? fillTemplate(row.database_connection, r.novaConfDatabase)})
+      if (override !== undefined || row.database_connection === null) {
+        cells.set(row.uuid, {name: row.name, url: override ?? null})
+        continue
+      }
+      // The same builder as the audit's read (capture.ts): a repair writes where the audit read.
+      try {
+        cells.set(row.uuid, {name: row.name, url: formatTemplatedDbUrl(row.database_connection, r.novaConfDatabase, `cell ${row.name ?? row.uuid} database_connection`)})
+      } catch (error) {
+        // Only a failure for the cells the plan writes to: the connector throws it when asked.
+        if (!(error instanceof CloudctlError)) throw error
+        cells.set(row.uuid, {name: row.name, url: null, error})
+      }
     }
     return {apiDb: r.apiDb, placementDb: r.placementDb, cells}
   } finally {
     await closeConnection(conn)
-  }
-}
-
-/** cell_mappings may hold a template ({username}, {password}, {hostname}, ...) filled from [database] connection. */
-function fillTemplate(url: string | null, base: string | undefined): string | null {
-  if (url === null || !url.includes('{') || base === undefined) return url
-  try {
-    const b = new URL(base.replace(/^[a-z0-9+]+:\/\//i, 'mysql://'))
-    const scheme = /^([a-z0-9+]+):\/\//i.exec(base)?.[1] ?? 'mysql'
-    const values: Record<string, string> = {
-      scheme,
-      username: decodeURIComponent(b.username),
-      password: decodeURIComponent(b.password),
-      hostname: b.hostname,
-      port: b.port,
-      path: b.pathname.replace(/^\//, ''),
-      query: b.search.replace(/^\?/, ''),
-      fragment: b.hash.replace(/^#/, ''),
-    }
-    return url.replace(/\{(\w+)\}/g, (m, k: string) => values[k] ?? m)
-  } catch {
-    return url
   }
 }
 
@@ -61,6 +50,7 @@ export function connectorFor(t: RepairTargets, labels: Record<string, string>): 
     if (db === 'placement') return openConnection(t.placementDb, {label: 'placement'})
     const uuid = db.slice('cell:'.length)
     const cell = t.cells.get(uuid)
+    if (cell?.error) throw cell.error
     if (!cell || !cell.url)
       throw new CloudctlError(`${labels[db] ?? db} has no database connection in cell_mappings`, {
         exitCode: ExitCode.CONFIG,
