@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {planLeaks} from '../../lib/repairs/leaks.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {requireKnownConsumer} from '../../lib/cli/require-known.js'
 
 export default class RepairLeaks extends RepairCommand<typeof RepairLeaks> {
   static override summary = 'Remove leaked placement allocations (and with --heal create missing ones).'
@@ -20,6 +21,7 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
+    requireKnownConsumer(model, this.flags.consumer)
     return this.runPlan(planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer}), snapshot)
   }
 }

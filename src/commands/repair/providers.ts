@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {requireKnownProvider} from '../../lib/cli/require-known.js'
 
 export default class RepairProviders extends RepairCommand<typeof RepairProviders> {
   static override summary = 'Remove stale resource providers; fix provider uuid mismatches (--strategy rekey|move).'
@@ -25,6 +26,7 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
+    requireKnownProvider(model, this.flags.provider)
     const strategy = this.flags.strategy as (typeof PROVIDER_STRATEGIES)[number] | undefined
     return this.runPlan(planProviders(model, {strategy, provider: this.flags.provider}), snapshot)
   }

@@ -4,7 +4,7 @@ import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
-import {writeSnapshotFile} from '../../lib/snapshot/file.js'
+import {resolveSnapshotTarget, writeSnapshotFile} from '../../lib/snapshot/file.js'
 import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export interface SnapshotCaptureResult {
@@ -24,7 +24,12 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
   ]
 
   static override flags = {
-    output: Flags.string({char: 'o', summary: 'File to write (.json, .yaml, optionally .gz).', required: true}),
+    output: Flags.string({
+      char: 'o',
+      summary: 'File to write (.json, .yaml, optionally .gz), or - for stdout (canonical JSON).',
+      description: 'A symlink is followed to the regular file it names; a directory, device, FIFO or socket is refused (exit 2): the file is written beside its target and renamed over it.',
+      required: true,
+    }),
     'request-specs': Flags.boolean({summary: 'Also capture nova_api.request_specs (large).'}),
     'api-db': sourceFlags['api-db'],
     'placement-db': sourceFlags['placement-db'],
@@ -38,19 +43,25 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
 
   async run(): Promise<SnapshotCaptureResult> {
     const opts = {...sourceOptionsFrom(this.flags), snapshot: undefined, requestSpecs: this.flags['request-specs']}
-    if (/^live$/i.test(this.flags.output)) throw new ConfigError('-o needs a file name', 'e.g. -o snap.json.gz')
+    const output = this.flags.output
+    if (/^live$/i.test(output)) throw new ConfigError('-o needs a file name', 'e.g. -o snap.json.gz')
+    const toStdout = output === '-'
+    if (toStdout && this.jsonEnabled()) throw new ConfigError('-o - writes the snapshot to stdout, where --json would print its result too', 'Drop --json, or write to a file.')
+    if (toStdout && process.stdout.isTTY) throw new ConfigError('-o - would write the whole snapshot to this terminal', 'Redirect stdout (-o - > snap.json, -o - | gzip > snap.json.gz) or name a file.')
+    // Before the capture, which can take minutes: a target that cannot be written fails now.
+    await resolveSnapshotTarget(output)
     const snapshot = await loadSnapshot(opts, stderrProgress())
-    await writeSnapshotFile(snapshot, this.flags.output)
+    await writeSnapshotFile(snapshot, output)
     const rows: Record<string, number> = {}
     for (const section of ['nova_api', 'nova', 'placement'] as const) {
       for (const [table, list] of Object.entries(snapshot[section])) if (Array.isArray(list)) rows[`${section}.${table}`] = list.length
     }
     const unavailable = snapshot.cells.filter((c) => c.status !== 'available')
-    this.note(`wrote ${this.flags.output}: ${rows['nova.compute_nodes']} compute nodes, ${rows['nova.instances']} instances, ${rows['placement.allocations']} allocations`)
+    this.note(`wrote ${toStdout ? 'the snapshot to stdout' : output}: ${rows['nova.compute_nodes']} compute nodes, ${rows['nova.instances']} instances, ${rows['placement.allocations']} allocations`)
     for (const c of unavailable) this.note(`warning: cell ${c.name ?? c.uuid} is UNAVAILABLE (${c.error ?? 'not read'}): recorded as unknown, not empty`)
-    this.out(`Snapshot written to ${this.flags.output}`)
+    if (!toStdout) this.out(`Snapshot written to ${output}`)
     return {
-      file: this.flags.output,
+      file: output,
       captured_at: snapshot.captured_at,
       source: snapshot.source.description,
       cells: snapshot.cells.map((c) => ({name: c.name, uuid: c.uuid, status: c.status})),
