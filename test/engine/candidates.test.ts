@@ -43,8 +43,11 @@ function candidates(s: Snapshot, req: PlacementRequest) {
 }
 
 let invId = 1000
+/** Placement only takes UUIDs in in_tree / member_of: provider uuids made from their names. */
+const rpUuid = (name: string) => `00000000-0000-4000-8000-${Buffer.from(name).toString('hex').padStart(12, '0').slice(-12)}`
+
 function provider(s: Snapshot, p: {id: number; name: string; parent?: number; root?: number; inv?: Array<[number, number, Partial<{reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>?]>; traits?: string[]; aggregates?: number[]}): void {
-  s.placement.resource_providers.push({id: p.id, uuid: `rp-${p.name}`, name: p.name, generation: 1, root_provider_id: p.root ?? p.parent ?? p.id, parent_provider_id: p.parent ?? null})
+  s.placement.resource_providers.push({id: p.id, uuid: rpUuid(p.name), name: p.name, generation: 1, root_provider_id: p.root ?? p.parent ?? p.id, parent_provider_id: p.parent ?? null})
   for (const [rc, total, o] of p.inv ?? []) {
     s.placement.inventories.push({id: invId++, resource_provider_id: p.id, resource_class_id: rc, total, reserved: 0, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1, ...o})
   }
@@ -144,9 +147,9 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
   })
 
   it('in_tree restricts to one tree', () => {
-    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: 'rp-numa1'})])).anchors).toEqual(['root', 'root'])
-    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: 'rp-other'})])).anchors).toEqual(['other'])
-    expect(candidates(tree(), request([group('', {VCPU: 1}, {inTree: 'rp-nope'})])).r.diagnostics.stoppedAt).toMatch(/in_tree provider rp-nope does not exist/)
+    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: rpUuid('numa1')})])).anchors).toEqual(['root', 'root'])
+    expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: rpUuid('other')})])).anchors).toEqual(['other'])
+    expect(candidates(tree(), request([group('', {VCPU: 1}, {inTree: rpUuid('nope')})])).r.diagnostics.stoppedAt).toMatch(`in_tree provider ${rpUuid('nope')} does not exist`)
   })
 
   it('granular groups: each group from a single provider; isolate needs distinct providers', () => {
@@ -234,11 +237,11 @@ describe('member_of, forbidden aggregates, root traits', () => {
     expect(candidates(cloud(), request([group('', {VCPU: 1})], {rootRequired: new Set(['HW_CPU_X86_AVX2'])})).anchors).toEqual(['c'])
     const r = candidates(cloud(), request([group('', {VCPU: 1})], {rootRequired: new Set(['CUSTOM_NOPE'])})).r
     expect(r.all).toEqual([])
-    expect(r.diagnostics.stoppedAt).toMatch(/trait CUSTOM_NOPE does not exist/)
+    expect(r.diagnostics.stoppedAt).toMatch('No such trait(s): CUSTOM_NOPE.')
   })
 
   it('an unknown resource class is an error', () => {
-    expect(candidates(cloud(), request([group('', {CUSTOM_NOPE: 1})])).r.diagnostics.stoppedAt).toMatch(/resource class CUSTOM_NOPE does not exist/)
+    expect(candidates(cloud(), request([group('', {CUSTOM_NOPE: 1})])).r.diagnostics.stoppedAt).toMatch('No such resource class CUSTOM_NOPE.')
   })
 })
 
@@ -257,5 +260,65 @@ describe('limit (max_placement_results) is applied after ordering, and trims the
     expect(lim.r.all).toHaveLength(4)
     expect(lim.r.kept.map((a) => a.anchorRootId)).toEqual([1, 1, 4])
     expect([...lim.r.summaryProviderIds].sort()).toEqual([1, 2, 3, 4])
+  })
+})
+
+describe('duplicate requests through sharing providers (placement keeps a set that ignores the anchor)', () => {
+  // cn1 with local disk + ss1, ss2 sharing DISK_GB with it: placement's "disk alone" case
+  function cloud(): Snapshot {
+    const s = bare()
+    provider(s, {id: 1, name: 'cn1', inv: [[RC.VCPU, 8], [RC.DISK_GB, 50]], aggregates: [1]})
+    provider(s, {id: 2, name: 'ss1', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
+    provider(s, {id: 3, name: 'ss2', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
+    return s
+  }
+  const parts = (r: ReturnType<typeof candidates>) => r.text.map((t) => t.replace(/^[^:]*: /, ''))
+
+  it.each([
+    ['disk alone: each sharing provider once, cn1 once', {DISK_GB: 10}, null, ['cn1.DISK_GB=10', 'ss1.DISK_GB=10', 'ss2.DISK_GB=10']],
+    ['disk too big for cn1: the two shares, once each', {DISK_GB: 100}, null, ['ss1.DISK_GB=100', 'ss2.DISK_GB=100']],
+    ['limit=2 is not wasted on copies', {DISK_GB: 100}, 2, ['ss1.DISK_GB=100', 'ss2.DISK_GB=100']],
+    ['VCPU pins the request to cn1: nothing to merge', {VCPU: 1, DISK_GB: 100}, null, ['cn1.VCPU=1 ss1.DISK_GB=100', 'cn1.VCPU=1 ss2.DISK_GB=100']],
+  ] as const)('%s', (_name, resources, limit, want) => {
+    const r = candidates(cloud(), request([group('', {...resources})], {limit, rootForbidden: new Set()}))
+    expect(parts(r).sort()).toEqual(want)
+    expect(r.r.kept.length).toBe(limit ?? want.length)
+  })
+})
+
+describe("placement's 400s (nova: NoValidHost)", () => {
+  function cloud(): Snapshot {
+    const s = bare()
+    provider(s, {id: 1, name: 'a', inv: [[RC.VCPU, 4], [RC.SRIOV_NET_VF, 4]], aggregates: [1]})
+    return s
+  }
+
+  it.each([
+    ['unknown forbidden trait', [group('', {VCPU: 1}, {forbidden: ['CUSTOM_NOT_A_TRAIT']})], {}, 'No such trait(s): CUSTOM_NOT_A_TRAIT.'],
+    ['unknown required trait', [group('', {VCPU: 1}, {required: ['CUSTOM_NOT_A_TRAIT']})], {}, 'No such trait(s): CUSTOM_NOT_A_TRAIT.'],
+    ['unknown root_required forbidden trait', [group('', {VCPU: 1})], {rootForbidden: new Set(['CUSTOM_X'])}, 'No such trait(s): CUSTOM_X.'],
+    ['unknown resource class', [group('', {CUSTOM_NOPE: 1})], {}, 'Invalid resource class in resources parameter: No such resource class CUSTOM_NOPE.'],
+    ['two granular groups without group_policy', [group('', {VCPU: 1}), group('1', {SRIOV_NET_VF: 1}), group('2', {SRIOV_NET_VF: 1})], {}, 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'],
+    ['limit=0', [group('', {VCPU: 1})], {limit: 0}, "Invalid query string parameters: '0' does not match '^[1-9][0-9]*$'"],
+    ['a bad group_policy', [group('', {VCPU: 1})], {groupPolicy: 'some'}, "Invalid query string parameters: 'some' is not one of ['none', 'isolate']"],
+    ['T and !T in one group', [group('', {VCPU: 1}, {required: ['CUSTOM_GOLD'], forbidden: ['CUSTOM_GOLD']})], {}, 'Conflicting required and forbidden traits found in the following traits keys: required: (CUSTOM_GOLD)'],
+    ['T and !T in root_required', [group('', {VCPU: 1})], {rootRequired: new Set(['CUSTOM_GOLD']), rootForbidden: new Set(['CUSTOM_GOLD'])}, 'Conflicting required and forbidden traits found in root_required: CUSTOM_GOLD'],
+    ['amount 0', [group('', {VCPU: 0, MEMORY_MB: 1})], {}, 'Requested resource VCPU requires amount >= 1. Got: 0.'],
+    ['a resourceless granular group (trait1 without resources1)', [group('', {VCPU: 1}), group('1', {}, {required: ['CUSTOM_GOLD']})], {}, 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.'],
+    ['member_of that is not a UUID', [group('', {VCPU: 1}, {memberOf: [['aggregate-id-7']]})], {}, "Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: aggregate-id-7"],
+    ['in_tree that is not a UUID', [group('', {VCPU: 1}, {inTree: 'compute-1'})], {}, "Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: compute-1"],
+    ['in: any-of traits before microversion 1.39', [group('', {VCPU: 1}, {required: ['in:CUSTOM_A,CUSTOM_B']})], {}, "Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: in:CUSTOM_A,CUSTOM_B"],
+  ] as const)('%s', (_name, groups, extra, message) => {
+    const r = candidates(cloud(), request([...groups], {rootForbidden: new Set(), ...(extra as Partial<PlacementRequest>)}))
+    expect(r.r.all).toEqual([])
+    expect(r.r.diagnostics.stoppedAt).toBe(`placement answers 400 "${message}" (nova: NoValidHost)`)
+  })
+
+  it('a valid query with member_of, in_tree and traits is not refused', () => {
+    const s = cloud()
+    const rp = s.placement.resource_providers[s.placement.resource_providers.length - 1]?.uuid as string
+    const aggUuid = s.placement.placement_aggregates[0]?.uuid as string
+    const r = candidates(s, request([group('', {VCPU: 1}, {memberOf: [[aggUuid]], inTree: rp, forbidden: ['CUSTOM_GOLD']})], {rootForbidden: new Set(['COMPUTE_STATUS_DISABLED'])}))
+    expect(r.anchors).toEqual(['a'])
   })
 })

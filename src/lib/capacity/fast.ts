@@ -25,7 +25,7 @@ import type {ComputeNode} from '../domain/snapshot.js'
 import {consumeHost, type EngineState, type SchedulerConfig} from '../engine/index.js'
 import {type FilterContext, type HostFilter, type Reason} from '../engine/filters.js'
 import {buildHostState, hostStateBase, type HostState} from '../engine/host-state.js'
-import {checkClaimCapacity, type PlacementRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory, type UsageView} from '../engine/placement.js'
+import {checkClaimCapacity, placementBadRequest, type PlacementRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory, type UsageView} from '../engine/placement.js'
 import type {RequestSpec} from '../engine/request.js'
 
 /** Filters whose verdict depends on what the simulation consumed and that only get stricter. */
@@ -187,7 +187,8 @@ export interface FlatPlacement {
 
 export function flatPlacement(idx: ProviderIndex, req: PlacementRequest): FlatPlacement {
   const byRc = new Map<string, Part>()
-  let fatal: string | null = null
+  // placement's 400s (unknown traits incl. forbidden ones, T and !T, ...), as the engine's search has them
+  let fatal: string | null = placementBadRequest(idx, req)
   for (const t of req.rootRequired) if (!idx.knownTraits.has(t)) fatal ??= `trait ${t} does not exist in placement`
   for (const g of req.groups) {
     for (const [rc, amount] of g.resources) {

@@ -273,7 +273,8 @@ export interface PlacementGroup {
 
 export interface PlacementRequest {
   groups: PlacementGroup[]
-  groupPolicy: 'none' | 'isolate' | null
+  /** 'none' | 'isolate'; anything else is placement's schema 400 */
+  groupPolicy: string | null
   limit: number | null
   rootRequired: Set<string>
   rootForbidden: Set<string>
@@ -395,11 +396,12 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
   const rcReg = idx.model.rc
   const delta = usage.delta ?? new Map<number, Map<number, number>>()
   const fastUsage = usage.base === idx.baseUsage && usage.delta !== undefined
+  const bad = placementBadRequest(idx, req)
+  if (bad !== null) return empty(`placement answers 400 "${bad}" (nova: NoValidHost)`)
 
   // Request-wide: root_required / root_forbidden select the anchor roots.
   let anchorRoots: Set<number> | null = null
   if (req.rootRequired.size > 0 || req.rootForbidden.size > 0) {
-    for (const t of req.rootRequired) if (!idx.knownTraits.has(t)) return empty(`trait ${t} does not exist in placement (placement answers 400 TraitNotFound; nova then raises NoValidHost)`)
     const cached = idx.anchorRoots(req.rootRequired, req.rootForbidden)
     anchorRoots = cached.roots
     for (const [id, why] of cached.rejected) diag.rejectedRoots.set(id, why)
@@ -413,13 +415,11 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
   for (const group of req.groups) {
     const ctx: GroupCtx = {group, useSameProvider: group.suffix !== '', resources: [], rpsInAggs: null, badAggRps: null, summaryHits: new Uint8Array(idx.providers.size)}
     for (const [rc, amount] of group.resources) {
-      const rcId = rcReg.id(rc)
-      if (rcId === undefined) return empty(`resource class ${rc} does not exist in placement (placement answers 400)`)
+      const rcId = rcReg.id(rc) as number
       ctx.resources.push({rc, rcId, amount})
       if (seenRcs.has(rc)) multiGroupRcs.add(rc)
       seenRcs.add(rc)
     }
-    for (const t of group.required) if (!idx.knownTraits.has(t)) return empty(`trait ${t} does not exist in placement (placement answers 400 TraitNotFound; nova then raises NoValidHost)`)
     if (group.memberOf.length > 0) {
       ctx.rpsInAggs = providersInAllAggregates(idx, group.memberOf)
       if (ctx.rpsInAggs.size === 0) return empty(`no providers in aggregate(s) ${memberOfText(group.memberOf)}${suffixText(group)}`)
@@ -580,6 +580,7 @@ function keepFitting(idx: ProviderIndex, usage: UsageView, areqs: AllocationRequ
 
 function finish(idx: ProviderIndex, req: PlacementRequest, all: AllocationRequest[], diag: CandidateDiagnostics, truncated: boolean, multiGroupRcs: Set<string>): CandidateResult {
   if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
+  all = dedupeSharingOnly(idx, all)
   const kept = req.limit !== null && req.limit < all.length ? all.slice(0, req.limit) : all
   const keptRoots = new Set<number>()
   for (const a of kept) for (const p of a.parts) keptRoots.add((idx.providers.get(p.rpId) as ProviderInfo).rootId)
@@ -781,10 +782,32 @@ function exceedsCapacity(idx: ProviderIndex, a: AllocationRequest, usage: UsageV
   return null
 }
 
-function areqKey(a: AllocationRequest): string {
+/**
+ * Placement collects allocation requests in a set whose equality ignores the anchor: a request
+ * served only by sharing providers is found once per tree sharing their aggregate, and returned
+ * once. Only such requests can repeat (any other part pins the request to its own tree), so the
+ * rest is passed through without building keys.
+ */
+function dedupeSharingOnly(idx: ProviderIndex, all: AllocationRequest[]): AllocationRequest[] {
+  if (idx.sharing.size === 0) return all
+  const seen = new Set<string>()
+  const out: AllocationRequest[] = []
+  for (const a of all) {
+    const parts = a.parts
+    if (parts.length > 0 && parts.every((p) => idx.sharing.has(p.rpId))) {
+      const key = areqKey(a, false)
+      if (seen.has(key)) continue
+      seen.add(key)
+    }
+    out.push(a)
+  }
+  return out
+}
+
+function areqKey(a: AllocationRequest, withAnchor = true): string {
   const parts = a.parts.map((p) => `${p.rpId}:${p.rcId}:${p.amount}`).sort().join(',')
   const maps = [...a.mappings].map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('+')}`).sort().join(';')
-  return `${a.anchorRootId}|${parts}|${maps}`
+  return `${withAnchor ? a.anchorRootId : ''}|${parts}|${maps}`
 }
 
 function providersInAllAggregates(idx: ProviderIndex, memberOf: string[][]): Set<number> {
@@ -807,6 +830,69 @@ function memberOfText(m: string[][]): string {
 
 function rootRequiredText(req: PlacementRequest): string {
   return [...[...req.rootRequired].sort(), ...[...req.rootForbidden].sort().map((t) => `!${t}`)].join(',')
+}
+
+// ---------------------------------------------------------------- placement's 400s
+
+const QS_KEY = /^(resources|required|member_of|in_tree)([a-zA-Z0-9_-]{1,64})?$/
+
+/** oslo uuidutils.is_uuid_like */
+function isUuidLike(v: string): boolean {
+  return /^[0-9a-f]{32}$/.test(v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '').toLowerCase())
+}
+
+/**
+ * The 400 placement 8 answers this query with at microversion 1.36 (the one nova Zed asks for),
+ * checked in the order its handler parses the query string nova sends; then TraitNotFound and
+ * ResourceClassNotFound, looked up request-wide first, then group by group. null when none.
+ * nova's reaction to any of them is NoValidHost.
+ */
+export function placementBadRequest(idx: ProviderIndex, req: PlacementRequest): string | null {
+  const params = queryParams(req)
+  const invalid = (what: string) => `Invalid query string parameters: ${what}`
+  // the JSON schema, over dict(req.GET)
+  if (req.limit !== null && !(Number.isInteger(req.limit) && req.limit >= 1)) return invalid(`'${req.limit}' does not match '^[1-9][0-9]*$'`)
+  if (req.groupPolicy !== null && req.groupPolicy !== 'none' && req.groupPolicy !== 'isolate') return invalid(`'${req.groupPolicy}' is not one of ['none', 'isolate']`)
+  // RequestWideParams.from_request
+  const rootConflicts = [...req.rootRequired].filter((t) => req.rootForbidden.has(t))
+  if (rootConflicts.length > 0) return `Conflicting required and forbidden traits found in root_required: ${rootConflicts.join(', ')}`
+  // RequestGroup._parse_request_items, in query-string order
+  for (const [key, val] of params) {
+    const m = QS_KEY.exec(key)
+    if (!m) continue
+    if (m[1] === 'resources') {
+      if (val.trim() === '') return 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.'
+      for (const rt of val.split(',')) {
+        const [rc, amount] = rt.split(':') as [string, string]
+        if (Number(amount) < 1) return `Requested resource ${rc} requires amount >= 1. Got: ${amount}.`
+      }
+    } else if (m[1] === 'required') {
+      if (val.startsWith('in:')) return invalid(`The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`)
+    } else if (m[1] === 'member_of') {
+      const uuids = val.replace(/^!?(in:)?/, '').split(',')
+      const badUuid = uuids.find((u) => !isUuidLike(u))
+      if (badUuid !== undefined) return invalid(`Expected 'member_of' parameter to contain valid UUID(s). Got: ${badUuid}`)
+    } else if (!isUuidLike(val.trim())) return invalid(`Expected 'in_tree' parameter to be a format of uuid. Got: ${val}`)
+  }
+  // RequestGroup.dict_from_request: no same_subtree is sent, so every group needs resources
+  const resourceless = req.groups.filter((g) => g.resources.size === 0)
+  if (resourceless.length === req.groups.length) return 'There must be at least one resources or resources[$S] parameter.'
+  const conflicts = req.groups.flatMap((g) => [...g.required].filter((t) => g.forbidden.has(t)).map((t) => `required${g.suffix}: (${t})`)).sort()
+  if (conflicts.length > 0) return `Conflicting required and forbidden traits found in the following traits keys: ${conflicts.join(', ')}`
+  if (!req.groupPolicy && req.groups.filter((g) => g.suffix !== '').length > 1) return 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'
+  // AllocationCandidates.get_by_requests: root traits, then each group's classes and traits
+  const unknownTrait = (names: Iterable<string>) => {
+    for (const t of names) if (!idx.knownTraits.has(t)) return `No such trait(s): ${t}.`
+    return null
+  }
+  const root = unknownTrait(req.rootRequired) ?? unknownTrait(req.rootForbidden)
+  if (root) return root
+  for (const g of req.groups) {
+    for (const rc of g.resources.keys()) if (idx.model.rc.id(rc) === undefined) return `Invalid resource class in resources parameter: No such resource class ${rc}.`
+    const t = unknownTrait(g.required) ?? unknownTrait(g.forbidden)
+    if (t) return t
+  }
+  return null
 }
 
 // ---------------------------------------------------------------- query string
