@@ -287,6 +287,9 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
       return err(`permission denied on the ${db} database${at}: ${driverMsg}`, 'DbAccessDenied', 'cloudctl needs SELECT on the nova, nova_api and placement databases (and INSERT/UPDATE/DELETE for repairs).', error)
     case 'ER_BAD_DB_ERROR':
       return err(`unknown database${at}: ${driverMsg}`, 'DbUnknownDatabase', 'Check the database name at the end of the URL (SHOW DATABASES on that server).', error)
+    case 'ER_NO_DB_ERROR':
+      // The URL named a server but no database (mysql://host:3306 or a trailing slash).
+      return err(`no database name in the URL of the ${db} database${at}`, 'DbNoDatabase', 'Add the database name at the end of the URL: ...@db-host:3306/nova_api.', error)
     case 'ER_NO_SUCH_TABLE': {
       const m = /Table '(?:[^'.]*\.)?([^'.]+)' doesn't exist/.exec(e.sqlMessage ?? '')
       const table = m?.[1] ?? ctx.table ?? 'a table'
