@@ -139,7 +139,7 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
   it('profiles and cells named like Object properties are ordinary names', () => {
     const c = parseConfigText('profiles:\n  constructor: {api_db: "mysql://a@h/api", cell_db: {toString: "mysql://a@h/c1", __proto__: "mysql://a@h/c2"}}\n', 'c.yaml')
     expect(selectProfile(c, 'constructor')?.profile.api_db).toBe('mysql://a@h/api')
-    expect(Object.keys(c.profiles.constructor.cell_db ?? {})).toEqual(['toString', '__proto__'])
+    expect(Object.keys(selectProfile(c, 'constructor')?.profile.cell_db ?? {})).toEqual(['toString', '__proto__'])
     const r = resolveConnections({apiDb: 'mysql://a@h/api', placementDb: 'mysql://a@h/p', cellDb: ['valueOf=mysql://a@h/v']}, emptyEnv)
     expect(r.cellDb.constructor).toBeUndefined()
     expect(r.cellDb.toString).toBeUndefined()

@@ -24,6 +24,9 @@ describe('redact (by URL structure)', () => {
     ['http://host:8080/path', 'http://host:8080/path'],
     // cloudctl's own display form, followed by a driver message: left alone
     ["mysql://nova:***@db1:3306/nova: Access denied for user 'nova'@'10.0.0.1'", "mysql://nova:***@db1:3306/nova: Access denied for user 'nova'@'10.0.0.1'"],
+    // the sentence after a URL is not part of it
+    ['Expected mysql://USER:PASSWORD@HOST/DB. An @ must be written %40', 'Expected mysql://USER:***@HOST/DB. An @ must be written %40'],
+    ['bad mysql://u:p@ss@h/db here, user@example', 'bad mysql://u:***@h/db here, user@example'],
     // ordinary words stay ordinary
     ['nova-api r2_nova_api availability zone nova', 'nova-api r2_nova_api availability zone nova'],
   ])('%s', (input, want) => {

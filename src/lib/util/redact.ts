@@ -18,16 +18,20 @@ const PASSWORD_PARAM = /([?&;](?:password|passwd|pwd)=)[^&;\s]*/gi
 
 /**
  * Redacts the user info of one URL body (the text after 'scheme://', up to the end of its line).
- * The password runs from the first ':' not preceded by '/' to the last '@': a superset of what
- * SQLAlchemy (first '@'), urllib (last '@') or a hurried operator (raw '@' in the password) mean.
+ * The password runs from the first ':' not preceded by '/' to the last '@' of the URL: a superset
+ * of what SQLAlchemy (first '@'), urllib (last '@') or a hurried operator (raw '@' in the password)
+ * mean. The URL ends at the first whitespace after an '@' (host names have none), so the sentence
+ * around a URL in a message survives.
  */
 function redactBody(body: string, scheme: string): string {
   const colon = body.search(/[:/]/)
   if (colon === -1 || body[colon] !== ':') return body
   // Our own display form: already redacted, and the text after it may hold other '@'s.
   if (body.startsWith(`${REDACTED}@`, colon + 1)) return body
-  const lastAt = body.lastIndexOf('@')
-  if (lastAt < colon) return body
+  const firstAt = body.indexOf('@', colon)
+  if (firstAt === -1) return body
+  const ws = body.slice(firstAt).search(/\s/)
+  const lastAt = body.lastIndexOf('@', ws === -1 ? body.length : firstAt + ws)
   if (!DB_SCHEME.test(scheme)) {
     const multi = redactHostList(body, lastAt)
     if (multi !== undefined) return multi
