@@ -196,6 +196,22 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     expect(`${dry.stdout}${dry.stderr}`.replace(/:\*\*\*@/g, '')).not.toContain('***')
   })
 
+  it('takes the password from a my.cnf option file (read_default_file), keeping it out of argv', async () => {
+    const cnf = join(dir, 'my.cnf')
+    const u = parseDbUrl(testDsn())
+    writeFileSync(cnf, `[client]\nuser = ${HARD_USER}\npassword = "${HARD_PW}"\nhost = ${u.host}\nport = ${u.port}\n`, {mode: 0o600})
+    const viaFile = (db: string): string => `mysql+pymysql:///${db}?read_default_file=${cnf}&charset=utf8`
+    const args = ['cells', 'list', '--json', '--api-db', viaFile(cloud.databases.api), '--placement-db', viaFile(cloud.databases.placement), '--nova-conf', novaConf]
+    for (const arg of args) expect(arg).not.toContain(HARD_PW)
+    const r = record('cells list via option file', await cloudctl(args, {env}))
+    expect(r.exitCode, r.stderr).toBe(0)
+    const {cells} = oneJsonDocument(r.stdout) as {cells: Array<{state: string}>}
+    expect(cells.map((c) => c.state)).toEqual(['available', 'available', 'available'])
+    const missing = record('option file missing', await cloudctl(['cells', 'list', '--api-db', `mysql+pymysql:///x?read_default_file=${join(dir, 'nope.cnf')}`, '--placement-db', placement], {env}))
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr).toMatch(/cannot read option file .*nope\.cnf/)
+  })
+
   it('nothing anywhere contains any of the passwords', () => {
     expect(runs.length).toBeGreaterThan(20)
     for (const {what, text} of runs) expectNoLeak(what, text)
