@@ -1,0 +1,265 @@
+"""Scenarios that real nova plays in its own functional harness, then dumps.
+
+Each test method of RealNovaClouds is one scenario: it drives the real API,
+conductor, scheduler, libvirt-driver computes (on nova's fake libvirt) and a
+real placement, then writes every row of nova_api, each cell database and
+placement to the JSON file named by $REALNOVA_DUMP.
+
+Run one scenario (the factory does this):
+  REALNOVA_DUMP=/tmp/x.json /usr/bin/python3 -m testtools.run \
+      driver.RealNovaClouds.test_healthy
+"""
+import base64
+import datetime
+import decimal
+import json
+import os
+
+from lxml import etree
+import fixtures
+from oslo_utils.fixture import uuidsentinel as uuids
+import sqlalchemy as sa
+
+from nova import context as nova_context
+from nova.db.api import api as api_db
+from nova.db.main import api as main_db
+from nova import objects
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.tests.functional.libvirt import base
+from placement import db_api as placement_db
+
+
+def _plain(value):
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat(sep=' ')
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {'$base64': base64.b64encode(bytes(value)).decode()}
+    return value
+
+
+def _rows(engine):
+    """Every table of one sqlite database, by column name, raw as stored."""
+    out = {}
+    with engine.connect() as conn:
+        for table in sa.inspect(conn).get_table_names():
+            if table.startswith('alembic_version') or table == 'migrate_version':
+                continue
+            result = conn.exec_driver_sql('SELECT * FROM "%s"' % table)
+            cols = list(result.keys())
+            out[table] = {
+                'columns': cols,
+                'rows': [[_plain(v) for v in row] for row in result],
+            }
+    return out
+
+
+class RealNovaClouds(base.ServersTestBase):
+    """Every compute is a libvirt compute on nova's fake libvirt."""
+
+    NUMBER_OF_CELLS = 2
+    ADMIN_API = True
+    microversion = 'latest'
+    ADDITIONAL_FILTERS = ['NUMATopologyFilter']
+
+    def setUp(self):
+        super().setUp()
+        # Live migrations complete in the fake hypervisor only when the
+        # destination domain is defined and the source job is marked done.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
+            self._finish_live_migration))
+        self.hold_live_migrations = False
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+        # Progress figures of a running live migration are saved from a
+        # green thread that shares the request context of a caller still
+        # inside a reader transaction in this harness; the figures
+        # (migrations.memory_*/disk_*) are nothing cloudctl reads.
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.migration.save_stats'))
+        # The fake hypervisor keeps no disk files to copy on a resize.
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.driver.LibvirtDriver'
+            '.migrate_disk_and_power_off', return_value='{}'))
+        self.flags(cpu_dedicated_set='0-3,6-9', cpu_shared_set='4-5,10-11',
+                   group='compute')
+
+    # ------------------------------------------------------------ helpers
+
+    def _finish_live_migration(self, domain, destination, params, flags):
+        server = etree.fromstring(
+            params['destination_xml']).find('./uuid').text
+        dest = self.computes[self._live_dest or
+                             destination.split('//')[1].split('/')[0]]
+        dest.driver._host.get_connection().createXML(
+            params['destination_xml'], 'realnova')
+        if self.hold_live_migrations:
+            # The job stays running: nova keeps polling it.
+            return
+        src = self.computes[self._live_src]
+        src.driver._host.get_connection().lookupByUUIDString(
+            server).complete_job()
+
+    def _host_info(self):
+        return fakelibvirt.HostInfo(
+            cpu_nodes=2, cpu_sockets=1, cpu_cores=3, cpu_threads=2,
+            kB_mem=16 * 1024 * 1024)
+
+    def _computes(self, cells):
+        for cell, hosts in cells.items():
+            for host in hosts:
+                self.start_compute(host, host_info=self._host_info(),
+                                   cell_name=cell)
+
+    def _flavors(self):
+        self.small = self._create_flavor(
+            name='rn.small', vcpu=1, memory_mb=512, disk=2, ephemeral=0)
+        self.medium = self._create_flavor(
+            name='rn.medium', vcpu=2, memory_mb=1024, disk=4, ephemeral=0)
+        self.large = self._create_flavor(
+            name='rn.large', vcpu=2, memory_mb=2048, disk=4, ephemeral=0)
+        self.pinned = self._create_flavor(
+            name='rn.pinned', vcpu=2, memory_mb=1024, disk=2, ephemeral=0,
+            extra_spec={'hw:cpu_policy': 'dedicated'})
+        self.pinned_big = self._create_flavor(
+            name='rn.pinned-big', vcpu=4, memory_mb=2048, disk=2,
+            ephemeral=0, extra_spec={'hw:cpu_policy': 'dedicated'})
+
+    def _boot(self, flavor, host=None, name=None, **kw):
+        return self._create_server(
+            name=name, flavor_id=flavor, host=host, networks='none', **kw)
+
+    def _host_of(self, server):
+        return self.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
+
+    def _live_migrate_to(self, server, dest=None, expect='completed'):
+        self._live_src = self._host_of(server)
+        self._live_dest = dest
+        self.api.post_server_action(server['id'], {
+            'os-migrateLive': {'host': dest, 'block_migration': 'auto'}})
+        self._wait_for_migration_status(server, [expect])
+
+    def _aggregates(self):
+        az1 = self._create_aggregate('agg-az1', availability_zone='az1')
+        for host in ('host1', 'host2'):
+            self.api.post_aggregate_action(
+                az1, {'add_host': {'host': host}})
+        fast = self._create_aggregate('agg-fast')
+        self.api.post_aggregate_action(fast, {'add_host': {'host': 'host3'}})
+        self.api.post_aggregate_action(
+            fast, {'set_metadata': {'metadata': {'ssd': 'true'}}})
+        return az1, fast
+
+    def _dump(self):
+        target = os.environ.get('REALNOVA_DUMP')
+        if not target:
+            return
+        ctxt = nova_context.get_admin_context()
+        cells = {}
+        for mapping in objects.CellMappingList.get_all(ctxt):
+            with nova_context.target_cell(ctxt, mapping) as cctxt:
+                engine = main_db.get_context_manager(
+                    cctxt).writer.get_engine()
+                cells[mapping.uuid] = {'name': mapping.name,
+                                       'tables': _rows(engine)}
+        doc = {
+            'api': _rows(api_db.context_manager.writer.get_engine()),
+            'cells': cells,
+            'placement': _rows(
+                placement_db.placement_context_manager.writer.get_engine()),
+        }
+        tmp = target + '.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(doc, f)
+        os.replace(tmp, target)
+
+    def _healthy_base(self):
+        self._computes({'cell1': ['host1', 'host2', 'host3'],
+                        'cell2': ['host4']})
+        self._flavors()
+        self._aggregates()
+
+    # ------------------------------------------------------------ scenarios
+
+    def test_healthy(self):
+        self._healthy_base()
+        group = self.api.post_server_groups(
+            {'name': 'spread', 'policy': 'anti-affinity'})
+        a = self._boot(self.small, host='host1', name='a')
+        b = self._boot(self.medium, host='host2', name='b')
+        p1 = self._boot(self.pinned, host='host1', name='p1')
+        p2 = self._boot(self.pinned, host='host3', name='p2')
+        self._boot(self.pinned_big, host='host2', name='p3')
+        self._boot(self.small, name='az', az='az1')
+        for i in range(2):
+            body = self._build_server(name='g%d' % i, flavor_id=self.small,
+                                      networks='none')
+            server = self.api.post_server(
+                {'server': body,
+                 'os:scheduler_hints': {'group': group['id']}})
+            self._wait_for_state_change(server, 'ACTIVE')
+        # A server in the second cell.
+        self._boot(self.small, host='host4', name='c2')
+
+        # Resize confirmed and reverted, pinned and not.
+        self._resize_server(a, self.medium)
+        self._confirm_resize(a)
+        self._resize_server(b, self.large)
+        self._revert_resize(b)
+        self._resize_server(p1, self.pinned_big)
+        self._confirm_resize(p1)
+        # Cold migration, then a live migration.
+        self._migrate_server(p2)
+        self._confirm_resize(p2)
+        self._live_migrate_to(b)
+        # Shelve / unshelve / offload.
+        s = self._boot(self.small, host='host3', name='shelved')
+        self._shelve_server(s, expected_state='SHELVED_OFFLOADED')
+        self._unshelve_server(s)
+        # Shelved first on its host, then offloaded by the operator.
+        self.flags(shelved_offload_time=-1)
+        s2 = self._boot(self.small, host='host2', name='offloaded')
+        self._shelve_server(s2, expected_state='SHELVED')
+        self._shelve_offload_server(s2)
+        self.flags(shelved_offload_time=0)
+        # Deletes.
+        gone = self._boot(self.medium, host='host3', name='gone')
+        self._delete_server(gone)
+        gone_pinned = self._boot(self.pinned, host='host2', name='gone-p')
+        self._delete_server(gone_pinned)
+        self._run_periodics()
+        self._dump()
+
+    def test_in_flight(self):
+        self._healthy_base()
+        self.flags(allow_resize_to_same_host=True)
+        moving = self._boot(self.medium, host='host1', name='resize-away')
+        self._resize_server(moving, self.large)
+        # cell2 has a single compute: its resize stays on that host.
+        same = self._boot(self.small, host='host4', name='resize-same')
+        self._resize_server(same, self.medium)
+        pinned = self._boot(self.pinned, host='host2', name='resize-pinned')
+        self._resize_server(pinned, self.pinned_big)
+        live = self._boot(self.small, host='host3', name='live')
+        self.hold_live_migrations = True
+        self._live_migrate_to(live, 'host2', expect='running')
+        self._run_periodics()
+        self._dump()
+
+    def test_evacuated_host_down(self):
+        # LP 1679750: the source host died and never came back.
+        self._healthy_base()
+        victim = self._boot(self.small, host='host1', name='evacuated')
+        pinned = self._boot(self.pinned, host='host1', name='evacuated-p')
+        self._boot(self.small, host='host2', name='bystander')
+        self.computes['host1'].stop()
+        service = self.admin_api.get_services(
+            host='host1', binary='nova-compute')[0]
+        self.admin_api.put_service_force_down(service['id'], True)
+        self._evacuate_server(victim, expected_host=None)
+        self._evacuate_server(pinned, expected_host=None)
+        del self.computes['host1']
+        self._run_periodics()
+        self._dump()

@@ -1,0 +1,361 @@
+"""Turns a scenario that real nova played into MariaDB databases.
+
+  factory.py cloud --scenario NAME --prefix P   -> prints one JSON document
+  factory.py drop --prefix P
+  factory.py nova-check --prefix P              -> real nova-manage on them
+
+Schemas come from the real `nova-manage api_db sync`, `cell_v2 map_cell0`,
+`cell_v2 create_cell`, `db sync` and `placement-manage db sync`, run once
+into template databases (cloudctl_tpl_<key>_*) and cloned per cloud. The
+rows come from the harness dump (driver.py), cached under .cache/ by
+scenario, nova version and driver hash. Server: $CLOUDCTL_TEST_DSN
+(default mysql://root@127.0.0.1:3306). Run with /usr/bin/python3.
+"""
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+import pymysql
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, '.cache')
+PYTHON = '/usr/bin/python3'
+CELLS = ('cell1', 'cell2')
+
+
+class FactoryError(Exception):
+    pass
+
+
+def _server():
+    dsn = os.environ.get('CLOUDCTL_TEST_DSN') or 'mysql://root@127.0.0.1:3306'
+    u = urllib.parse.urlsplit(dsn)
+    return {
+        'host': u.hostname or '127.0.0.1',
+        'port': u.port or 3306,
+        'user': urllib.parse.unquote(u.username or 'root'),
+        'password': urllib.parse.unquote(u.password or ''),
+    }
+
+
+def _connect(database=None):
+    s = _server()
+    return pymysql.connect(host=s['host'], port=s['port'], user=s['user'],
+                           password=s['password'], database=database,
+                           charset='utf8', autocommit=True)
+
+
+def nova_url(database):
+    s = _server()
+    auth = urllib.parse.quote(s['user'], safe='')
+    if s['password']:
+        auth += ':' + urllib.parse.quote(s['password'], safe='')
+    return 'mysql+pymysql://%s@%s:%d/%s?charset=utf8' % (
+        auth, s['host'], s['port'], database)
+
+
+def _version(package):
+    out = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise FactoryError('%s is not installed' % package)
+    return out.stdout.strip()
+
+
+def _key(*parts):
+    return hashlib.sha256('\0'.join(parts).encode()).hexdigest()[:10]
+
+
+def template_key():
+    return _key(_version('python3-nova'), _version('python3-placement'))
+
+
+@contextlib.contextmanager
+def _server_lock(conn, name):
+    with conn.cursor() as cur:
+        cur.execute('SELECT GET_LOCK(%s, 900)', (name,))
+        if cur.fetchone()[0] != 1:
+            raise FactoryError('could not take the lock %s' % name)
+    try:
+        yield
+    finally:
+        with conn.cursor() as cur:
+            cur.execute('SELECT RELEASE_LOCK(%s)', (name,))
+
+
+def _write_conf(path, text):
+    with open(path, 'w') as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
+def _manage(argv, what):
+    out = subprocess.run(argv, capture_output=True, text=True)
+    if out.returncode != 0:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-5:]
+        raise FactoryError('%s failed (exit %d): %s' % (
+            what, out.returncode, ' | '.join(tail)))
+    return out
+
+
+def _nova_conf(path, api, cell):
+    _write_conf(path, (
+        '[DEFAULT]\n'
+        'transport_url = rabbit://cloudctl@127.0.0.1:5672/\n'
+        'log_dir =\n'
+        '[api_database]\nconnection = %s\n'
+        '[database]\nconnection = %s\n') % (nova_url(api), nova_url(cell)))
+
+
+def ensure_templates():
+    """Template databases whose schemas real nova and placement created."""
+    key = template_key()
+    names = {'api': 'cloudctl_tpl_%s_api' % key,
+             'placement': 'cloudctl_tpl_%s_placement' % key,
+             'cell0': 'cloudctl_tpl_%s_cell0' % key,
+             'cell': 'cloudctl_tpl_%s_cell' % key}
+    conn = _connect()
+    try:
+        with _server_lock(conn, 'cloudctl_realnova_templates'):
+            if all(_has_alembic(conn, db) for db in names.values()):
+                return names
+            with conn.cursor() as cur:
+                for db in names.values():
+                    cur.execute('DROP DATABASE IF EXISTS `%s`' % db)
+                    cur.execute(
+                        'CREATE DATABASE `%s` DEFAULT CHARACTER SET utf8' % db)
+            with tempfile.TemporaryDirectory() as tmp:
+                conf = os.path.join(tmp, 'nova.conf')
+                _nova_conf(conf, names['api'], names['cell'])
+                nm = ['nova-manage', '--config-file', conf]
+                _manage(nm + ['api_db', 'sync'], 'nova-manage api_db sync')
+                _manage(nm + ['cell_v2', 'map_cell0', '--database_connection',
+                              nova_url(names['cell0'])],
+                        'nova-manage cell_v2 map_cell0')
+                _manage(nm + ['cell_v2', 'create_cell', '--name', 'cell1',
+                              '--database_connection', nova_url(names['cell'])],
+                        'nova-manage cell_v2 create_cell')
+                _manage(nm + ['db', 'sync'], 'nova-manage db sync')
+                pconf = os.path.join(tmp, 'placement.conf')
+                _write_conf(pconf, '[placement_database]\nconnection = %s\n'
+                            % nova_url(names['placement']))
+                _manage(['placement-manage', '--config-file', pconf, 'db',
+                         'sync'], 'placement-manage db sync')
+            for db in names.values():
+                if not _has_alembic(conn, db):
+                    raise FactoryError('%s has no alembic version after sync'
+                                       % db)
+            return names
+    finally:
+        conn.close()
+
+
+def _has_alembic(conn, db):
+    with conn.cursor() as cur:
+        cur.execute('SELECT COUNT(*) FROM information_schema.TABLES WHERE '
+                    'TABLE_SCHEMA = %s AND TABLE_NAME = %s',
+                    (db, 'alembic_version'))
+        if cur.fetchone()[0] == 0:
+            return False
+        cur.execute('SELECT COUNT(*) FROM `%s`.alembic_version' % db)
+        return cur.fetchone()[0] > 0
+
+
+def _clone(conn, template, target):
+    with conn.cursor() as cur:
+        cur.execute('CREATE DATABASE `%s` DEFAULT CHARACTER SET utf8' % target)
+        cur.execute('SELECT TABLE_NAME FROM information_schema.TABLES WHERE '
+                    "TABLE_SCHEMA = %s AND TABLE_TYPE = 'BASE TABLE'",
+                    (template,))
+        tables = [r[0] for r in cur.fetchall()]
+        cur.execute('USE `%s`' % target)
+        cur.execute('SET SESSION foreign_key_checks = 0')
+        for t in tables:
+            cur.execute('SHOW CREATE TABLE `%s`.`%s`' % (template, t))
+            cur.execute(cur.fetchone()[1])
+        cur.execute('INSERT INTO alembic_version SELECT * FROM '
+                    '`%s`.alembic_version' % template)
+
+
+# ------------------------------------------------------------------ dumps
+
+def driver_hash():
+    with open(os.path.join(HERE, 'driver.py'), 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def ensure_dump(scenario):
+    key = _key(scenario, _version('python3-nova'),
+               _version('python3-placement'), driver_hash())
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, '%s-%s.json' % (scenario, key))
+    with open(os.path.join(CACHE, '.lock-%s' % scenario), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(path):
+            return path
+        log = path[:-5] + '.log'
+        env = dict(os.environ, REALNOVA_DUMP=path)
+        with open(log, 'w') as out:
+            rc = subprocess.run(
+                [PYTHON, '-m', 'testtools.run',
+                 'driver.RealNovaClouds.test_%s' % scenario],
+                cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+        if rc != 0 or not os.path.exists(path):
+            raise FactoryError('scenario %s failed in the nova harness; see %s'
+                               % (scenario, log))
+        return path
+
+
+# ------------------------------------------------------------------ load
+
+def _columns(conn, db):
+    with conn.cursor() as cur:
+        cur.execute('SELECT TABLE_NAME, COLUMN_NAME FROM '
+                    'information_schema.COLUMNS WHERE TABLE_SCHEMA = %s',
+                    (db,))
+        out = {}
+        for table, col in cur.fetchall():
+            out.setdefault(table, set()).add(col)
+        return out
+
+
+def _value(v):
+    if isinstance(v, dict) and '$base64' in v:
+        import base64
+        return base64.b64decode(v['$base64'])
+    return v
+
+
+def _load(conn, db, tables, label):
+    """Every dumped row, column by name; any schema difference is fatal."""
+    have = _columns(conn, db)
+    problems = []
+    for table, data in tables.items():
+        if table not in have:
+            problems.append('%s: table %s only in the harness' % (label, table))
+            continue
+        mine = set(data['columns'])
+        for c in sorted(mine - have[table]):
+            problems.append('%s: %s.%s only in the harness' % (label, table, c))
+        for c in sorted(have[table] - mine):
+            problems.append('%s: %s.%s only in MariaDB' % (label, table, c))
+    for table in sorted(set(have) - set(tables) - {'alembic_version'}):
+        problems.append('%s: table %s only in MariaDB' % (label, table))
+    if problems:
+        raise FactoryError('schema mismatch: ' + '; '.join(problems))
+    with conn.cursor() as cur:
+        cur.execute('USE `%s`' % db)
+        cur.execute('SET SESSION foreign_key_checks = 0')
+        cur.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, "
+                    "',NO_AUTO_VALUE_ON_ZERO')")
+        for table, data in tables.items():
+            if not data['rows']:
+                continue
+            cols = ', '.join('`%s`' % c for c in data['columns'])
+            marks = ', '.join(['%s'] * len(data['columns']))
+            cur.executemany(
+                'INSERT INTO `%s` (%s) VALUES (%s)' % (table, cols, marks),
+                [[_value(v) for v in row] for row in data['rows']])
+
+
+def _names(prefix):
+    return {'api': prefix + '_api', 'placement': prefix + '_placement',
+            'cell0': prefix + '_cell0',
+            **{c: '%s_%s' % (prefix, c) for c in CELLS}}
+
+
+def cloud(scenario, prefix):
+    tpl = ensure_templates()
+    dump_path = ensure_dump(scenario)
+    with open(dump_path) as f:
+        dump = json.load(f)
+    names = _names(prefix)
+    conn = _connect()
+    try:
+        _clone(conn, tpl['api'], names['api'])
+        _clone(conn, tpl['placement'], names['placement'])
+        _clone(conn, tpl['cell0'], names['cell0'])
+        for c in CELLS:
+            _clone(conn, tpl['cell'], names[c])
+        _load(conn, names['api'], dump['api'], 'nova_api')
+        _load(conn, names['placement'], dump['placement'], 'placement')
+        by_name = {}
+        for uuid, cell in dump['cells'].items():
+            target = names.get(cell['name'])
+            if target is None:
+                raise FactoryError('no database for cell %s' % cell['name'])
+            _load(conn, target, cell['tables'], cell['name'])
+            by_name[cell['name']] = target
+        with conn.cursor() as cur:
+            for name, db in by_name.items():
+                cur.execute('UPDATE `%s`.cell_mappings SET '
+                            'database_connection = %%s WHERE name = %%s'
+                            % names['api'], (nova_url(db), name))
+    finally:
+        conn.close()
+    # Operators map new computes with discover_hosts (or the scheduler's
+    # periodic); the harness never runs it, so nova's own command does it.
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, 'nova.conf')
+        _nova_conf(conf, names['api'], names['cell1'])
+        _manage(['nova-manage', '--config-file', conf, 'cell_v2',
+                 'discover_hosts'], 'nova-manage cell_v2 discover_hosts')
+    return {
+        'scenario': scenario,
+        'databases': sorted(set(names.values())),
+        'api': nova_url(names['api']),
+        'placement': nova_url(names['placement']),
+        'cells': {c: nova_url(names[c]) for c in ('cell0',) + CELLS},
+    }
+
+
+def drop(prefix):
+    conn = _connect()
+    try:
+        with conn.cursor() as cur:
+            for db in _names(prefix).values():
+                cur.execute('DROP DATABASE IF EXISTS `%s`' % db)
+    finally:
+        conn.close()
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog='factory.py')
+    sub = p.add_subparsers(dest='cmd', required=True)
+    c = sub.add_parser('cloud')
+    c.add_argument('--scenario', required=True)
+    c.add_argument('--prefix', required=True)
+    d = sub.add_parser('drop')
+    d.add_argument('--prefix', required=True)
+    sub.add_parser('templates')
+    n = sub.add_parser('nova-check')
+    n.add_argument('--prefix', required=True)
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == 'cloud':
+            out = cloud(args.scenario, args.prefix)
+        elif args.cmd == 'drop':
+            drop(args.prefix)
+            out = {}
+        elif args.cmd == 'templates':
+            out = ensure_templates()
+        else:
+            from novacheck import nova_check
+            out = nova_check(_names(args.prefix), nova_url, _nova_conf)
+        print(json.dumps(out))
+        return 0
+    except FactoryError as e:
+        print('realnova: %s' % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
