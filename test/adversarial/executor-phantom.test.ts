@@ -39,59 +39,72 @@ describe('a row inserted while the repair holds its locks (CLI, MariaDB)', {time
 
   const stateFor = (name: string) => ['--undo-dir', join(tmp, name), '--audit-log', join(tmp, `${name}.log`)]
 
-  async function allocationsOf(consumer: string): Promise<number> {
-    const conn = await openConnection(world.cloud.placementUrl)
+  async function sql(url: string, statement: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const conn = await openConnection(url)
     try {
-      const [rows] = await conn.query('SELECT COUNT(*) AS n FROM allocations WHERE consumer_id = ?', [consumer])
-      return Number((rows as Array<{n: number}>)[0].n)
+      // A write that had to wait for the repair's locks would not be concurrent: fail instead.
+      await conn.query('SET SESSION innodb_lock_wait_timeout = 5')
+      const [rows] = await conn.query(statement, params)
+      return rows as Array<Record<string, unknown>>
     } finally {
       await closeConnection(conn)
     }
   }
 
-  it('an allocation of the consumer being removed, inserted between the undo write and the COMMIT: exit 5, every table as the inserter left it', async () => {
+  /**
+   * Holds `repair leaks --apply` between its undo file and its first COMMIT, commits `insert` from
+   * another connection meanwhile, and requires exit 5 with every table as the inserter left it; then
+   * runs `cleanup` and requires every table as before.
+   */
+  async function insertDuringPause(name: string, url: string, insert: [string, unknown[]], cleanup: [string, unknown[]], table: string, message: RegExp): Promise<void> {
     const before = await checksums(world.cloud)
-    expect(await allocationsOf(gone)).toBeGreaterThan(0)
-
-    const cli = startCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('p1')], 'after-undo:10000')
+    const cli = startCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor(name)], 'after-undo:10000')
     await paused(cli)
-    // The plan deletes every allocation of `gone` and then its consumers row; a new allocation of the
-    // same consumer (another provider, as a concurrent claim would write it) commits meanwhile.
-    const writer = await openConnection(world.cloud.placementUrl)
-    try {
-      await writer.query('SET SESSION innodb_lock_wait_timeout = 5')
-      await writer.query('INSERT INTO allocations (created_at, resource_provider_id, consumer_id, resource_class_id, used) VALUES (UTC_TIMESTAMP(), ?, ?, 0, 1)', [otherRp, gone])
-    } finally {
-      await closeConnection(writer)
-    }
+    await sql(url, ...insert)
     expect(cli.running(), 'the CLI must still be paused when the row is committed').toBe(true)
     const mid = await checksums(world.cloud)
-    expect(changedTables(before, mid)).toEqual([`${world.cloud.databases.placement}.allocations`]) // the writer's row only
+    expect(changedTables(before, mid)).toEqual([table]) // the inserter's row only
 
     const r = await cli.done
     expect(r.exitCode, r.stdout + r.stderr).toBe(5)
-    expect(r.stderr).toMatch(/allocations\): rows where .* changed while the repair held its locks/)
+    expect(r.stderr).toMatch(message)
     expect(r.stderr).toMatch(/Nothing was written/)
     expect(changedTables(mid, await checksums(world.cloud))).toEqual([])
-    const consumers = await openConnection(world.cloud.placementUrl)
-    try {
-      const [rows] = await consumers.query('SELECT COUNT(*) AS n FROM consumers WHERE uuid = ?', [gone])
-      expect(Number((rows as Array<{n: number}>)[0].n)).toBe(1)
-    } finally {
-      await closeConnection(consumers)
-    }
-    const audit = JSON.parse(readFileSync(join(tmp, 'p1.log'), 'utf8').trim()) as Record<string, unknown>
-    expect(audit).toMatchObject({kind: 'leaks', outcome: 'aborted', committed: []})
+    const [{n}] = await sql(world.cloud.placementUrl, 'SELECT COUNT(*) AS n FROM consumers WHERE uuid = ?', [gone])
+    expect(Number(n)).toBe(1)
+    expect(JSON.parse(readFileSync(join(tmp, `${name}.log`), 'utf8').trim())).toMatchObject({kind: 'leaks', outcome: 'aborted', committed: []})
     // The undo file was written before the pause; nothing it describes was committed.
-    expect(readdirSync(join(tmp, 'p1')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
+    expect(readdirSync(join(tmp, name)).filter((f) => f.endsWith('.json'))).toHaveLength(1)
 
-    // Put the world back: remove the writer's row; every table is as before the test.
-    const conn = await openConnection(world.cloud.placementUrl)
-    try {
-      await conn.query('DELETE FROM allocations WHERE consumer_id = ? AND resource_provider_id = ?', [gone, otherRp])
-    } finally {
-      await closeConnection(conn)
-    }
+    await sql(url, ...cleanup)
     expect(changedTables(before, await checksums(world.cloud))).toEqual([])
+  }
+
+  it('an allocation of the consumer being removed, inserted between the undo write and the COMMIT: exit 5, every table as the inserter left it', async () => {
+    const [{n}] = await sql(world.cloud.placementUrl, 'SELECT COUNT(*) AS n FROM allocations WHERE consumer_id = ?', [gone])
+    expect(Number(n)).toBeGreaterThan(0)
+    // The plan deletes every allocation of `gone` and then its consumers row; a new allocation of the
+    // same consumer (another provider, as a concurrent claim would write it) commits meanwhile.
+    await insertDuringPause(
+      'p1',
+      world.cloud.placementUrl,
+      ['INSERT INTO allocations (created_at, resource_provider_id, consumer_id, resource_class_id, used) VALUES (UTC_TIMESTAMP(), ?, ?, 0, 1)', [otherRp, gone]],
+      ['DELETE FROM allocations WHERE consumer_id = ? AND resource_provider_id = ?', [gone, otherRp]],
+      `${world.cloud.databases.placement}.allocations`,
+      /allocations\): rows where .* changed while the repair held its locks/,
+    )
+  })
+
+  it('a build request for the deleted instance, inserted in nova_api (the last database to commit) during the same window: exit 5, nothing committed anywhere', async () => {
+    // The premise "no build request for this instance" is a check that expects no row: it locks
+    // nothing, so only reading it again can see the new one.
+    await insertDuringPause(
+      'p2',
+      world.cloud.apiUrl,
+      ['INSERT INTO build_requests (created_at, project_id, instance_uuid) VALUES (UTC_TIMESTAMP(), ?, ?)', ['p', gone]],
+      ['DELETE FROM build_requests WHERE instance_uuid = ?', [gone]],
+      `${world.cloud.databases.api}.build_requests`,
+      /nova_api build_requests\): rows where .* changed while the repair held its locks/,
+    )
   })
 })
