@@ -219,12 +219,14 @@ describe('captureLive: broken cells and databases', () => {
     const conf = join(dir, 'nova.conf')
     const u = parseDbUrl(cloud.cellUrls.cell1)
     writeFileSync(conf, `[DEFAULT]\ndebug = true\n\n[database]\nconnection = ${withDatabase(testDsn(), 'nova')}\n\n[api_database]\nconnection = ${cloud.apiUrl}\n\n[placement_database]\nconnection = ${cloud.placementUrl}\n`)
-    await exec(cloud.apiUrl, 'UPDATE cell_mappings SET database_connection = ? WHERE id = 10', [`{scheme}://{username}:{password}@{hostname}:{port}/${u.database}?{query}`])
+    // nova formats a missing password as 'None': {password} only when the test server has one
+    const template = `{scheme}://{username}${u.password === undefined ? '' : ':{password}'}@{hostname}:{port}/${u.database}?{query}`
+    await exec(cloud.apiUrl, 'UPDATE cell_mappings SET database_connection = ? WHERE id = 10', [template])
     try {
       const snap = await captureLive({novaConf: conf})
       const closed = snap.cells.find((c) => c.name === 'closed')
       // a template holds no password: it is kept as written
-      expect(closed).toMatchObject({status: 'available', database_connection: `{scheme}://{username}:{password}@{hostname}:{port}/${u.database}?{query}`})
+      expect(closed).toMatchObject({status: 'available', database_connection: template})
       expect(snap.nova.instances.filter((r) => r.cell_uuid === closed?.uuid).length).toBe(seeded.nova.instances.filter((r) => r.cell_uuid === CELL1_UUID).length)
       // without nova.conf the template cannot be filled: unavailable, not empty
       const noConf = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})

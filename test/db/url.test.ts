@@ -158,7 +158,7 @@ describe('parseDbUrl', () => {
     ['', /is empty/],
     ['rsec:Sekr3tPw7731@127.0.0.1/nova_api', /is not a URL/],
     ['postgresql://nova:pw5x@db1/nova', /reads MySQL\/MariaDB databases only/],
-    ['mysql://nova:pw6x@db1:33o6/nova', /cannot be parsed/],
+    ['mysql://nova:pw6x@db1:33o6/nova', /bad port '33o6'/],
     ['mysql://nova:pw7x@db1:70000/nova', /port 70000, outside/],
     ['mysql://rtest:p@ss:w/rd%@127.0.0.1/db', /cannot be parsed/],
     ['mysql://nova:pw8x@@db1/nova', /'@' outside the user info/],

@@ -27,6 +27,9 @@ describe('redact (by URL structure)', () => {
     // the sentence after a URL is not part of it
     ['Expected mysql://USER:PASSWORD@HOST/DB. An @ must be written %40', 'Expected mysql://USER:***@HOST/DB. An @ must be written %40'],
     ['bad mysql://u:p@ss@h/db here, user@example', 'bad mysql://u:***@h/db here, user@example'],
+    // nova's template form holds no password; a literal one in a template is one
+    ['{scheme}://{username}:{password}@{hostname}:{port}/nova_cell1?{query}', '{scheme}://{username}:{password}@{hostname}:{port}/nova_cell1?{query}'],
+    ['{scheme}://nova:S3cret@{hostname}/nova_cell1', '{scheme}://nova:***@{hostname}/nova_cell1'],
     // ordinary words stay ordinary
     ['nova-api r2_nova_api availability zone nova', 'nova-api r2_nova_api availability zone nova'],
   ])('%s', (input, want) => {

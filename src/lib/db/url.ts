@@ -225,6 +225,13 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   if (text === '') throw bad(label, 'is empty')
   const s = parseSqlalchemyUrl(text)
   if (!s) {
+    // The port is the only part make_url checks; it can be named when no '@' follows the user info
+    // (otherwise the 'port' may be a piece of a password with a raw '@').
+    const m = SQLA_URL.exec(text)
+    const atEnd = m?.indices?.groups?.at?.[0]
+    if (m?.groups?.port !== undefined && (atEnd === undefined ? !text.includes('@') : atEnd === text.lastIndexOf('@'))) {
+      throw bad(label, `has a bad port '${m.groups.port}': not a number (${brokenShape(text)})`)
+    }
     const why = /^[A-Za-z][A-Za-z0-9+._-]*:\/\//.test(text)
       ? 'cannot be parsed as nova (SQLAlchemy) parses it: check the port, and write an @ or % in the password as %40 or %25'
       : "is not a URL (no 'scheme://'; its text is not shown because it may hold a password)"

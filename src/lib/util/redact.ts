@@ -11,7 +11,10 @@
 export const REDACTED = '***'
 
 // A scheme not glued to a preceding word character ('xmysql://' is not a URL start).
-const SCHEME = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\//g
+// nova's templated cell URLs start with '{scheme}://'.
+const SCHEME = /(?<![A-Za-z0-9+.-])(?:[A-Za-z][A-Za-z0-9+.-]*|\{scheme\}):\/\//g
+// A template field ('{password}') is a placeholder, not a password.
+const PLACEHOLDER = /^\{[a-z_0-9]*\}$/
 // Transport URLs (oslo.messaging) list several user:pass@host:port separated by commas.
 const DB_SCHEME = /^(mysql|mariadb|postgres|postgresql|sqlite|oracle|mssql)\b/i
 const PASSWORD_PARAM = /([?&;](?:password|passwd|pwd)=)[^&;\s]*/gi
@@ -32,6 +35,7 @@ function redactBody(body: string, scheme: string): string {
   if (firstAt === -1) return body
   const ws = body.slice(firstAt).search(/\s/)
   const lastAt = body.lastIndexOf('@', ws === -1 ? body.length : firstAt + ws)
+  if (PLACEHOLDER.test(body.slice(colon + 1, lastAt))) return body
   if (!DB_SCHEME.test(scheme)) {
     const multi = redactHostList(body, lastAt)
     if (multi !== undefined) return multi
