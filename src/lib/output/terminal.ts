@@ -56,10 +56,10 @@ export function humanText(text: string, opts: {keepSgr?: boolean} = {}): string 
 }
 
 /**
- * JSON text with DEL and C1 escaped too: JSON.stringify leaves them raw, and a terminal that reads
- * U+009B as CSI would act on them. They can only occur inside strings, so the document parses to the
+ * JSON text with DEL, C1 and the bidi controls escaped too: JSON.stringify leaves them raw, a
+ * terminal that reads U+009B as CSI would act on them, and an override reorders what a reader sees. They can only occur inside strings, so the document parses to the
  * same values.
  */
 export function jsonSafe(json: string): string {
-  return json.replace(/[\u007F-\u009F\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return json.replace(/[\u007F-\u009F\u061C\u200E\u200F\u2028-\u202E\u2066-\u2069]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
