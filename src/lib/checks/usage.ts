@@ -71,8 +71,18 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
     const residentUuids = moving ? new Set(resident.map((i) => i.uuid)) : undefined
     for (const m of moving ?? []) {
       const inst = m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined
-      if (!inst || residentUuids?.has(inst.uuid)) continue
+      if (!inst) continue
       const incoming = m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname
+      const outbound = m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname
+      if (incoming && outbound) {
+        // A resize on its own node: nova's resource tracker counts the instance (above) and also
+        // holds the other flavor of the migration, for a revert (or the pending new one before
+        // finish_resize switched the instance's flavor).
+        if (!residentUuids?.has(inst.uuid)) continue
+        migrations.push({m, inst, which: inst.instance_type_id === m.old_instance_type_id ? 'new' : 'old'})
+        continue
+      }
+      if (residentUuids?.has(inst.uuid)) continue
       migrations.push({m, inst, which: incoming ? 'new' : 'old'})
     }
 
