@@ -142,7 +142,17 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
     leakInfo ??= classifyAllocations(ctx)
     excluded ??= excludedPcpu(model, pcpuId, leakInfo)
     // What the provider holds, less what leaks already reported (or could not decide).
-    const used = model.usage(rp.id, pcpuId) - (excluded.get(rp.id) ?? 0)
+    let used = model.usage(rp.id, pcpuId) - (excluded.get(rp.id) ?? 0)
+    // A consumer flagged for a leftover elsewhere (the source of an evacuation) still holds its
+    // rightful PCPU here, where it lives and pins: only its other providers were excluded.
+    for (const uuid of pinsByInstance.keys()) {
+      if (leakInfo.flaggedInstances.has(uuid)) continue
+      if (!leakInfo.flaggedConsumers.has(uuid) && !leakInfo.undecidedConsumers.has(uuid)) continue
+      const index = model.consumerIndex.get(uuid)
+      for (const a of index === undefined ? [] : model.consumerAllocations[index]) {
+        if (a.resource_provider_id === rp.id && a.resource_class_id === pcpuId) used += a.used
+      }
+    }
     let expectedCount = 0
     for (const [uuid, n] of pinsByInstance) if (!leakInfo.flaggedInstances.has(uuid)) expectedCount += n
     if (used === expectedCount) continue
