@@ -3,7 +3,7 @@
  * generated cloud: nova builds its HostState objects from the same compute node, service,
  * aggregate and instance rows (ComputeNode._from_db_object + HostState.update), then every filter
  * runs on every host (not chained, to see each filter's verdict on all of them) and the weight
- * handler orders all hosts. Skipped unless CLOUDCTL_COMPARE_NOVA=1.
+ * handler orders all hosts. Skipped when /usr/bin/python3 cannot import nova (driver.ts).
  */
 import {describe, expect, it} from 'vitest'
 

@@ -4,14 +4,16 @@
 Reads one JSON document on stdin, writes one on stdout. Modes:
 
 - "numa": numa_get_constraints + numa_fit_instance_to_host per case.
+- "constraints": numa_get_constraints per flavor / image, with nova's exception
+  name and message where nova-api refuses the request.
 - "filters": host filters and the weight handler on HostState objects built
   from the JSON host states the engine used.
 - "placement": GET /allocation_candidates from placement's own WSGI app,
   in-process, against a MariaDB database the caller names (tables created by
   placement's migrations, rows copied from the snapshot by SQL).
 
-Only used by test/compare-nova (CLOUDCTL_COMPARE_NOVA=1); needs the
-python3-nova and python3-placement packages.
+Only used by test/compare-nova; needs the python3-nova and
+python3-placement packages.
 """
 import datetime
 import json
@@ -93,6 +95,29 @@ def numa(doc):
                 fit.append({'id': c.id, 'pinning': {str(k): v for k, v in pinning.items()},
                             'reserved': sorted(reserved)})
         out.append({'constraints': cons, 'fit': fit})
+    return out
+
+
+def constraints(doc):
+    """numa_get_constraints alone: the guest topology, or nova's exception and message."""
+    _nova()
+    from nova import objects
+    from nova.virt import hardware
+    out = []
+    for case in doc['cases']:
+        flavor = _flavor(objects, case['flavor'])
+        try:
+            image = objects.ImageMeta.from_dict({'properties': case.get('image_properties', {})})
+            t = hardware.numa_get_constraints(flavor, image)
+        except Exception as e:
+            msg = e.format_message() if hasattr(e, 'format_message') else str(e)
+            out.append({'error': type(e).__name__, 'message': msg})
+            continue
+        out.append({'cells': None if t is None else [
+            {'cpuset': sorted(c.cpuset), 'pcpuset': sorted(c.pcpuset), 'memory': c.memory,
+             'pagesize': c.pagesize, 'policy': c.cpu_policy, 'thread': c.cpu_thread_policy}
+            for c in t.cells],
+            'emulatorThreadsPolicy': None if t is None else t.emulator_threads_policy})
     return out
 
 
@@ -291,7 +316,8 @@ def _load_placement_rows(db, pl):
 def main():
     doc = json.load(sys.stdin)
     mode = doc['mode']
-    result = {'numa': numa, 'filters': filters, 'request': request, 'placement': placement}[mode](doc)
+    result = {'numa': numa, 'constraints': constraints, 'filters': filters, 'request': request,
+              'placement': placement}[mode](doc)
     json.dump(result, sys.stdout)
 
 

@@ -1,0 +1,105 @@
+/**
+ * The queries placement 8 refuses (400, with its message) and the sharing-provider duplicates it
+ * folds, against placement's own WSGI app (python3-placement, Zed) on a MariaDB database made by its
+ * migrations: for each request, the engine's placementBadRequest must give placement's message, and
+ * where placement answers 200 the engine's allocation requests must be placement's (as a multiset).
+ * Needs the test MariaDB (CLOUDCTL_TEST_DSN, default mysql://root@127.0.0.1:3306).
+ */
+import {randomBytes} from 'node:crypto'
+import {describe, expect, it} from 'vitest'
+
+import {buildModel} from '../../src/lib/domain/model.js'
+import {createEngineState} from '../../src/lib/engine/pipeline.js'
+import {allocationCandidates, emptyGroup, placementBadRequest, providerIndex, toQueryString, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {buildCloud, TRAIT_IDS} from '../engine/cloud.js'
+import {COMPARE, runNova} from './driver.js'
+
+function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; inTree?: string} = {}): PlacementGroup {
+  const g = emptyGroup(suffix)
+  for (const [rc, n] of Object.entries(resources)) g.resources.set(rc, n)
+  for (const t of o.required ?? []) g.required.add(t)
+  for (const t of o.forbidden ?? []) g.forbidden.add(t)
+  g.memberOf = o.memberOf ?? []
+  g.inTree = o.inTree ?? null
+  return g
+}
+
+const req = (groups: PlacementGroup[], extra: Partial<PlacementRequest> = {}): PlacementRequest => ({groups, groupPolicy: null, limit: null, rootRequired: new Set(), rootForbidden: new Set(), ...extra})
+
+function mysqlParams(): {host: string; port: number; user: string; password: string} {
+  const u = new URL(process.env.CLOUDCTL_TEST_DSN || 'mysql://root@127.0.0.1:3306')
+  return {host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password)}
+}
+
+/**
+ * placement's error body: the message is the last paragraph of `detail`. A JSON-schema refusal goes
+ * on with jsonschema's dump of the schema and instance, which the engine leaves out.
+ */
+function placementMessage(body: unknown): string {
+  const detail = (body as {errors?: Array<{detail?: string}>})?.errors?.[0]?.detail ?? JSON.stringify(body)
+  return (detail.split('\n\n').pop() ?? '').trim().replace(/\s+Failed validating .*$/s, '')
+}
+
+describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplication", () => {
+  it('the engine refuses what placement refuses, with its message, and finds the same candidates otherwise', () => {
+    const s = buildCloud([{name: 'cn1', aggregates: ['az1'], diskGb: 40}, {name: 'cn2', aggregates: ['az1']}], [], {aggregates: [{name: 'az1'}]})
+    const p = s.placement
+    // two providers sharing DISK_GB with the hosts of az1
+    for (const [i, name] of ['ss1', 'ss2'].entries()) {
+      const id = 100 + i
+      p.resource_providers.push({id, uuid: `5a000000-0000-4000-8000-00000000010${i}`, name, generation: 1, root_provider_id: id, parent_provider_id: null})
+      p.inventories.push({id: 1000 + i, resource_provider_id: id, resource_class_id: 2, total: 1000, reserved: 0, min_unit: 1, max_unit: 1000, step_size: 1, allocation_ratio: 1})
+      p.resource_provider_traits.push({resource_provider_id: id, trait_id: TRAIT_IDS.MISC_SHARES_VIA_AGGREGATE as number})
+      p.resource_provider_aggregates.push({resource_provider_id: id, aggregate_id: 1})
+    }
+    const agg = p.placement_aggregates[0]?.uuid as string
+    const cn1 = p.resource_providers.find((r) => r.name === 'cn1')?.uuid as string
+    const cases: Array<[string, PlacementRequest]> = [
+      ['disk alone (each sharing provider once)', req([group('', {DISK_GB: 10})])],
+      ['disk too big for cn1', req([group('', {DISK_GB: 100})])],
+      ['VCPU and disk', req([group('', {VCPU: 1, DISK_GB: 100})])],
+      ['granular disk from a share, isolate', req([group('', {VCPU: 1}), group('1', {DISK_GB: 10}), group('2', {DISK_GB: 10})], {groupPolicy: 'isolate'})],
+      ['unknown forbidden trait', req([group('', {VCPU: 1}, {forbidden: ['CUSTOM_NOT_A_TRAIT']})])],
+      ['unknown required trait', req([group('', {VCPU: 1}, {required: ['CUSTOM_NOT_A_TRAIT']})])],
+      ['unknown forbidden root trait', req([group('', {VCPU: 1})], {rootForbidden: new Set(['CUSTOM_NOT_A_TRAIT'])})],
+      ['unknown resource class', req([group('', {CUSTOM_NOPE: 1})])],
+      ['two granular groups, no group_policy', req([group('', {VCPU: 1}), group('1', {DISK_GB: 1}), group('2', {DISK_GB: 1})])],
+      ['limit=0', req([group('', {VCPU: 1})], {limit: 0})],
+      ['bad group_policy', req([group('', {VCPU: 1}), group('1', {DISK_GB: 1})], {groupPolicy: 'some'})],
+      ['T and !T', req([group('', {VCPU: 1}, {required: ['CUSTOM_GOLD'], forbidden: ['CUSTOM_GOLD']})])],
+      ['T and !T in root_required', req([group('', {VCPU: 1})], {rootRequired: new Set(['CUSTOM_GOLD']), rootForbidden: new Set(['CUSTOM_GOLD'])})],
+      ['amount 0', req([group('', {VCPU: 0, MEMORY_MB: 1})])],
+      ['resourceless granular group', req([group('', {VCPU: 1}), group('1', {}, {required: ['CUSTOM_GOLD']})], {groupPolicy: 'none'})],
+      ['no resources at all', req([group('', {}, {required: ['CUSTOM_GOLD']})])],
+      ['member_of not a UUID', req([group('', {VCPU: 1}, {memberOf: [['aggregate-id-7']]})])],
+      ['in_tree not a UUID', req([group('', {VCPU: 1}, {inTree: 'compute-1'})])],
+      ['in: before 1.39', req([group('', {VCPU: 1}, {required: ['in:CUSTOM_GOLD,HW_CPU_X86_AVX2']})])],
+      ['valid member_of and in_tree', req([group('', {VCPU: 1}, {memberOf: [[agg]], inTree: cn1, forbidden: ['CUSTOM_GOLD']})])],
+    ]
+    const model = buildModel(s)
+    const idx = providerIndex(model)
+    const db = `cloudctl_cmp_${randomBytes(4).toString('hex')}`
+    const nova = runNova<Array<{status: number; error?: unknown; allocation_requests?: Array<Record<string, {resources: Record<string, number>}>>}>>({
+      mode: 'placement',
+      mysql: mysqlParams(),
+      database: db,
+      placement: s.placement,
+      queries: cases.map(([, r]) => toQueryString(r, {encoded: true})),
+    })
+    const uuidOf = (id: number) => idx.providers.get(id)?.uuid ?? String(id)
+    let refused = 0
+    cases.forEach(([name, r], i) => {
+      const got = nova[i]
+      const bad = placementBadRequest(idx, r)
+      expect({name, status: bad === null ? 200 : 400, message: bad}).toEqual({name, status: got?.status, message: got?.status === 200 ? null : placementMessage(got?.error)})
+      if (bad !== null) {
+        refused++
+        return
+      }
+      const engine = allocationCandidates(idx, r, createEngineState().usageView(idx)).all.map((a) => a.parts.map((x) => `${uuidOf(x.rpId)}:${x.rc}=${x.amount}`).sort().join(' ')).sort()
+      const real = (got?.allocation_requests ?? []).map((a) => Object.entries(a).flatMap(([u, v]) => Object.entries(v.resources).map(([rc, n]) => `${u}:${rc}=${n}`)).sort().join(' ')).sort()
+      expect({name, areqs: engine}).toEqual({name, areqs: real})
+    })
+    expect(refused).toBeGreaterThanOrEqual(14)
+  }, 300_000)
+})
