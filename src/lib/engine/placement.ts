@@ -793,8 +793,9 @@ function dedupeSharingOnly(idx: ProviderIndex, all: AllocationRequest[]): Alloca
   const seen = new Set<string>()
   const out: AllocationRequest[] = []
   for (const a of all) {
-    const parts = a.parts
-    if (parts.length > 0 && parts.every((p) => idx.sharing.has(p.rpId))) {
+    // a one-provider request keeps its parts unbuilt unless it is a sharing provider's
+    const sharingOnly = a instanceof OneProviderRequest ? idx.sharing.has(a.rpId) : a.parts.length > 0 && a.parts.every((p) => idx.sharing.has(p.rpId))
+    if (sharingOnly) {
       const key = areqKey(a, false)
       if (seen.has(key)) continue
       seen.add(key)
