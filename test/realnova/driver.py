@@ -104,8 +104,7 @@ class RealNovaClouds(base.ServersTestBase):
 
     def _host_info(self):
         return fakelibvirt.HostInfo(
-            cpu_nodes=2, cpu_sockets=1, cpu_cores=3, cpu_threads=2,
-            kB_mem=16 * 1024 * 1024)
+            cpu_nodes=2, cpu_sockets=1, cpu_cores=3, cpu_threads=2)
 
     def _computes(self, cells):
         for cell, hosts in cells.items():

@@ -2,7 +2,7 @@
 
   factory.py cloud --scenario NAME --prefix P   -> prints one JSON document
   factory.py drop --prefix P
-  factory.py nova-check --prefix P              -> real nova-manage on them
+  factory.py templates
 
 Schemas come from the real `nova-manage api_db sync`, `cell_v2 map_cell0`,
 `cell_v2 create_cell`, `db sync` and `placement-manage db sync`, run once
@@ -336,8 +336,6 @@ def main(argv):
     d = sub.add_parser('drop')
     d.add_argument('--prefix', required=True)
     sub.add_parser('templates')
-    n = sub.add_parser('nova-check')
-    n.add_argument('--prefix', required=True)
     args = p.parse_args(argv)
     try:
         if args.cmd == 'cloud':
@@ -345,11 +343,8 @@ def main(argv):
         elif args.cmd == 'drop':
             drop(args.prefix)
             out = {}
-        elif args.cmd == 'templates':
-            out = ensure_templates()
         else:
-            from novacheck import nova_check
-            out = nova_check(_names(args.prefix), nova_url, _nova_conf)
+            out = ensure_templates()
         print(json.dumps(out))
         return 0
     except FactoryError as e:

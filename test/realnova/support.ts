@@ -50,8 +50,3 @@ export async function realCloud(scenario: string): Promise<RealCloud> {
   const out = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix])) as Omit<RealCloud, 'drop' | 'prefix'>
   return {...out, prefix, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
 }
-
-/** The real nova-manage placement audit / heal_allocations on a loaded cloud. */
-export async function novaCheck(cloud: RealCloud): Promise<{audit: string; heal: string; auditExit: number; healExit: number}> {
-  return JSON.parse(await factory(['nova-check', '--prefix', cloud.prefix])) as {audit: string; heal: string; auditExit: number; healExit: number}
-}
