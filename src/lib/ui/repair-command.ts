@@ -165,24 +165,35 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
  * before any transaction, by writing to them (root passes access(2) checks whatever the mode says).
  */
 export function preflightWritablePaths(undoDir: string, auditLog: string): void {
-  const refuse = (what: string, path: string, error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))
-    return new CloudctlError(`the ${what} ${path} cannot be written (${code}); nothing was written to the databases`, {
+  const refuse = (what: string, path: string, error: unknown, making = false) => {
+    let code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))
+    // mkdir -p reports a file in the way as EEXIST: a path component is not a directory.
+    if (making && code === 'EEXIST') code = 'ENOTDIR'
+    const why = {ENOTDIR: ': a path component is not a directory', EISDIR: ': it is a directory', EACCES: ': permission denied', EROFS: ': read-only file system'}[code] ?? ''
+    return new CloudctlError(`the ${what} ${path} cannot be written (${code}${why}); nothing was written to the databases`, {
       exitCode: ExitCode.CONFIG,
       code: 'NotWritable',
       hint: what === 'undo directory' ? 'Pass a writable directory with --undo-dir (or CLOUDCTL_UNDO_DIR).' : 'Pass a writable file with --audit-log (or CLOUDCTL_AUDIT_LOG).',
     })
   }
+  const makeDir = (what: string, path: string, d: string) => {
+    try {
+      mkdirSync(d, {recursive: true, mode: 0o700})
+    } catch (error) {
+      throw refuse(what, path, error, true)
+    }
+  }
+  makeDir('undo directory', undoDir, undoDir)
   try {
-    mkdirSync(undoDir, {recursive: true, mode: 0o700})
-    const probe = join(undoDir, `.cloudctl-probe-${process.pid}`)
+    // 'wx': a name planted in the directory (a symlink) is never followed.
+    const probe = join(undoDir, `.cloudctl-probe-${process.pid}-${Date.now()}`)
     closeSync(openSync(probe, 'wx', 0o600))
     rmSync(probe, {force: true})
   } catch (error) {
     throw refuse('undo directory', undoDir, error)
   }
+  makeDir('audit log', auditLog, dirname(auditLog))
   try {
-    mkdirSync(dirname(auditLog), {recursive: true, mode: 0o700})
     // 'a' creates the log as the executor would, and fails on a directory or a read-only file.
     closeSync(openSync(auditLog, 'a', 0o600))
   } catch (error) {
