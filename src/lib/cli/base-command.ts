@@ -119,11 +119,11 @@ function isFlagParseError(e: Error | undefined): boolean {
 /**
  * oclif's parse errors put the reason on the lines after the first ("Parsing --num-instances" then
  * "Expected an integer ...") and end with "See more help with --help": keep every line that says
- * something, on one line, without oclif's own colouring.
+ * something, on one line, without oclif's own colouring (an empty value shown as "").
  */
 export function oneLine(message: string): string {
   // eslint-disable-next-line no-control-regex
-  const lines = message.replace(/\u001B\[[0-9;]*m/g, '').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^See more help with --help$/.test(l))
+  const lines = message.replace(/\u001B\[[0-9;]*m/g, '').split('\n').map((l) => l.replace(/received: $/, 'received: ""').trim()).filter((l) => l !== '' && !/^See more help with --help$/.test(l))
   if (lines.length <= 1) return lines[0] ?? firstLine(message)
   const [head, ...rest] = lines
   return `${head.replace(/:$/, '')}: ${rest.join('; ')}`
