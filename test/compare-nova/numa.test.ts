@@ -84,6 +84,16 @@ function randomFlavor(r: ReturnType<typeof seeded>): Case['flavor'] {
   if ((policy === 'dedicated' || policy === 'mixed') ? r.chance(0.3) : r.chance(0.05)) extra_specs['hw:emulator_threads_policy'] = 'isolate'
   if (nodes) extra_specs['hw:numa_nodes'] = nodes
   if (r.chance(0.2)) extra_specs['hw:mem_page_size'] = r.pick(['small', 'large', 'any', '2048'])
+  // topologies nova implies (explicit PCPU / VCPU, the hyperthreading trait, vPMEM, realtime)
+  if (!policy && r.chance(0.15)) extra_specs['resources:PCPU'] = String(r.chance(0.8) ? vcpus : vcpus + 1)
+  if (!policy && r.chance(0.05)) extra_specs['resources:VCPU'] = String(vcpus)
+  if (r.chance(0.1)) extra_specs['trait:HW_CPU_HYPERTHREADING'] = r.pick(['forbidden', 'required'])
+  if (r.chance(0.05)) extra_specs['hw:pmem'] = '2GB'
+  if ((policy === 'dedicated' || policy === 'mixed') && r.chance(0.15)) {
+    extra_specs['hw:cpu_realtime'] = 'yes'
+    if (r.chance(0.8)) extra_specs['hw:cpu_realtime_mask'] = '^0'
+    if (policy === 'mixed' && r.chance(0.7)) delete extra_specs['hw:cpu_dedicated_mask']
+  }
   return {vcpus: nodes === '2' && vcpus % 2 ? vcpus + 1 : vcpus, memory_mb, extra_specs}
 }
 

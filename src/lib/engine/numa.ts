@@ -622,25 +622,38 @@ function fitUncached(host: HostNumaTopology, req: InstanceTopologyRequest, opts:
   const notFit = new Set<string>()
   const fitCache = new Map<string, FittedCell>()
   let firstReason: string | null = null
+  // nova fits the guest's own cell objects and changes them as it goes: a cell that fitted takes
+  // the host cell's id, and one that passed the page size check keeps the size chosen, for every
+  // later permutation; the cache keys use those ids. Which hosts fit depends on it, so it is replayed.
+  const ids = req.cells.map((c) => c.id)
+  const pagesizes = req.cells.map((c) => c.pagesize)
   for (const perm of permutations(hostCells, req.cells.length)) {
     const chosen: FittedCell[] = []
     for (let i = 0; i < perm.length; i++) {
       const hc = perm[i] as HostNumaCell
-      const ic = req.cells[i] as InstanceCellRequest
-      const pair = `${hc.id}/${ic.id}`
+      const base = req.cells[i] as InstanceCellRequest
+      const pair = `${hc.id}/${ids[i] as number}`
       if (notFit.has(pair)) break
       const cached = fitCache.get(pair)
       if (cached) {
         chosen.push(cached)
+        ids[i] = hc.id
         continue
       }
+      const ic = ids[i] === base.id && pagesizes[i] === base.pagesize ? base : {...base, id: ids[i] as number, pagesize: pagesizes[i] as number | null}
       const reserved = req.emulatorThreadsIsolated && chosen.length === 0 ? 1 : 0
       const got = fitInstanceCell(hc, ic, opts.limits, reserved)
       if ('reason' in got) {
+        if (ic.pagesize) {
+          const ps = pagesizeFor(hc, ic)
+          if (typeof ps === 'number') pagesizes[i] = ps
+        }
         notFit.add(pair)
         firstReason ??= got.reason
         break
       }
+      if (ic.pagesize) pagesizes[i] = got.pagesize
+      ids[i] = hc.id
       fitCache.set(pair, got)
       chosen.push(got)
     }
