@@ -29,6 +29,8 @@ const CASES: Case[] = [
   {name: 'dedicated + emulator threads + require', flavor: {name: 'f', vcpus: 4, memoryMb: 4096, extraSpecs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate', 'hw:cpu_thread_policy': 'require'}}},
   {name: 'dedicated + isolate', flavor: {name: 'f', vcpus: 2, memoryMb: 4096, extraSpecs: {'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'}}},
   {name: 'mixed', flavor: {name: 'f', vcpus: 4, memoryMb: 4096, extraSpecs: {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}}},
+  {name: 'mixed with a realtime mask', flavor: {name: 'f', vcpus: 6, memoryMb: 4096, extraSpecs: {'hw:cpu_policy': 'mixed', 'hw:cpu_realtime': 'yes', 'hw:cpu_realtime_mask': '^0-2'}}},
+  {name: 'explicit PCPU with the hyperthreading trait', flavor: {name: 'f', vcpus: 4, memoryMb: 2048, extraSpecs: {'resources:PCPU': '4', 'trait:HW_CPU_HYPERTHREADING': 'forbidden'}}},
   {name: 'dedicated from the image', flavor: {name: 'f', vcpus: 2, memoryMb: 2048}, boot: {imageProperties: {hw_cpu_policy: 'dedicated'}}, novaImage: {hw_cpu_policy: 'dedicated'}},
   {name: 'resource overrides, custom class, traits', flavor: {name: 'f', vcpus: 2, memoryMb: 2048, extraSpecs: {'resources:VCPU': '1', 'resources:CUSTOM_GPU': '2', 'resources:DISK_GB': '0', 'trait:HW_CPU_X86_AVX2': 'required', 'trait:CUSTOM_SLOW': 'forbidden'}}},
   {name: 'granular groups with isolate', flavor: {name: 'f', vcpus: 2, memoryMb: 2048, extraSpecs: {'resources1:SRIOV_NET_VF': '1', 'trait1:CUSTOM_PHYSNET_A': 'required', 'resources2:SRIOV_NET_VF': '2', 'group_policy': 'isolate'}}},
