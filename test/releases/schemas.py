@@ -1,0 +1,183 @@
+"""Real nova / placement schemas of each supported release, on the test MariaDB.
+
+  schemas.py templates --release zed|2025.1       -> JSON: the template database names
+  schemas.py cloud --release R --prefix P [--cells cell1,cell2]
+                                                    -> JSON: the databases of a fresh cloud
+  schemas.py drop --prefix P
+
+zed: the host's nova 26 / placement 8 (Debian 12), through test/realnova/factory.py's templates
+(shared, so both suites build them once). 2025.1: nova 31 / placement 13 from Debian 13, run in the
+chroot that epoxy-chroot.sh builds ($CLOUDCTL_EPOXY_CHROOT, default /srv/trixie); the chroot shares
+the host's network, so nova-manage reaches the test server at the same address.
+
+A cloud is a structure-only clone of the templates (alembic_version included): the rows are the
+test's business. Run with /usr/bin/python3.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'realnova'))
+
+import factory  # noqa: E402  (test/realnova/factory.py: server, templates, clone)
+from factory import FactoryError  # noqa: E402
+
+CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
+RELEASES = ('zed', '2025.1')
+
+
+def chroot_ready():
+    return os.path.exists(os.path.join(CHROOT, '.cloudctl-epoxy-ready'))
+
+
+def _chroot_version(package):
+    out = subprocess.run(['chroot', CHROOT, 'dpkg-query', '-W', '-f=${Version}',
+                          package], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise FactoryError('%s is not installed in %s' % (package, CHROOT))
+    return out.stdout.strip()
+
+
+def _epoxy_templates():
+    if not chroot_ready():
+        raise FactoryError('no nova 2025.1 chroot at %s: run '
+                           'test/releases/epoxy-chroot.sh' % CHROOT)
+    key = factory._key('epoxy', _chroot_version('python3-nova'),
+                       _chroot_version('python3-placement'))
+    names = {'api': 'cloudctl_tpl_%s_api' % key,
+             'placement': 'cloudctl_tpl_%s_placement' % key,
+             'cell0': 'cloudctl_tpl_%s_cell0' % key,
+             'cell': 'cloudctl_tpl_%s_cell' % key}
+    conn = factory._connect()
+    try:
+        with factory._server_lock(conn, 'cloudctl_release_templates'):
+            if all(factory._has_alembic(conn, db) for db in names.values()):
+                return names
+            with conn.cursor() as cur:
+                for db in names.values():
+                    cur.execute('DROP DATABASE IF EXISTS `%s`' % db)
+                    cur.execute(
+                        'CREATE DATABASE `%s` DEFAULT CHARACTER SET utf8' % db)
+            # The config files must be visible inside the chroot: the paths given to the tools
+            # are the same files seen from there.
+            tmp_root = os.path.join(CHROOT, 'tmp')
+            with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
+                inside = '/tmp/' + os.path.basename(tmp)
+                factory._nova_conf(os.path.join(tmp, 'nova.conf'),
+                                   names['api'], names['cell'])
+                factory._write_conf(os.path.join(tmp, 'placement.conf'),
+                                    '[placement_database]\nconnection = %s\n'
+                                    % factory.nova_url(names['placement']))
+                nm = ['chroot', CHROOT, 'nova-manage', '--config-file',
+                      inside + '/nova.conf']
+                factory._manage(nm + ['api_db', 'sync'],
+                                'nova-manage api_db sync (2025.1)')
+                factory._manage(nm + ['cell_v2', 'map_cell0',
+                                      '--database_connection',
+                                      factory.nova_url(names['cell0'])],
+                                'nova-manage cell_v2 map_cell0 (2025.1)')
+                factory._manage(nm + ['cell_v2', 'create_cell', '--name',
+                                      'cell1', '--database_connection',
+                                      factory.nova_url(names['cell'])],
+                                'nova-manage cell_v2 create_cell (2025.1)')
+                factory._manage(nm + ['db', 'sync'],
+                                'nova-manage db sync (2025.1)')
+                factory._manage(['chroot', CHROOT, 'placement-manage',
+                                 '--config-file', inside + '/placement.conf',
+                                 'db', 'sync'],
+                                'placement-manage db sync (2025.1)')
+            for db in names.values():
+                if not factory._has_alembic(conn, db):
+                    raise FactoryError('%s has no alembic version after sync'
+                                       % db)
+            return names
+    finally:
+        conn.close()
+
+
+def templates(release):
+    if release == 'zed':
+        return factory.ensure_templates()
+    if release == '2025.1':
+        return _epoxy_templates()
+    raise FactoryError('unknown release %s (known: %s)'
+                       % (release, ', '.join(RELEASES)))
+
+
+def _names(prefix, cells):
+    out = {'api': '%s_api' % prefix, 'placement': '%s_placement' % prefix,
+           'cell0': '%s_cell0' % prefix}
+    out['cells'] = {c: '%s_%s' % (prefix, c) for c in cells}
+    return out
+
+
+def cloud(release, prefix, cells):
+    tpl = templates(release)
+    names = _names(prefix, cells)
+    conn = factory._connect()
+    done = []
+    try:
+        pairs = [(tpl['api'], names['api']),
+                 (tpl['placement'], names['placement']),
+                 (tpl['cell0'], names['cell0'])]
+        pairs += [(tpl['cell'], db) for db in names['cells'].values()]
+        for template, target in pairs:
+            factory._clone(conn, template, target)
+            done.append(target)
+    except Exception:
+        with conn.cursor() as cur:
+            for db in done:
+                cur.execute('DROP DATABASE IF EXISTS `%s`' % db)
+        raise
+    finally:
+        conn.close()
+    return names
+
+
+def drop(prefix):
+    conn = factory._connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA '
+                        'WHERE SCHEMA_NAME LIKE %s',
+                        (prefix.replace('_', '\\_') + '\\_%',))
+            for (db,) in cur.fetchall():
+                cur.execute('DROP DATABASE IF EXISTS `%s`' % db)
+    finally:
+        conn.close()
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog='schemas.py')
+    sub = p.add_subparsers(dest='cmd', required=True)
+    t = sub.add_parser('templates')
+    t.add_argument('--release', required=True, choices=RELEASES)
+    c = sub.add_parser('cloud')
+    c.add_argument('--release', required=True, choices=RELEASES)
+    c.add_argument('--prefix', required=True)
+    c.add_argument('--cells', default='cell1')
+    d = sub.add_parser('drop')
+    d.add_argument('--prefix', required=True)
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == 'templates':
+            out = templates(args.release)
+        elif args.cmd == 'cloud':
+            out = cloud(args.release, args.prefix,
+                        [x for x in args.cells.split(',') if x])
+        else:
+            drop(args.prefix)
+            out = {}
+        print(json.dumps(out))
+        return 0
+    except FactoryError as e:
+        print('releases: %s' % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,80 @@
+/**
+ * Test clouds on the real schemas of a release (schemas.py): the databases nova-manage and
+ * placement-manage of that release created, cloned empty, shaped like test/support/db.ts's
+ * TestCloud so that seedSnapshot loads any builder or generator cloud into them.
+ */
+import {randomBytes} from 'node:crypto'
+import {existsSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+
+import {execa} from 'execa'
+
+import {adminConnection, type TestCloud, testDbUrl} from '../support/db.js'
+import {closeConnection} from '../../src/lib/db/connection.js'
+import {missingNova} from '../realnova/support.js'
+
+const HERE = fileURLToPath(new URL('.', import.meta.url))
+const PYTHON = '/usr/bin/python3'
+
+export type TestRelease = 'zed' | '2025.1'
+
+export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+
+/** Why this release's real schemas cannot be built here; undefined when they can. */
+export function releaseUnavailable(release: TestRelease): string | undefined {
+  if (release === '2025.1') {
+    if (!existsSync(`${EPOXY_CHROOT}/.cloudctl-epoxy-ready`)) {
+      return `nova 2025.1 tests skipped: no chroot at ${EPOXY_CHROOT}; create it with \`bash test/releases/epoxy-chroot.sh\` (root, ~7 min, or run .ci/run)`
+    }
+    return undefined
+  }
+  const missing = missingNova().filter((p) => p.endsWith('-manage') || p.includes('pymysql'))
+  return missing.length === 0 ? undefined : `nova Zed (real schema) tests skipped: ${missing.join(', ')} missing; install python3-nova python3-placement python3-pymysql (or run .ci/run)`
+}
+
+/**
+ * Under CI=true a missing release is a failure, not a skip: .ci/run must have prepared it.
+ * Returns the skip reason (printed once by the caller) or undefined.
+ */
+export function skipReleaseTests(release: TestRelease): string | undefined {
+  const why = releaseUnavailable(release)
+  if (why !== undefined && process.env.CI === 'true') throw new Error(`CI=true but ${why}`)
+  return why
+}
+
+async function schemas(args: string[]): Promise<string> {
+  const r = await execa(PYTHON, [`${HERE}schemas.py`, ...args], {cwd: HERE, reject: false, timeout: 900_000})
+  if (r.exitCode !== 0) throw new Error(`schemas.py ${args[0]} failed (${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`)
+  return String(r.stdout)
+}
+
+/** An empty cloud on the real schemas of `release`: nova_api, placement, cell0 and `cells`. */
+export async function createReleaseCloud(release: TestRelease, prefix: string, cells: string[] = ['cell1']): Promise<TestCloud> {
+  const base = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20)}_${randomBytes(3).toString('hex')}`
+  const out = JSON.parse(await schemas(['cloud', '--release', release, '--prefix', base, '--cells', cells.join(',')])) as {
+    api: string
+    placement: string
+    cell0: string
+    cells: Record<string, string>
+  }
+  const all = [out.api, out.placement, out.cell0, ...Object.values(out.cells)]
+  const cellUrls = Object.fromEntries(Object.entries(out.cells).map(([c, db]) => [c, testDbUrl(db)]))
+  const cell0Url = testDbUrl(out.cell0)
+  return {
+    databases: {api: out.api, placement: out.placement, cell0: out.cell0, cells: out.cells},
+    apiUrl: testDbUrl(out.api),
+    placementUrl: testDbUrl(out.placement),
+    cell0Url,
+    cellUrls,
+    urlForCell: (name) => (name === 'cell0' ? cell0Url : cellUrls[name]),
+    allDatabases: () => all,
+    async drop() {
+      const conn = await adminConnection()
+      try {
+        for (const db of all) await conn.query(`DROP DATABASE IF EXISTS \`${db}\``)
+      } finally {
+        await closeConnection(conn)
+      }
+    },
+  }
+}
