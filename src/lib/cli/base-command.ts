@@ -1,7 +1,7 @@
 import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
 
 import {CloudctlError, ExitCode, exitCodeHelp} from '../errors.js'
-import {humanText, jsonSafe} from '../output/terminal.js'
+import {humanText, jsonSafe, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
 import {scrub} from '../util/redact.js'
 
@@ -76,7 +76,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     process.stderr.write(`Error: ${safe(e.message)}\n`)
     if (e.hint) process.stderr.write(`Hint: ${safe(e.hint)}\n`)
     const debug = (this.flags as {debug?: boolean} | undefined)?.debug || process.argv.includes('--debug')
-    if (debug && err.stack) process.stderr.write(`${scrub(err.stack)}\n`)
+    if (debug && err.stack) process.stderr.write(`${terminalSafe(scrub(err.stack))}\n`)
     throw new Errors.ExitError(e.exitCode)
   }
 }
