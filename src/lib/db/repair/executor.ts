@@ -4,9 +4,9 @@
  * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database; every row a step
  * relies on is locked with SELECT ... FOR UPDATE and compared with the values the plan observed; every
  * write is guarded by those values and must touch exactly one row; the after-images are read back; the
- * undo file (before- and after-image of every row) is fsync'd before the first COMMIT; right before
- * each COMMIT the lock is checked to be still ours and every `check` step of that database is read
- * again; commits follow the plan's database order. Any mismatch before the first commit rolls every
+ * undo file (before- and after-image of every row) is fsync'd before the first COMMIT; then every
+ * `check` step is read again, and right before each COMMIT the lock is checked to be still ours;
+ * commits follow the plan's database order. Any mismatch before the first commit rolls every
  * transaction back.
  */
 import {randomBytes} from 'node:crypto'
@@ -241,12 +241,12 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
 
     stage = 'commit'
     // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
-    // consumer being removed) is not held off, so every check is read again before anything commits,
-    // and each database's once more right before its own COMMIT. The first database is re-read last.
-    for (const db of [...plan.db_order].reverse()) await revalidate(conns.get(db) as Connection, db, held, records, label(db))
-    for (const [i, db] of plan.db_order.entries()) {
+    // consumer being removed, a build request) is not held off, so every check is read again once
+    // everything else is done, before anything commits.
+    const own = new OwnWrites(records)
+    for (const h of held) await revalidate(conns.get(h.step.db) as Connection, h, own, label(h.step.db))
+    for (const db of plan.db_order) {
       const conn = conns.get(db) as Connection
-      if (i > 0) await revalidate(conn, db, held, records, label(db))
       // GET_LOCK is tied to its session: once that session is gone (KILL CONNECTION, a proxy timeout)
       // another repair can hold the lock while these transactions are still open.
       await assertLockHeld(lockConn, lockName)
@@ -329,28 +329,76 @@ async function assertLockHeld(conn: Connection, lockName: string): Promise<void>
 
 const pkText = (table: string, row: Record<string, unknown>) => JSON.stringify(primaryKeyOf(table).map((c) => String(row[c] ?? null)))
 
+/** Equal for any two values `sameValue` calls equal (and for some it does not: candidates only). */
+function valueKey(v: unknown): string {
+  if (v === null || v === undefined) return 'null'
+  const n = Number(v)
+  return Number.isNaN(n) ? `s${String(v)}` : `n${Math.fround(n)}`
+}
+
+/** This transaction's writes as they now stand: a row's last after-image (null = deleted), by table and primary key. */
+class OwnWrites {
+  private readonly rows = new Map<string, Map<string, Row | null>>()
+  private readonly indexes = new Map<string, Map<string, Row[]>>()
+
+  constructor(records: UndoRecord[]) {
+    for (const r of records) {
+      const t = `${r.db}\u0000${r.table}`
+      let m = this.rows.get(t)
+      if (!m) this.rows.set(t, (m = new Map()))
+      m.set(pkText(r.table, r.key), r.after)
+    }
+  }
+
+  /** undefined: not written by this transaction. */
+  final(db: DbKey, table: string, pk: string): Row | null | undefined {
+    return this.rows.get(`${db}\u0000${table}`)?.get(pk)
+  }
+
+  /** Rows this transaction wrote that now match `where`. */
+  matching(db: DbKey, table: string, where: Row): Row[] {
+    const t = `${db}\u0000${table}`
+    const rows = this.rows.get(t)
+    if (!rows) return []
+    const [col] = Object.keys(where)
+    if (col === undefined) return [...rows.values()].filter((r): r is Row => r !== null)
+    // Indexed by the first column of the where: a large plan re-checks thousands of consumers.
+    let index = this.indexes.get(`${t}\u0000${col}`)
+    if (!index) {
+      index = new Map()
+      for (const r of rows.values()) {
+        if (r === null) continue
+        const k = valueKey(r[col])
+        const list = index.get(k)
+        if (list) list.push(r)
+        else index.set(k, [r])
+      }
+      this.indexes.set(`${t}\u0000${col}`, index)
+    }
+    return (index.get(valueKey(where[col])) ?? []).filter((r) => rowMatches(r, where))
+  }
+}
+
 /**
- * Reads every check step of `db` again (locking) and requires exactly the rows it locked then, as this
+ * Reads a check step again (locking) and requires exactly the rows it locked then, as this
  * transaction's own writes have changed them since: anything else was written by someone else.
  */
-async function revalidate(conn: Connection, db: DbKey, held: HeldCheck[], records: UndoRecord[], dbLabel: string): Promise<void> {
-  for (const h of held) {
-    if (h.step.db !== db) continue
-    const {table, where} = h.step
-    const expected = new Map(h.rows.map((r) => [pkText(table, r), r]))
-    for (const rec of records) {
-      if (rec.db !== db || rec.table !== table) continue
-      const k = pkText(table, rec.key)
-      if (rec.after !== null && rowMatches(rec.after, where)) expected.set(k, rec.after)
-      else expected.delete(k)
-    }
-    const want = [...expected.values()].sort(cmpKeys(table))
-    const found = await lockRows(conn, table, where)
-    if (found.length !== want.length || !found.every((r, i) => rowsEqual(r, want[i])))
-      throw new Aborted(
-        `step ${h.n} (${dbLabel} ${table}): rows where ${JSON.stringify(where)} changed while the repair held its locks: expected ${want.length === 0 ? 'none' : JSON.stringify(want)}, found ${found.length === 0 ? 'none' : JSON.stringify(found)}. ${h.step.why}`,
-      )
+async function revalidate(conn: Connection, h: HeldCheck, own: OwnWrites, dbLabel: string): Promise<void> {
+  const {db, table, where} = h.step
+  const expected = new Map<string, Row>()
+  for (const r of h.rows) {
+    const k = pkText(table, r)
+    const now = own.final(db, table, k)
+    if (now === undefined) expected.set(k, r)
+    else if (now !== null && rowMatches(now, where)) expected.set(k, now)
   }
+  for (const r of own.matching(db, table, where)) expected.set(pkText(table, r), r)
+  const want = [...expected.values()].sort(cmpKeys(table))
+  const found = await lockRows(conn, table, where)
+  if (found.length !== want.length || !found.every((r, i) => rowsEqual(r, want[i])))
+    throw new Aborted(
+      `step ${h.n} (${dbLabel} ${table}): rows where ${JSON.stringify(where)} changed while the repair held its locks: expected ${want.length === 0 ? 'none' : JSON.stringify(want)}, found ${found.length === 0 ? 'none' : JSON.stringify(found)}. ${h.step.why}`,
+    )
 }
 
 async function lockRows(conn: Connection, table: string, where: Row): Promise<Row[]> {
