@@ -30,6 +30,8 @@ function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Snaps
     ...seeded,
     captured_at: captured.captured_at,
     source: captured.source,
+    // the release read from the schema (test/releases asserts it; these hand-written schemas have no alembic_version)
+    release: captured.release,
     cells: seeded.cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.cellUrls[c.name ?? ''] ?? c.database_connection))})),
   }
 }

@@ -38,6 +38,7 @@ describe('generated cloud: seed -> capture round trip', () => {
       ...sortLikeCapture(seeded),
       captured_at: snap.captured_at,
       source: snap.source,
+      release: snap.release,
       cells: sortLikeCapture(seeded).cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.urlForCell(c.name ?? '') ?? c.database_connection))})),
     })
   })

@@ -41,7 +41,8 @@ import {
   type Snapshot,
   SNAPSHOT_FORMAT_VERSION,
 } from '../domain/snapshot.js'
-import {CloudctlError, ConfigError} from '../errors.js'
+import {cloudRelease, databaseRelease, type DatabaseKind, type DatabaseRelease, OLDEST_SUPPORTED_RELEASE} from '../domain/release.js'
+import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
 import {scrub} from '../util/redact.js'
 import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, eachRow, openConnection} from './connection.js'
 import {type DbUrl, formatTemplatedDbUrl, parseDbUrl} from './url.js'
@@ -84,6 +85,13 @@ class Reader {
     return n
   }
 
+  /** A small query that is not a table of the snapshot (no progress). */
+  async query(table: string, sql: string, params: unknown[] = []): Promise<Row[]> {
+    const out: Row[] = []
+    await eachRow<Row>(this.conn, sql, params, (row) => out.push(row), {label: this.label, url: this.url, table})
+    return out
+  }
+
   async rows<T>(table: string, sql: string, map: (row: Row) => T): Promise<T[]> {
     const out: T[] = []
     await this.each(table, sql, (r) => out.push(map(r)))
@@ -100,6 +108,82 @@ async function openReader(label: string, url: DbUrl, progress: ProgressSink): Pr
     throw error
   }
   return new Reader(label, url, conn, progress)
+}
+
+// ---------------------------------------------------------------- schema and release
+
+/** Optional columns a newer nova added that cloudctl reads when they are there. */
+const OPTIONAL_COLUMNS = [
+  ['instances', 'compute_id'],
+  ['migrations', 'dest_compute_id'],
+] as const
+
+interface SchemaProbe {
+  alembic: string | null
+  legacyMigrate: boolean
+  /** 'table.column' of the OPTIONAL_COLUMNS present. */
+  columns: Set<string>
+}
+
+async function probeSchema(r: Reader, optionalColumns: boolean): Promise<SchemaProbe> {
+  const tables = new Set(
+    (await r.query('information_schema', "SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('alembic_version', 'migrate_version')")).map(
+      (x) => String(x.t),
+    ),
+  )
+  let alembic: string | null = null
+  if (tables.has('alembic_version')) {
+    // One row on a linear history; the lowest would be the one to upgrade if there were several.
+    const heads = (await r.query('alembic_version', 'SELECT version_num FROM alembic_version ORDER BY version_num')).map((x) => String(x.version_num))
+    alembic = heads[0] ?? null
+  }
+  const columns = new Set<string>()
+  if (optionalColumns) {
+    const wanted = OPTIONAL_COLUMNS.map(() => '(TABLE_NAME = ? AND COLUMN_NAME = ?)').join(' OR ')
+    const rows = await r.query('information_schema', `SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND (${wanted})`, OPTIONAL_COLUMNS.flat())
+    for (const x of rows) columns.add(`${String(x.t)}.${String(x.c)}`)
+  }
+  return {alembic, legacyMigrate: tables.has('migrate_version'), columns}
+}
+
+const DB_NAMES: Record<DatabaseKind, string> = {nova_api: 'nova_api', nova: 'nova cell', placement: 'placement'}
+const SYNC: Record<DatabaseKind, string> = {nova_api: 'nova-manage api_db sync', nova: 'nova-manage db sync', placement: 'placement-manage db sync'}
+
+/** Exit 2 for a schema older than the oldest release cloudctl reads. */
+function refuseTooOld(kind: DatabaseKind, label: string, release: DatabaseRelease): void {
+  if (!release.too_old) return
+  throw new CloudctlError(
+    `the ${label} database schema is ${release.name.startsWith('older') ? release.name : `${release.name} (alembic ${release.alembic_version})`}: cloudctl reads ${OLDEST_SUPPORTED_RELEASE === 'zed' ? 'Zed (nova 26, placement 8)' : OLDEST_SUPPORTED_RELEASE} and newer`,
+    {
+      exitCode: ExitCode.CONFIG,
+      code: 'ReleaseTooOld',
+      hint: `Upgrade the ${DB_NAMES[kind]} schema (${SYNC[kind]}) to Zed or later; see "Supported releases" in the README.`,
+    },
+  )
+}
+
+/** A missing table or column says which schema was found, so the operator knows which side is off. */
+async function withRelease<T>(release: DatabaseRelease, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body()
+  } catch (error) {
+    if (error instanceof CloudctlError && (error.code === 'DbMissingColumn' || error.code === 'DbMissingTable') && release.alembic_version !== null) {
+      throw new CloudctlError(`${error.message} (schema found: ${release.name.includes(release.alembic_version) ? release.name : `${release.name}, alembic ${release.alembic_version}`})`, {
+        exitCode: error.exitCode,
+        code: error.code,
+        hint: error.hint,
+        cause: error,
+      })
+    }
+    throw error
+  }
+}
+
+async function readRelease(r: Reader, kind: DatabaseKind, optionalColumns = false): Promise<{release: DatabaseRelease; probe: SchemaProbe}> {
+  const probe = await probeSchema(r, optionalColumns)
+  const release = databaseRelease(kind, probe.alembic, {legacyMigrate: probe.legacyMigrate})
+  refuseTooOld(kind, r.label, release)
+  return {release, probe}
 }
 
 // ---------------------------------------------------------------- nova_api
@@ -314,7 +398,7 @@ async function readPlacement(r: Reader): Promise<PlacementTables> {
 
 const MIGRATION_TYPES = new Set<MigrationType>(['migration', 'resize', 'live-migration', 'evacuation'])
 
-async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
+async function readCell(r: Reader, cellUuid: string, optional: Set<string>): Promise<NovaCellTables> {
   const services = await r.rows<Service>(
     'services',
     'SELECT id, uuid, host, `binary`, topic, report_count, disabled, disabled_reason, forced_down, last_seen_up, version, deleted, deleted_at, created_at, updated_at FROM services ORDER BY id',
@@ -391,11 +475,12 @@ async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
   // lowest id.
   const instances: Instance[] = []
   const byUuid = new Map<string, Instance>()
+  const computeId = optional.has('instances.compute_id')
   await r.each(
     'instances',
     `SELECT id, uuid, host, node, vm_state, task_state, power_state, project_id, user_id, instance_type_id,
             vcpus, memory_mb, root_gb, ephemeral_gb, availability_zone, display_name, image_ref, os_type, architecture,
-            launched_at, terminated_at, created_at, updated_at, deleted, deleted_at, hidden
+            launched_at, terminated_at, created_at, updated_at, deleted, deleted_at, hidden${computeId ? ', compute_id' : ''}
        FROM instances ORDER BY id`,
     (x) => {
       const row: Instance = {
@@ -428,6 +513,7 @@ async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
         hidden: bool(x.hidden),
         extra: null,
       }
+      if (computeId) row.compute_id = num(x.compute_id)
       instances.push(row)
       byUuid.set(row.uuid, row)
     },
@@ -438,10 +524,11 @@ async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
   })
   byUuid.clear()
 
+  const destComputeId = optional.has('migrations.dest_compute_id')
   const migrations = await r.rows<Migration>(
     'migrations',
     `SELECT id, uuid, instance_uuid, source_compute, dest_compute, dest_host, source_node, dest_node, status, migration_type,
-            old_instance_type_id, new_instance_type_id, hidden, cross_cell_move, deleted, created_at, updated_at
+            old_instance_type_id, new_instance_type_id, hidden, cross_cell_move, deleted, created_at, updated_at${destComputeId ? ', dest_compute_id' : ''}
        FROM migrations WHERE deleted = 0 ORDER BY id`,
     (x) => ({
       cell_uuid: cellUuid,
@@ -462,6 +549,7 @@ async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
       deleted: deleted(x.deleted),
       created_at: ts(x.created_at),
       updated_at: ts(x.updated_at),
+      ...(destComputeId ? {dest_compute_id: num(x.dest_compute_id)} : {}),
     }),
   )
   return {services, compute_nodes, instances, migrations}
@@ -470,6 +558,7 @@ async function readCell(r: Reader, cellUuid: string): Promise<NovaCellTables> {
 interface CellResult {
   info: CellInfo
   tables?: NovaCellTables
+  release?: DatabaseRelease
 }
 
 /** The URL to read a cell from: an override (by uuid, then name), else its (maybe templated) mapping. */
@@ -499,9 +588,16 @@ async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, pro
   try {
     const url = parseDbUrl(cellUrlFor(cell, conns), `cell ${label} database URL`)
     reader = await openReader(label, url, progress)
-    const tables = await readCell(reader, cell.uuid)
-    return {info, tables}
+    const {release, probe} = await readRelease(reader, 'nova', true)
+    const r = reader
+    const tables = await withRelease(release, () => readCell(r, cell.uuid, probe.columns))
+    // The newest code that runs against this cell: during a rolling upgrade the computes lag.
+    let newest: number | null = null
+    for (const svc of tables.services) if (svc.deleted === 0 && svc.version !== null && (newest === null || svc.version > newest)) newest = svc.version
+    return {info, tables, release: newest === null ? release : databaseRelease('nova', probe.alembic, {legacyMigrate: probe.legacyMigrate, serviceVersion: newest})}
   } catch (error) {
+    // A schema too old to read is the operator's configuration, not an outage of the cell.
+    if (error instanceof CloudctlError && error.code === 'ReleaseTooOld') throw error
     // Never empty-but-available: the reason is kept (redacted) and the cell contributes no rows.
     const message = error instanceof CloudctlError ? error.message : scrub(String((error as Error)?.message ?? error))
     progress({database: label, table: 'unavailable', rows: 0, done: true})
@@ -552,12 +648,18 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
 
   let cellJobs: Array<Promise<CellResult>> = []
   try {
-    const cellRows = await readCellMappings(api)
+    const [apiRelease, placementRelease] = await Promise.all([readRelease(api, 'nova_api'), readRelease(placement, 'placement')])
+    const cellRows = await withRelease(apiRelease.release, () => readCellMappings(api))
     checkOverrides(cellRows, conns)
     // Cells start as soon as their URLs are known, while nova_api and placement are still read.
     cellJobs = cellRows.map((c) => captureCell(c, conns, progress))
-    const [novaApi, placementTables] = await Promise.all([readNovaApi(api, opts.requestSpecs ?? false), readPlacement(placement)])
+    const [novaApi, placementTables] = await Promise.all([
+      withRelease(apiRelease.release, () => readNovaApi(api, opts.requestSpecs ?? false)),
+      withRelease(placementRelease.release, () => readPlacement(placement)),
+    ])
     const cells = await Promise.all(cellJobs)
+    const cellReleases: Record<string, DatabaseRelease> = {}
+    for (const c of cells) if (c.release) cellReleases[c.info.uuid] = c.release
 
     const nova: NovaCellTables = {services: [], compute_nodes: [], instances: [], migrations: []}
     for (const c of cells) {
@@ -571,6 +673,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
       format_version: SNAPSHOT_FORMAT_VERSION,
       captured_at: capturedAt,
       source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display},
+      release: cloudRelease(apiRelease.release, placementRelease.release, cellReleases),
       cells: cells.map((c) => c.info),
       nova_api: novaApi,
       nova,

@@ -72,7 +72,11 @@ export class CloudModel {
   }
 
   private instancesMap?: Map<string, Instance[]>
-  /** Live (deleted = 0), non-hidden instances per compute node key (host + node). */
+  /**
+   * Live (deleted = 0), non-hidden instances per compute node key (host + node). An instance whose
+   * compute_id (nova 2023.2+) names a live node of its cell is listed under that node's key, whatever
+   * its host/node names say (they go stale when a hypervisor renames itself); otherwise by its names.
+   */
   readonly liveInstancesByNode = new Map<string, Instance[]>()
   /** For the instance row at each position of snapshot.nova.instances, its liveInstancesByNode list (undefined: not listed). */
   readonly liveNodeListAt: Array<Instance[] | undefined> = []
@@ -80,6 +84,8 @@ export class CloudModel {
   readonly computeNodesByUuid = new Map<string, ComputeNode[]>()
   readonly liveComputeNodesByKey = new Map<string, ComputeNode>()
   readonly liveComputeNodesByHostname = new Map<string, ComputeNode[]>()
+  /** Live compute nodes by cell uuid, then compute_nodes.id: what instances.compute_id and migrations.dest_compute_id name. */
+  readonly liveComputeNodesById = new Map<string, Map<number, ComputeNode>>()
   readonly servicesById = new Map<string, Service>() // `${cell_uuid}/${id}`
   readonly liveServicesByHost = new Map<string, Service[]>() // nova-compute and others, deleted = 0
   readonly migrationsByUuid = new Map<string, Migration>()
@@ -164,13 +170,19 @@ export class CloudModel {
       this.liveComputeNodes.push(cn)
       this.liveComputeNodesByKey.set(nodeKey(cn.host, cn.hypervisor_hostname), cn)
       if (cn.hypervisor_hostname !== null) push(this.liveComputeNodesByHostname, cn.hypervisor_hostname, cn)
+      let byId = this.liveComputeNodesById.get(cn.cell_uuid)
+      if (!byId) this.liveComputeNodesById.set(cn.cell_uuid, (byId = new Map()))
+      byId.set(cn.id, cn)
     }
     const instances = s.nova.instances
     this.liveNodeListAt.length = instances.length
     for (let i = 0; i < instances.length; i++) {
       const inst = instances[i]
       if (inst.deleted !== 0 || inst.hidden || inst.host === null) continue
-      const key = nodeKey(inst.host, inst.node)
+      // Zed snapshots have no compute_id at all: one property miss per instance on the hot path.
+      const cid = inst.compute_id
+      const byId = cid == null ? undefined : this.liveComputeNodesById.get(inst.cell_uuid)?.get(cid)
+      const key = byId === undefined ? nodeKey(inst.host, inst.node) : nodeKey(byId.host, byId.hypervisor_hostname)
       const list = this.liveInstancesByNode.get(key)
       if (list) (this.liveNodeListAt[i] = list).push(inst)
       else this.liveInstancesByNode.set(key, (this.liveNodeListAt[i] = [inst]))
@@ -284,6 +296,33 @@ export class CloudModel {
 
   instancesOnNode(host: string | null, node: string | null): Instance[] {
     return this.liveInstancesByNode.get(nodeKey(host, node)) ?? []
+  }
+
+  /** The live compute node of this cell with this compute_nodes.id (a NULL or stale id: undefined). */
+  liveComputeNodeById(cellUuid: string, id: number | null | undefined): ComputeNode | undefined {
+    return id == null ? undefined : this.liveComputeNodesById.get(cellUuid)?.get(id)
+  }
+
+  /** The node an instance is on: by compute_id where it names a live node, else by host and node names. */
+  nodeOfInstance(inst: Instance): ComputeNode | undefined {
+    return this.liveComputeNodeById(inst.cell_uuid, inst.compute_id) ?? this.liveComputeNodesByKey.get(nodeKey(inst.host, inst.node))
+  }
+
+  /** The key of the node an instance is on, as liveInstancesByNode files it. */
+  nodeKeyOfInstance(inst: Instance): string {
+    const cn = this.liveComputeNodeById(inst.cell_uuid, inst.compute_id)
+    return cn === undefined ? nodeKey(inst.host, inst.node) : nodeKey(cn.host, cn.hypervisor_hostname)
+  }
+
+  /** A migration's destination node: by dest_compute_id where it names a live node, else by dest_compute and dest_node. */
+  migrationDestNode(m: Migration): ComputeNode | undefined {
+    return this.liveComputeNodeById(m.cell_uuid, m.dest_compute_id) ?? this.liveComputeNodesByKey.get(nodeKey(m.dest_compute, m.dest_node))
+  }
+
+  /** The node key of a migration's destination (dest_compute_id first, then the names). */
+  migrationDestKey(m: Migration): string {
+    const cn = this.liveComputeNodeById(m.cell_uuid, m.dest_compute_id)
+    return cn === undefined ? nodeKey(m.dest_compute, m.dest_node) : nodeKey(cn.host, cn.hypervisor_hostname)
   }
 
   /**

@@ -11,6 +11,8 @@
  * the model whether a cell is available before they conclude anything from the absence of a row.
  */
 
+import type {SnapshotRelease} from './release.js'
+
 export const SNAPSHOT_FORMAT_VERSION = 1
 
 export type Timestamp = string | null // 'YYYY-MM-DD HH:MM:SS' as MySQL prints DATETIME, UTC
@@ -218,6 +220,11 @@ export interface Instance {
   hidden: boolean | null
   /** instance_extra columns of the live row; null when the instance has no instance_extra row. */
   extra: InstanceExtra | null
+  /**
+   * compute_nodes.id of the node the instance is on (nova 2023.2+); absent when the schema has no
+   * such column, null on rows an older nova wrote.
+   */
+  compute_id?: number | null
 }
 
 export type MigrationType = 'migration' | 'resize' | 'live-migration' | 'evacuation'
@@ -241,6 +248,8 @@ export interface Migration {
   deleted: number
   created_at: Timestamp
   updated_at: Timestamp
+  /** compute_nodes.id of the destination node (nova 2023.2+); absent or null like Instance.compute_id. */
+  dest_compute_id?: number | null
 }
 
 export interface NovaCellTables {
@@ -321,6 +330,8 @@ export interface Snapshot {
   format_version: typeof SNAPSHOT_FORMAT_VERSION
   captured_at: string // ISO 8601
   source: SnapshotSource
+  /** What the databases said about their release at capture; absent in older files and generated clouds. */
+  release?: SnapshotRelease
   cells: CellInfo[]
   nova_api: NovaApiTables
   nova: NovaCellTables

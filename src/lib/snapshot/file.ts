@@ -66,7 +66,7 @@ async function writeAll(out: Writable, chunks: Iterable<string>): Promise<void> 
 
 /** The canonical JSON layout, as a sequence of text chunks. */
 export function* canonicalJson(s: Snapshot): Generator<string> {
-  const header = JSON.stringify({format_version: s.format_version, captured_at: s.captured_at, source: s.source})
+  const header = JSON.stringify({format_version: s.format_version, captured_at: s.captured_at, source: s.source, ...(s.release === undefined ? {} : {release: s.release})})
   yield `${header.slice(0, -1)},\n`
   yield* jsonArray('cells', s.cells as unknown[], ',')
   for (let si = 0; si < SECTIONS.length; si++) {

@@ -49,10 +49,10 @@ export const TABLE_COLUMNS: Record<string, Record<string, Col[]>> = {
       `cell_uuid:s id:i uuid:s? service_id:i? host:s? hypervisor_hostname:s? hypervisor_type:s hypervisor_version:i host_ip:s? vcpus:i memory_mb:i local_gb:i vcpus_used:i memory_mb_used:i local_gb_used:i free_ram_mb:i? free_disk_gb:i? disk_available_least:i? current_workload:i? running_vms:i? cpu_allocation_ratio:n? ram_allocation_ratio:n? disk_allocation_ratio:n? cpu_info:s supported_instances:s? pci_stats:s? stats:s? numa_topology:s? mapped:i? deleted:i deleted_at:${TS} created_at:${TS} updated_at:${TS}`,
     ),
     instances: cols(
-      `cell_uuid:s id:i uuid:s host:s? node:s? vm_state:s? task_state:s? power_state:i? project_id:s? user_id:s? instance_type_id:i? vcpus:i? memory_mb:i? root_gb:i? ephemeral_gb:i? availability_zone:s? display_name:s? image_ref:s? os_type:s? architecture:s? launched_at:${TS} terminated_at:${TS} created_at:${TS} updated_at:${TS} deleted:i deleted_at:${TS} hidden:b? extra:o?`,
+      `cell_uuid:s id:i uuid:s host:s? node:s? vm_state:s? task_state:s? power_state:i? project_id:s? user_id:s? instance_type_id:i? vcpus:i? memory_mb:i? root_gb:i? ephemeral_gb:i? availability_zone:s? display_name:s? image_ref:s? os_type:s? architecture:s? launched_at:${TS} terminated_at:${TS} created_at:${TS} updated_at:${TS} deleted:i deleted_at:${TS} hidden:b? extra:o? compute_id:i?!`,
     ),
     migrations: cols(
-      `cell_uuid:s id:i uuid:s? instance_uuid:s? source_compute:s? dest_compute:s? dest_host:s? source_node:s? dest_node:s? status:s? migration_type:s? old_instance_type_id:i? new_instance_type_id:i? hidden:b? cross_cell_move:b? deleted:i created_at:${TS} updated_at:${TS}`,
+      `cell_uuid:s id:i uuid:s? instance_uuid:s? source_compute:s? dest_compute:s? dest_host:s? source_node:s? dest_node:s? status:s? migration_type:s? old_instance_type_id:i? new_instance_type_id:i? hidden:b? cross_cell_move:b? deleted:i created_at:${TS} updated_at:${TS} dest_compute_id:i?!`,
     ),
   },
   placement: {
@@ -178,6 +178,12 @@ export function validateSnapshotShape(doc: unknown, max = 20): ValidationProblem
   }
   if (typeof d.captured_at !== 'string') add('captured_at', 'is missing or not a string')
   if (typeof d.source !== 'object' || d.source === null) add('source', 'is missing')
+  if (d.release !== undefined) {
+    const r = d.release as Record<string, unknown> | null
+    if (typeof r !== 'object' || r === null || Array.isArray(r)) add('release', 'is not an object')
+    else if (typeof r.name !== 'string') add('release.name', 'is missing or not a string')
+    else if (typeof r.cells !== 'object' || r.cells === null) add('release.cells', 'is missing or not an object')
+  }
   const tableSets: Array<[string, Record<string, unknown> | undefined, Record<string, Col[]>]> = [
     ['', d, {cells: TABLE_COLUMNS.root.cells}],
     ['nova_api.', d.nova_api as Record<string, unknown> | undefined, TABLE_COLUMNS.nova_api],

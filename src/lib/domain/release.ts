@@ -1,0 +1,190 @@
+/**
+ * Which nova / placement release wrote a database, from its alembic head and, for cell databases,
+ * the newest `services.version` of a live service.
+ *
+ * A head names a range of releases, not one: a release that adds no migration keeps the previous
+ * head (nova_api b30f573d3377 is the head of Yoga and Zed). The tables below were read from the
+ * migration directories of nova 26 / placement 8 (Debian 12) and nova 31 / placement 13 (Debian 13),
+ * each revision placed in the release that first shipped it; service versions are nova's
+ * SERVICE_VERSION_ALIASES. A database's release is its head's range, narrowed by the service
+ * version when both agree; the cloud's release is what every database agrees on.
+ */
+
+/** Releases in order; the ones before 'zed' are only named to say that a schema is too old. */
+export const RELEASE_ORDER = ['xena', 'yoga', 'zed', '2023.1', '2023.2', '2024.1', '2024.2', '2025.1'] as const
+export type ReleaseName = (typeof RELEASE_ORDER)[number]
+
+/** The oldest release whose schema cloudctl reads. */
+export const OLDEST_SUPPORTED_RELEASE: ReleaseName = 'zed'
+/** The newest release cloudctl was verified against. */
+export const NEWEST_KNOWN_RELEASE: ReleaseName = '2025.1'
+
+export type DatabaseKind = 'nova_api' | 'nova' | 'placement'
+
+export interface ReleaseRange {
+  first: ReleaseName
+  last: ReleaseName
+}
+
+const range = (first: ReleaseName, last: ReleaseName = first): ReleaseRange => ({first, last})
+
+/** alembic revision -> the releases whose `db sync` stops there (mid-release revisions included). */
+const HEADS: Record<DatabaseKind, Record<string, ReleaseRange>> = {
+  nova_api: {
+    d67eeaabee36: range('xena'),
+    b30f573d3377: range('yoga', 'zed'),
+    cdeec0c85668: range('2023.1', '2025.1'),
+  },
+  nova: {
+    '8f2f1571d55b': range('xena'),
+    '16f1fbcab42b': range('yoga'),
+    ccb0fa1a2252: range('zed'),
+    '960aac0e09ea': range('2023.1'),
+    '1b91788ec3a6': range('2023.1'),
+    '1acf2c98e646': range('2023.2'),
+    '13863f4e1612': range('2024.1'),
+    d60bddf7a903: range('2024.1', '2024.2'),
+    '2903cd72dc14': range('2025.1'),
+  },
+  placement: {
+    // Stein and Train revisions: older than any release cloudctl reads.
+    b4ed3a175331: range('xena'),
+    '611cd6dffd7b': range('xena'),
+    b5c396305c25: range('xena'),
+    '422ece571366': range('xena', 'zed'),
+    a082b8bb98d0: range('2023.1', '2025.1'),
+  },
+}
+
+/** Revisions older than Xena's: their databases predate every release in RELEASE_ORDER. */
+const ANCIENT: Record<DatabaseKind, Set<string>> = {
+  nova_api: new Set(),
+  nova: new Set(),
+  placement: new Set(['b4ed3a175331', '611cd6dffd7b', 'b5c396305c25']),
+}
+
+/** services.version of the code of each release (nova's SERVICE_VERSION_ALIASES, 62-64 = Zed). */
+function serviceVersionRange(v: number): ReleaseRange | undefined {
+  if (v <= 57) return range('xena')
+  if (v <= 61) return range('yoga')
+  if (v <= 64) return range('zed')
+  if (v <= 66) return range('2023.1', '2024.1')
+  if (v === 67) return range('2024.2')
+  if (v === 68) return range('2025.1')
+  return undefined
+}
+
+const idx = (r: ReleaseName): number => RELEASE_ORDER.indexOf(r)
+
+export function releaseAtLeast(r: ReleaseName, min: ReleaseName): boolean {
+  return idx(r) >= idx(min)
+}
+
+function intersect(a: ReleaseRange, b: ReleaseRange): ReleaseRange | undefined {
+  const first = idx(a.first) >= idx(b.first) ? a.first : b.first
+  const last = idx(a.last) <= idx(b.last) ? a.last : b.last
+  return idx(first) <= idx(last) ? {first, last} : undefined
+}
+
+/** 'zed', '2025.1', '2024.x' (two releases of one year), '2023.1-2025.1'. */
+export function rangeName(r: ReleaseRange): string {
+  if (r.first === r.last) return r.first
+  const year = (n: string): string | undefined => /^(\d{4})\./.exec(n)?.[1]
+  if (year(r.first) !== undefined && year(r.first) === year(r.last)) return `${year(r.first)}.x`
+  return `${r.first}-${r.last}`
+}
+
+/** What one database says about its release (stored in snapshots, shown by the commands). */
+export interface DatabaseRelease {
+  /** alembic_version.version_num; null when the database has no alembic_version table. */
+  alembic_version: string | null
+  /** Newest services.version of a live service (cell databases with services only). */
+  service_version?: number | null
+  /** First and last release this database may be; absent when unknown. */
+  first?: ReleaseName
+  last?: ReleaseName
+  /** 'zed', '2025.1', '2024.x', 'unknown (alembic 1234abcd)', 'older than Xena (sqlalchemy-migrate)'. */
+  name: string
+  /** True when the schema is older than OLDEST_SUPPORTED_RELEASE. */
+  too_old?: boolean
+}
+
+/**
+ * The release of one database from what it holds. `legacyMigrate`: the database has a
+ * migrate_version table (sqlalchemy-migrate, before Xena) and no alembic_version.
+ */
+export function databaseRelease(kind: DatabaseKind, alembic: string | null, opts: {legacyMigrate?: boolean; serviceVersion?: number | null} = {}): DatabaseRelease {
+  const out: DatabaseRelease = {alembic_version: alembic, name: 'unknown'}
+  if (opts.serviceVersion !== undefined) out.service_version = opts.serviceVersion
+  if (alembic === null) {
+    if (opts.legacyMigrate) {
+      out.name = 'older than Xena (sqlalchemy-migrate schema)'
+      out.too_old = true
+    } else {
+      out.name = 'unknown (no alembic_version)'
+    }
+    return out
+  }
+  if (ANCIENT[kind].has(alembic)) {
+    out.name = `older than Xena (alembic ${alembic})`
+    out.too_old = true
+    return out
+  }
+  const head = HEADS[kind][alembic]
+  if (head === undefined) {
+    out.name = `unknown (alembic ${alembic}, newer than ${NEWEST_KNOWN_RELEASE}?)`
+    return out
+  }
+  let r = head
+  const sv = opts.serviceVersion == null ? undefined : serviceVersionRange(opts.serviceVersion)
+  // During a rolling upgrade the schema runs ahead of the services: it wins when they disagree.
+  if (sv !== undefined) r = intersect(r, sv) ?? r
+  out.first = r.first
+  out.last = r.last
+  out.name = rangeName(r)
+  if (!releaseAtLeast(r.last, OLDEST_SUPPORTED_RELEASE)) out.too_old = true
+  return out
+}
+
+/** The release of the whole cloud, as stored in a snapshot's header. */
+export interface SnapshotRelease {
+  /** What every database agrees on; 'unknown' or 'mixed (...)' otherwise. */
+  name: string
+  first?: ReleaseName
+  last?: ReleaseName
+  nova_api: DatabaseRelease
+  placement: DatabaseRelease
+  /** By cell uuid; cells that could not be read are absent. */
+  cells: Record<string, DatabaseRelease>
+}
+
+/**
+ * nova's databases decide (nova_api and the cells); placement narrows when it agrees, as it is
+ * upgraded on its own schedule.
+ */
+export function cloudRelease(novaApi: DatabaseRelease, placement: DatabaseRelease, cells: Record<string, DatabaseRelease>): SnapshotRelease {
+  const out: SnapshotRelease = {name: 'unknown', nova_api: novaApi, placement, cells}
+  const known = (d: DatabaseRelease): ReleaseRange | undefined => (d.first !== undefined && d.last !== undefined ? {first: d.first, last: d.last} : undefined)
+  const nova = [novaApi, ...Object.values(cells)].map(known).filter((r): r is ReleaseRange => r !== undefined)
+  if (nova.length === 0) return out
+  let r: ReleaseRange | undefined = nova[0]
+  for (const x of nova.slice(1)) r = r === undefined ? undefined : intersect(r, x)
+  if (r === undefined) {
+    const lo = nova.reduce((a, b) => (idx(b.first) < idx(a.first) ? b : a))
+    const hi = nova.reduce((a, b) => (idx(b.last) > idx(a.last) ? b : a))
+    out.name = `mixed (${lo.first} to ${hi.last})`
+    return out
+  }
+  const p = known(placement)
+  if (p !== undefined) r = intersect(r, p) ?? r
+  out.first = r.first
+  out.last = r.last
+  out.name = rangeName(r)
+  return out
+}
+
+/** A short label for one database: '2025.1 (alembic 2903cd72dc14)'. */
+export function databaseReleaseLabel(d: DatabaseRelease | undefined): string {
+  if (d === undefined) return 'not recorded'
+  return d.alembic_version !== null && !d.name.includes(d.alembic_version) ? `${d.name} (alembic ${d.alembic_version})` : d.name
+}
