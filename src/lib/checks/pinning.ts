@@ -7,11 +7,14 @@
 import type {Finding} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import {type HostNumaCell, pinnedHostCpus} from '../domain/nova-objects.js'
+import {serviceUp} from '../domain/service-state.js'
 import type {Instance} from '../domain/snapshot.js'
 import {AuditContext, holdsResources, sortedNumbers} from './context.js'
 import {classifyAllocations} from './leaks.js'
 
 const REPAIR = 'cloudctl repair pinning'
+/** Said of a node row whose nova-compute is down: no resource tracker has run since it went down. */
+export const DOWN_HOST_NOTE = 'nova-compute on this host is down: its resource tracker recomputes the row when nova-compute starts'
 
 export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditContext(model)): Finding[] {
   const findings: Finding[] = []
@@ -60,19 +63,21 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
     if (!readable) continue
 
     const base = {compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at}}
+    // pinned_cpus is the resource tracker's own bookkeeping: on a dead host it is only stale.
+    const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
     // Nothing pinned on the host and no instance pinning here: no per-cell finding can arise.
     if (byCell.size > 0 || topo.value.cells.some((c) => c.pinned_cpus.length > 0)) {
       const hostCells = new Map<number, HostNumaCell>(topo.value.cells.map((c) => [c.id, c]))
       const rpOfNode = ctx.providerOf(cn)
       const nodeSubject = {...ctx.nodeSubject(cn), ...(rpOfNode ? {provider_uuid: rpOfNode.uuid} : {})}
-      const emit = (code: string, severity: Finding['severity'], cellId: number | undefined, message: string, evidence: Record<string, unknown>, instance?: string) =>
+      const emit = (code: string, severity: Finding['severity'], cellId: number | undefined, message: string, evidence: Record<string, unknown>, instance?: string, rowOnly = false) =>
         findings.push({
           check: 'pinning',
           code,
-          severity,
+          severity: rowOnly && rowIsStale ? 'info' : severity,
           subject: {...nodeSubject, ...(cellId === undefined ? {} : {numa_cell: cellId}), ...(instance ? {instance_uuid: instance} : {})},
-          message,
-          evidence: {...base, ...evidence},
+          message: rowOnly && rowIsStale ? `${message} (${DOWN_HOST_NOTE}.)` : message,
+          evidence: {...base, ...evidence, ...(rowOnly && rowIsStale ? {service_down: true} : {})},
           repair: REPAIR,
         })
       // One leaked finding per node: its repair rewrites the node's numa_topology once.
@@ -97,6 +102,7 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
             `${where}: pCPUs ${unaccounted.join(',')} are pinned by live instances but not in pinned_cpus; the scheduler may pin them again.`,
             {pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), unaccounted, owners: owners(unaccounted)},
             soleOwner([...unaccountedOwners]),
+            true,
           )
         }
         const overlap = sortedNumbers([...expected].filter(([, o]) => new Set(o).size > 1).map(([p]) => p))
@@ -130,6 +136,8 @@ export function checkPinning(model: CloudModel, ctx: AuditContext = new AuditCon
           leakedCells.length === 1 ? leakedCells[0].numa_cell : undefined,
           `${where}: pCPUs ${leakedCells.map((c) => `${c.leaked.join(',')} (NUMA cell ${c.numa_cell})`).join('; ')} are pinned but no live instance on the node pins them; NUMATopologyFilter treats them as taken.`,
           {cells: leakedCells, instances: resident.map((i) => i.uuid), migrating_tolerance: tolerance},
+          undefined,
+          true,
         )
       }
     }

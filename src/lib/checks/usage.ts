@@ -10,9 +10,11 @@
 import type {Finding} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {FlavorObject} from '../domain/nova-objects.js'
+import {serviceUp} from '../domain/service-state.js'
 import type {Instance, Migration} from '../domain/snapshot.js'
 import {AuditContext, TextMemo, floatColumn, holdsResources, push} from './context.js'
 import {bootsFromVolume} from './flavor-resources.js'
+import {DOWN_HOST_NOTE} from './pinning.js'
 
 const REPAIR = 'cloudctl repair usage'
 export const DEFAULT_RESERVED_HOST_MEMORY_MB = 512
@@ -150,6 +152,8 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
       const tol = k === 'local_gb_used' || k === 'free_disk_gb' ? 1 : 0
       if (Math.abs(r - expected[k]) > tol) drift[k] = {recorded: r, expected: expected[k], diff: r - expected[k]}
     }
+    // The counters are the resource tracker's own: on a dead host they are only stale.
+    const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
     const subject = () => ({...ctx.nodeSubject(cn), ...(rp ? {provider_uuid: rp.uuid} : {})})
     const base = () => ({
       compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at},
@@ -169,12 +173,12 @@ export function checkUsage(model: CloudModel, ctx: AuditContext = new AuditConte
       findings.push({
         check: 'usage',
         code: 'usage.node-drift',
-        severity: 'warning',
+        severity: rowIsStale ? 'info' : 'warning',
         subject: subject(),
         message: `${cn.hypervisor_hostname ?? cn.host}: the compute node row disagrees with its live instances (${Object.entries(drift)
           .map(([k, d]) => `${k} ${d.recorded} vs ${d.expected}`)
-          .join(', ')})${over ? ': it still counts resources of instances that are gone' : ''}; nova-compute's update_available_resource has not run since.`,
-        evidence: {...base(), drift, deleted_instances_on_node: suspects.slice(0, 50)},
+          .join(', ')})${over ? ': it still counts resources of instances that are gone' : ''}; ${rowIsStale ? `${DOWN_HOST_NOTE}` : "nova-compute's update_available_resource has not run since"}.`,
+        evidence: {...base(), drift, deleted_instances_on_node: suspects.slice(0, 50), ...(rowIsStale ? {service_down: true} : {})},
         repair: REPAIR,
       })
       continue

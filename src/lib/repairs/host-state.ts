@@ -10,27 +10,18 @@ import {holdsResources} from '../checks/context.js'
 import type {Finding} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import {pinnedHostCpus} from '../domain/nova-objects.js'
-import type {ComputeNode, Service} from '../domain/snapshot.js'
+import {serviceUp} from '../domain/service-state.js'
+import type {ComputeNode} from '../domain/snapshot.js'
 import {cellDbOf, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
 
-/** nova's [DEFAULT] service_down_time. */
-export const SERVICE_DOWN_TIME_S = 60
+export {SERVICE_DOWN_TIME_S, serviceUp} from '../domain/service-state.js'
 
 export interface HostRepairOptions {
   /** Write even while nova-compute on the host is up and reporting. */
   force?: boolean
   host?: string
   now?: string
-}
-
-const ts = (t: string | null) => (t ? Date.parse(`${t.replace(' ', 'T')}Z`) : Number.NaN)
-
-/** Up the way nova's servicegroup DB driver decides: not forced down, and reported within service_down_time. */
-export function serviceUp(svc: Service | undefined, capturedAt: string): boolean {
-  if (!svc || svc.deleted !== 0 || svc.forced_down) return false
-  const last = Math.max(ts(svc.last_seen_up), ts(svc.updated_at), ts(svc.created_at))
-  return !Number.isNaN(last) && Date.parse(capturedAt) - last <= SERVICE_DOWN_TIME_S * 1000
 }
 
 function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: ComputeNode, opts: HostRepairOptions): boolean {
