@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../checks/index.js'
 import type {CheckName, Severity} from '../domain/finding.js'
+import type {CloudModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
@@ -64,7 +65,11 @@ function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host:
 }
 
 /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
-export async function runAuditCommand(host: AuditHost, checks: CheckName[], opts: {summaryTable?: boolean} = {}): Promise<AuditResult> {
+export async function runAuditCommand(
+  host: AuditHost,
+  checks: CheckName[],
+  opts: {summaryTable?: boolean; /** Further outputs of the same run (metrics, HTML), before the report is printed. */ after?: (model: CloudModel, report: AuditReport) => Promise<void>} = {},
+): Promise<AuditResult> {
   const snapshot = await loadSnapshot(sourceOptionsFrom(host.flags), stderrProgress())
   checkFilterSubjects(snapshot, host.flags.cell as string | undefined, host.flags.host as string | undefined)
   const model = buildModel(snapshot)
@@ -76,6 +81,7 @@ export async function runAuditCommand(host: AuditHost, checks: CheckName[], opts
     severity: host.flags.severity as Severity | undefined,
   })
   const exitCode = auditExitCode(report)
+  await opts.after?.(model, report)
   if (!host.json) host.out(renderFindings(report, opts))
   process.exitCode = exitCode
   return {...report, exit_code: exitCode}
