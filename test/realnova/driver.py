@@ -164,6 +164,8 @@ class RealNovaClouds(base.ServersTestBase):
                 cells[mapping.uuid] = {'name': mapping.name,
                                        'tables': _rows(engine)}
         doc = {
+            # The factory ages heartbeats relative to this instant.
+            'dumped_at': datetime.datetime.utcnow().isoformat(sep=' '),
             'api': _rows(api_db.context_manager.writer.get_engine()),
             'cells': cells,
             'placement': _rows(
@@ -173,6 +175,19 @@ class RealNovaClouds(base.ServersTestBase):
         with open(tmp, 'w') as f:
             json.dump(doc, f)
         os.replace(tmp, target)
+
+    def _stall_resource_tracker(self, host):
+        """Seed 004: update_available_resource stops running on the host
+        (hung) while the service keeps its heartbeat."""
+        self.computes[host].manager.update_available_resource = (
+            lambda *a, **kw: None)
+
+    def _host_down(self, host):
+        self.computes[host].stop()
+        service = self.admin_api.get_services(
+            host=host, binary='nova-compute')[0]
+        self.admin_api.put_service_force_down(service['id'], True)
+        return service
 
     def _healthy_base(self):
         self._computes({'cell1': ['host1', 'host2', 'host3'],
@@ -260,5 +275,90 @@ class RealNovaClouds(base.ServersTestBase):
         self._evacuate_server(victim, expected_host=None)
         self._evacuate_server(pinned, expected_host=None)
         del self.computes['host1']
+        self._run_periodics()
+        self._dump()
+
+    def test_deleted_while_down(self):
+        # Servers deleted through the API while their compute is down: the
+        # API deletes locally (instance row and placement allocations); the
+        # dead host's own row still counts them until nova-compute starts.
+        self._healthy_base()
+        gone = self._boot(self.small, host='host2', name='gone')
+        gone_p = self._boot(self.pinned, host='host2', name='gone-p')
+        self._boot(self.small, host='host2', name='stays')
+        self._host_down('host2')
+        self._delete_server(gone)
+        self._delete_server(gone_p)
+        del self.computes['host2']
+        self._run_periodics()
+        self._dump()
+
+    def test_service_deleted(self):
+        # A dead host decommissioned with its servers still on it. Zed's API
+        # answers 409 while instances are there; older releases (and a delete
+        # racing a boot) did not look: the count is skipped as they did. The
+        # cascade then sends DELETE /allocations/('<uuid>',) (Debian 26.2.2:
+        # SQLAlchemy 1.4 rows, 404), placement refuses to drop a provider
+        # still in use, and the provider stays with its allocations.
+        self._healthy_base()
+        self._boot(self.small, host='host2', name='orphan')
+        self._boot(self.pinned, host='host2', name='orphan-p')
+        self._boot(self.small, host='host1', name='bystander')
+        service = self._host_down('host2')
+        self.useFixture(fixtures.MockPatch(
+            'nova.objects.InstanceList.get_count_by_hosts', return_value=0))
+        self.admin_api.api_delete('/os-services/%s' % service['id'])
+        del self.computes['host2']
+        self._run_periodics()
+        self._dump()
+
+    def test_hostname_change(self):
+        # host3's hypervisor hostname becomes its FQDN ([DEFAULT] host is
+        # set and stays). On restart the driver reports a new node: a new
+        # compute node (new uuid) and a new provider named by the FQDN; the
+        # old node is an orphan the resource tracker deletes, but the cascade
+        # of its provider fails (the 404 above) and the provider 'host3' stays
+        # with the allocations of the servers still recorded on node 'host3'.
+        self._healthy_base()
+        self._boot(self.small, host='host3', name='before-rename')
+        self._boot(self.pinned, host='host3', name='before-rename-p')
+        self._boot(self.small, host='host1', name='bystander')
+        conn = self.computes['host3'].driver._host.get_connection()
+        conn.hostname = 'host3.example.com'
+        self.restart_compute_service('host3')
+        self._run_periodics()
+        self._dump()
+
+    def _delete_while_forced_down(self, host, servers):
+        """The operator forces host's service down (it looked dead), servers
+        there are deleted locally by the API (rows and allocations), then the
+        service is back up; the host's periodic update_available_resource is
+        hung (seed 004), so its row never learns about the deletes."""
+        self._stall_resource_tracker(host)
+        service = self.admin_api.get_services(
+            host=host, binary='nova-compute')[0]
+        self.admin_api.put_service_force_down(service['id'], True)
+        for server in servers:
+            self._delete_server(server)
+        self.admin_api.put_service_force_down(service['id'], False)
+
+    def test_pinned_leak(self):
+        # Seed 004: pinned_cpus stays full on a host that is up and reporting.
+        self._healthy_base()
+        victims = [self._boot(self.pinned_big, host='host2', name='gone-p'),
+                   self._boot(self.pinned, host='host2', name='gone-p2')]
+        self._boot(self.pinned, host='host2', name='stays-p')
+        self._delete_while_forced_down('host2', victims)
+        self._run_periodics()
+        self._dump()
+
+    def test_usage_drift(self):
+        # Seed 000 ("Free VCPUS: -90"): the row of an up host still counts
+        # servers that are gone.
+        self._healthy_base()
+        victims = [self._boot(self.large, host='host1', name='v%d' % i)
+                   for i in range(3)]
+        self._boot(self.small, host='host1', name='stays')
+        self._delete_while_forced_down('host1', victims)
         self._run_periodics()
         self._dump()
