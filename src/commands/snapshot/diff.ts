@@ -1,0 +1,50 @@
+import {Args} from '@oclif/core'
+
+import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {buildModel} from '../../lib/domain/model.js'
+import {renderDiff} from '../../lib/output/diff-formatter.js'
+import {diffSnapshots, type SnapshotDiff} from '../../lib/snapshot/diff.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+
+export type SnapshotDiffResult = SnapshotDiff
+
+const {snapshot: _snapshot, ...liveFlags} = sourceFlags
+
+export default class SnapshotDiffCommand extends CloudctlCommand<typeof SnapshotDiffCommand> {
+  static override args = {
+    before: Args.string({description: 'The earlier snapshot: a file, or "live" to read the databases.', required: true}),
+    after: Args.string({description: 'The later snapshot: a file, or "live" (the usual case: last night\'s file against now).', required: true}),
+  }
+
+  static override description = `Audit two snapshots of one cloud and compare: the findings that appeared, disappeared or persisted (matched by code and subject), and the rows that changed behind them (instances moved, added or gone; allocations added, removed or changed; providers added or removed; pinned CPUs changed). How to check a repair, an upgrade or last night's maintenance.
+
+Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disappeared).
+
+${EXIT_CODES_HELP}`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> /var/lib/cloudctl/snap-2026-11-22.json.gz live --nova-conf /etc/nova/nova.conf',
+    '<%= config.bin %> <%= command.id %> before-repair.json.gz after-repair.json.gz',
+    '<%= config.bin %> <%= command.id %> yesterday.json.gz today.json.gz --json',
+  ]
+
+  static override flags = {...liveFlags}
+
+  static override summary = 'What changed between two snapshots: findings appeared / disappeared, and the rows behind them.'
+
+  async run(): Promise<SnapshotDiffResult> {
+    const load = async (side: string) => {
+      const opts = sourceOptionsFrom(this.flags)
+      opts.snapshot = side === 'live' ? undefined : side
+      return buildModel(await loadSnapshot(opts, stderrProgress()))
+    }
+    const before = await load(this.args.before)
+    const after = await load(this.args.after)
+    const diff = diffSnapshots(before, after)
+    this.out(renderDiff(diff))
+    process.exitCode = diff.exit_code
+    return diff
+  }
+}
