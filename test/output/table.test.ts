@@ -10,9 +10,21 @@ const width = (t: string) => Math.max(...t.split('\n').map((l) => l.length))
 const words = (t: string) => t.replace(/[│┌┐└┘├┤┬┴┼─]/g, ' ').split(/\s+/).filter(Boolean)
 
 describe('renderTable', () => {
-  it('keeps a finding on one line when nothing asks to fit a width (piped output)', () => {
-    const t = renderTable(head, rows, {wrap: [3]})
+  it('keeps a finding on one line when --max-width 0 asks for no fitting', () => {
+    const t = renderTable(head, rows, {wrap: [3], maxWidth: 0})
     expect(t.split('\n').filter((l) => l.includes('allocation.consumer-deleted'))[0]).toContain(LONG)
+  })
+
+  it('fits piped output to $COLUMNS', () => {
+    const saved = process.env.COLUMNS
+    try {
+      process.env.COLUMNS = '140'
+      expect(width(renderTable(head, rows, {wrap: [3]}))).toBeLessThanOrEqual(140)
+      expect(width(renderTable(head, rows, {wrap: [3]}))).toBeGreaterThan(130)
+    } finally {
+      if (saved === undefined) delete process.env.COLUMNS
+      else process.env.COLUMNS = saved
+    }
   })
 
   it('wraps only the free-text column to the terminal width, losing no word and no uuid', () => {

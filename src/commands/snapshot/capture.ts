@@ -23,6 +23,11 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
     '<%= config.bin %> <%= command.id %> --api-db mysql+pymysql://nova:PASS@db/nova_api --placement-db mysql+pymysql://placement:PASS@db/placement -o snap.json',
   ]
 
+  // No -f/-c here: -o names the snapshot file (as `nova-manage`/`mysqldump` habits expect), and a
+  // format flag beside it would read as kubectl's `-o json`. --json still prints the capture summary.
+  // (The cast keeps the shared flag typing; at run time the format flags are simply absent.)
+  static override baseFlags = {debug: CloudctlCommand.baseFlags.debug} as typeof CloudctlCommand.baseFlags
+
   static override flags = {
     output: Flags.string({
       char: 'o',

@@ -1,24 +1,38 @@
 import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
 
 import {CloudctlError, ExitCode, exitCodeHelp} from '../errors.js'
-import {humanText, jsonSafe, terminalSafe} from '../output/terminal.js'
+import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, renderYaml, selectColumns} from '../output/formats.js'
+import {renderTable, setTableWidth} from '../output/table.js'
+import {humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
 import {scrub} from '../util/redact.js'
+import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof CloudctlCommand)['baseFlags'] & T['flags']>
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
 
 /**
- * Base of every cloudctl command: `--json` (stdout holds exactly one JSON document), `--debug`, and
- * one error path that prints a one-line message with a hint on stderr and exits with the documented
- * code, in JSON mode too.
+ * Base of every cloudctl command: the output formats (`-f table|json|yaml|csv|value`, `-c`, `--json`
+ * = `-f json`; stdout holds exactly one document in every format but table), `--debug`, and one error
+ * path that prints a one-line message with a hint on stderr and exits with the documented code, as a
+ * JSON/YAML error document in those formats.
+ *
+ * The human report (table) is what the command prints through `out()`; every other format is made
+ * here from the result document `run()` returns (see src/lib/output/formats.ts).
  */
 export abstract class CloudctlCommand<T extends typeof Command> extends Command {
   static override baseFlags = {
     debug: Flags.boolean({summary: 'Show stack traces and driver details on errors.', helpGroup: 'GLOBAL'}),
+    ...formatFlags(),
   }
 
   static override enableJsonFlag = true
+
+  /** Formats only this command offers (also passed to formatFlags in its baseFlags). */
+  static extraFormats: ReadonlyArray<ExtraFormat<never>> = []
+
+  /** Which array of the result document is its listing (csv, value, -c); default: the first one. */
+  static listingKey: string | undefined
 
   protected flags!: CommandFlags<T>
   protected args!: CommandArgs<T>
@@ -34,6 +48,50 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     })
     this.flags = flags as CommandFlags<T>
     this.args = args as CommandArgs<T>
+    this.output = resolveOutput(flags as Record<string, unknown>)
+    setTableWidth(this.output.maxWidth)
+  }
+
+  private output: OutputChoice | undefined
+
+  /**
+   * oclif prints the result document after run(), outside its own try: an error while formatting
+   * it (an unknown -c column) must still take the one error path.
+   */
+  public override async _run<R>(): Promise<R> {
+    try {
+      return await super._run<R>()
+    } catch (error) {
+      if (error instanceof Errors.ExitError || (error as {oclif?: {exit?: number}}).oclif?.exit !== undefined) throw error
+      await this.catch(error as Error)
+      return undefined as R
+    }
+  }
+
+  /** The format asked for: from the parsed flags, or from argv before (or without) a successful parse. */
+  protected outputFormat(): string {
+    if (this.output) return this.output.format
+    const ctor = this.ctor as typeof CloudctlCommand
+    // A command without -f (snapshot capture) may use -f for nothing else, but only --json counts.
+    const hasFormat = ctor.baseFlags !== undefined && 'format' in ctor.baseFlags
+    const f = hasFormat ? formatFromArgv(this.argv ?? []) : (this.argv ?? []).includes('--json') ? 'json' : undefined
+    const known = ['table', 'json', 'yaml', 'csv', 'value', ...ctor.extraFormats.map((x) => x.name)]
+    return f !== undefined && known.includes(f) ? f : 'table'
+  }
+
+  /**
+   * "Machine output": anything but the plain human table. oclif asks this to decide whether to print
+   * the result document, and the commands to decide whether to render their report.
+   */
+  public override jsonEnabled(): boolean {
+    if (!this.ctor?.enableJsonFlag) return false
+    return this.outputFormat() !== 'table' || this.output?.columns !== undefined
+  }
+
+  /** Formats whose errors are a document on stdout (the rest print the one-line error on stderr). */
+  private structuredErrors(): boolean {
+    const f = this.outputFormat()
+    return f === 'json' || f === 'yaml'
   }
 
   /**
@@ -49,9 +107,37 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     process.stderr.write(`${humanText(text, {keepSgr: colorEnabled(process.stderr)})}\n`)
   }
 
-  /** The JSON document, with DEL and C1 escaped as well (same values, nothing a terminal acts on). */
+  /**
+   * Prints the result document in the chosen format (oclif calls this with run()'s result whenever
+   * jsonEnabled()). JSON keeps DEL and C1 escaped as well (same values, nothing a terminal acts on).
+   */
   public override logJson(json: unknown): void {
-    ux.stdout(jsonSafe(ux.colorizeJson(json, {pretty: true, theme: this.config.theme?.json})))
+    const out = this.output ?? {format: this.outputFormat(), columns: undefined, noindent: false, maxWidth: undefined}
+    const ctor = this.ctor as typeof CloudctlCommand
+    const extra = ctor.extraFormats.find((f) => f.name === out.format)
+    if (extra) {
+      ux.stdout(terminalSafe(extra.render(json as never, {commandId: this.id ?? '', flags: (this.flags ?? {}) as Record<string, unknown>})))
+      return
+    }
+    const listing = () => selectColumns(inferListing(json, ctor.listingKey), out.columns)
+    switch (out.format) {
+      case 'yaml':
+        ux.stdout(renderYaml(out.columns ? listing().rows : json))
+        return
+      case 'csv':
+        ux.stdout(terminalSafe(renderCsv(listing())))
+        return
+      case 'value':
+        ux.stdout(terminalSafe(renderValue(listing())))
+        return
+      case 'table': {
+        const l = listing()
+        ux.stdout(renderTable(l.columns, l.rows.map((r) => l.columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : (r[c] as string))))))
+        return
+      }
+      default:
+        ux.stdout(renderJson(out.columns ? listing().rows : json, {noindent: out.noindent}))
+    }
   }
 
   protected setExit(code: number): void {
@@ -67,8 +153,11 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     const e = describeError(err)
     // oclif reads err.exitCode in JSON mode and err.oclif.exit otherwise: set both to our code.
     process.exitCode = e.exitCode
-    if (this.jsonEnabled()) {
-      this.logJson(this.toErrorJson(err))
+    if (this.structuredErrors()) {
+      // The error document, never filtered by -c (which names columns of a result).
+      const f = this.outputFormat()
+      const doc = this.toErrorJson(err)
+      ux.stdout(f === 'yaml' ? renderYaml(doc) : renderJson(doc, {noindent: this.output?.noindent}))
       return
     }
     if (err instanceof Errors.ExitError) throw err

@@ -22,8 +22,27 @@ const MIN_WRAPPED = 44
 // cli-table3 adds one space of padding on each side of a cell and one border character per column.
 const PADDING = 2
 
+// Set once per command from --max-width (0: never fit); undefined: the display's width.
+let requestedWidth: number | undefined
+
+export function setTableWidth(width: number | undefined): void {
+  requestedWidth = width
+}
+
+/**
+ * The width tables fit in: --max-width, else the terminal's columns, else $COLUMNS (what a shell
+ * exports, what `COLUMNS=200 cloudctl ... | less` means), else 120 for pipes and logs.
+ */
+export function displayWidth(): number | undefined {
+  if (requestedWidth !== undefined) return requestedWidth > 0 ? requestedWidth : undefined
+  if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns
+  const env = Number.parseInt(process.env.COLUMNS ?? '', 10)
+  if (Number.isInteger(env) && env > 0) return env
+  return 120
+}
+
 function terminalWidth(): number | undefined {
-  return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : undefined
+  return displayWidth()
 }
 
 function stripSgr(s: string): string {
@@ -87,7 +106,7 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
   const wrap = opts.wrap ?? []
   const head = headings.map((h, i) => cellText(h, keepSgr, wrap.includes(i)))
   const text = rows.map((row) => row.map((v, i) => cellText(v, keepSgr, wrap.includes(i))))
-  const maxWidth = opts.maxWidth ?? terminalWidth()
+  const maxWidth = opts.maxWidth === undefined ? terminalWidth() : opts.maxWidth > 0 ? opts.maxWidth : undefined
   const widths = maxWidth !== undefined && opts.wrap && opts.wrap.length > 0 ? fitWidths(head, text, opts.wrap, maxWidth) : null
   // cli-table3 indexes colAligns without checking it exists: pass it only when given.
   const table = new Table({
