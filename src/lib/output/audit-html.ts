@@ -51,14 +51,15 @@ export function hostStrips(report: AuditReport, model: CloudModel): HostStrip[] 
   })
   const providerOf = (cn: ComputeNode): ResourceProvider | undefined =>
     (cn.uuid ? model.providersByUuid.get(cn.uuid) : undefined) ?? (model.providersByName.get(cn.hypervisor_hostname ?? '') ?? []).find((p) => p.parent_provider_id === null)
-  const strips = model.liveComputeNodes.map((cn): HostStrip => {
-    const rp = providerOf(cn)
-    const resources = CLASSES.flatMap((rc) => {
-      if (!rp) return []
+  const resourcesOf = (rp: ResourceProvider): HostStrip['resources'] =>
+    CLASSES.flatMap((rc) => {
       const rcId = model.rc.id(rc)
       const inv = rcId === undefined ? undefined : model.inventory(rp.id, rcId)
       return inv && rcId !== undefined ? [{rc, capacity: capacityOf(inv), used: model.usage(rp.id, rcId)}] : []
     })
+  const strips = model.liveComputeNodes.map((cn): HostStrip => {
+    const rp = providerOf(cn)
+    const resources = rp ? resourcesOf(rp) : []
     const idx = new Set([...(byName.get(cn.host ?? '') ?? []), ...(byName.get(cn.hypervisor_hostname ?? '') ?? []), ...(rp ? byProvider.get(rp.uuid) ?? [] : [])])
     return {
       host: cn.host ?? '',
@@ -69,6 +70,15 @@ export function hostStrips(report: AuditReport, model: CloudModel): HostStrip[] 
       findings: [...idx].sort((a, b) => a - b),
     }
   })
+  // Providers with findings that no live compute node claims (stale, deleted node): a row of their own,
+  // or the leaks on them would be marked nowhere.
+  const shown = new Set(strips.map((x) => x.provider_uuid).filter((u): u is string => u !== null))
+  for (const rp of model.snapshot.placement.resource_providers) {
+    const idx = byProvider.get(rp.uuid)
+    if (!idx || shown.has(rp.uuid)) continue
+    const resources = resourcesOf(rp)
+    strips.push({host: rp.name ?? rp.uuid, node: rp.name ?? '', cell: 'provider without a live compute node', provider_uuid: rp.uuid, resources, findings: [...idx]})
+  }
   // Hosts with findings first (worst first), then by name: the page opens on what needs a look.
   const worst = (s: HostStrip) => Math.min(4, ...s.findings.map((i) => SEVERITIES.indexOf(report.findings[i].severity)))
   return strips.sort((a, b) => worst(a) - worst(b) || (a.host < b.host ? -1 : a.host > b.host ? 1 : a.node < b.node ? -1 : a.node > b.node ? 1 : 0))
