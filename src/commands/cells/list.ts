@@ -3,6 +3,7 @@ import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ExitCode} from '../../lib/errors.js'
+import {releaseLine} from '../../lib/output/snapshot-formatter.js'
 import {renderTable} from '../../lib/output/table.js'
 import {loadSnapshot} from '../../lib/snapshot/load.js'
 import {redact} from '../../lib/util/redact.js'
@@ -19,6 +20,8 @@ export interface CellRow {
   host_mappings: number
   instances: number | null
   instance_mappings: number
+  /** The release this cell's schema says; null when not recorded or not read. */
+  release: string | null
 }
 
 export default class CellsList extends CloudctlCommand<typeof CellsList> {
@@ -48,14 +51,16 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
           host_mappings: snapshot.nova_api.host_mappings.filter((h) => h.cell_id === c.id).length,
           instances: ok ? snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid && i.deleted === 0).length : null,
           instance_mappings: snapshot.nova_api.instance_mappings.filter((m) => m.cell_id === c.id).length,
+          release: snapshot.release?.cells[c.uuid]?.name ?? null,
         }
       })
     this.out(
       renderTable(
-        ['Name', 'UUID', 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
-        cells.map((c) => [c.name ?? '', c.uuid, c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
+        ['Name', 'UUID', 'Release', 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
+        cells.map((c) => [c.name ?? '', c.uuid, c.release ?? '?', c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
       ),
     )
+    this.out(releaseLine(snapshot.release ?? null))
     this.setExit(cells.some((c) => c.state !== 'available') ? ExitCode.FINDINGS : ExitCode.OK)
     return {cells}
   }

@@ -653,6 +653,9 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
     checkOverrides(cellRows, conns)
     // Cells start as soon as their URLs are known, while nova_api and placement are still read.
     cellJobs = cellRows.map((c) => captureCell(c, conns, progress))
+    // A cell may fail (a schema too old) while nova_api is still read: Promise.all below reports
+    // it; until then the rejection must not count as unhandled (Node would end the process).
+    for (const job of cellJobs) job.catch(() => undefined)
     const [novaApi, placementTables] = await Promise.all([
       withRelease(apiRelease.release, () => readNovaApi(api, opts.requestSpecs ?? false)),
       withRelease(placementRelease.release, () => readPlacement(placement)),

@@ -1,6 +1,7 @@
 import type {ValidationProblem} from '../snapshot/schema.js'
 import type {SnapshotSummary} from '../snapshot/summary.js'
 import type {BlobError} from '../domain/model.js'
+import {databaseReleaseLabel, type SnapshotRelease} from '../domain/release.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
@@ -8,19 +9,21 @@ export function renderSummary(s: SnapshotSummary): string {
   const c = theme()
   const out: string[] = []
   out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
+  out.push(releaseLine(s.release))
   out.push(
     renderTable(
-      ['cell', 'uuid', 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
+      ['cell', 'uuid', 'release', 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
       s.cells.map((cell) => [
         cell.name ?? '(unnamed)',
         cell.uuid,
+        cell.release ?? '?',
         cell.status === 'available' ? c.green(cell.disabled ? 'available, disabled' : 'available') : c.red(`UNAVAILABLE: ${cell.error ?? 'not read'}`),
         cell.status === 'available' ? `${cell.compute_services} (${cell.compute_services_down}/${cell.compute_services_disabled})` : '?',
         cell.status === 'available' ? cell.hosts : '?',
         cell.status === 'available' ? cell.instances : '?',
         cell.status === 'available' ? cell.instances_deleted : '?',
       ]),
-      {align: ['left', 'left', 'left', 'right', 'right', 'right', 'right']},
+      {align: ['left', 'left', 'left', 'left', 'right', 'right', 'right', 'right']},
     ),
   )
   const t = s.totals
@@ -52,6 +55,12 @@ export function renderSummary(s: SnapshotSummary): string {
     out.push(c.red(`${unavailable.length} cell(s) could not be read: their hosts and instances are unknown, not absent.`))
   }
   return out.join('\n')
+}
+
+/** 'Release 2025.1 (nova_api 2023.1-2025.1 (alembic cdeec0c85668), placement ...)'. */
+export function releaseLine(r: SnapshotRelease | null): string {
+  if (r === null) return `${theme().bold('Release')} not recorded (a snapshot written before cloudctl read it, or a generated cloud)`
+  return `${theme().bold('Release')} ${r.name} (nova_api ${databaseReleaseLabel(r.nova_api)}, placement ${databaseReleaseLabel(r.placement)})`
 }
 
 export function renderValidation(path: string, problems: ValidationProblem[], blobErrors: BlobError[]): string {

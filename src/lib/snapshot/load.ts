@@ -2,16 +2,22 @@ import type {ProgressSink} from '../cli/progress.js'
 import type {SourceOptions} from '../cli/source-flags.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {readSnapshotFile} from './file.js'
+import {setLoadedRelease} from './loaded-release.js'
 
 /**
  * The one way read commands get a snapshot: a file when --snapshot is given, else the live
  * databases (read-only, one consistent snapshot per database).
  */
 export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink): Promise<Snapshot> {
-  if (opts.snapshot) return readSnapshotFile(opts.snapshot)
-  // Lazy: snapshot-only runs never load the database driver.
-  const {captureLive} = await import('../db/capture.js')
-  return captureLive(opts, progress)
+  let snapshot: Snapshot
+  if (opts.snapshot) snapshot = await readSnapshotFile(opts.snapshot)
+  else {
+    // Lazy: snapshot-only runs never load the database driver.
+    const {captureLive} = await import('../db/capture.js')
+    snapshot = await captureLive(opts, progress)
+  }
+  setLoadedRelease(snapshot.release)
+  return snapshot
 }
 
 export function isLiveSource(opts: SourceOptions): boolean {

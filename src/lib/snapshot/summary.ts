@@ -1,4 +1,5 @@
 import type {CloudModel} from '../domain/model.js'
+import type {SnapshotRelease} from '../domain/release.js'
 
 export interface CellSummary {
   name: string | null
@@ -13,11 +14,15 @@ export interface CellSummary {
   hosts: number
   instances: number
   instances_deleted: number
+  /** The release this cell's schema says (absent: not recorded, or the cell was not read). */
+  release?: string
 }
 
 export interface SnapshotSummary {
   captured_at: string
   source: {kind: string; description: string}
+  /** What the databases said about their release at capture; null when the snapshot does not record it. */
+  release: SnapshotRelease | null
   cells: CellSummary[]
   totals: {
     hosts: number
@@ -74,6 +79,7 @@ export function summarize(model: CloudModel): SnapshotSummary {
       hosts: 0,
       instances: 0,
       instances_deleted: 0,
+      ...(s.release?.cells[c.uuid] === undefined ? {} : {release: s.release.cells[c.uuid].name}),
     })
   }
   for (const svc of s.nova.services) {
@@ -105,6 +111,7 @@ export function summarize(model: CloudModel): SnapshotSummary {
   return {
     captured_at: s.captured_at,
     source: {kind: s.source.kind, description: s.source.description},
+    release: s.release ?? null,
     cells: [...cells.values()],
     totals: {
       hosts: model.liveComputeNodes.length,

@@ -1,0 +1,16 @@
+/**
+ * The release of the snapshot a command loaded, so that every `--json` result can name it without
+ * each command threading it through. A tiny module on purpose: the base command imports it.
+ */
+import type {SnapshotRelease} from '../domain/release.js'
+
+// undefined: the command loaded no snapshot; null: it did, and the snapshot records no release.
+let current: SnapshotRelease | null | undefined
+
+export function setLoadedRelease(release: SnapshotRelease | undefined): void {
+  current = release ?? null
+}
+
+export function loadedRelease(): SnapshotRelease | null | undefined {
+  return current
+}
