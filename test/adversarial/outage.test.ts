@@ -56,6 +56,7 @@ let world: RepairWorld
 let seeded: Seeded
 let tmp: string
 let src: string[]
+let leakRemoved = false
 const state = (name: string) => ['--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)]
 
 async function checksums(): Promise<Map<string, string>> {
@@ -140,7 +141,10 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
       expect(doc.unavailableCells.map((c) => c.name)).toEqual(['cell1'])
       const aboutAlive = doc.findings.filter((f) => f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive)
       expect(aboutAlive).toEqual([])
-      expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`.trim())).toEqual([`allocation.consumer-deleted ${seeded.leaked}`])
+      // The cell2 leak is judged from readable data; the first outage's `repair leaks` removes it.
+      expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`.trim())).toEqual(
+        leakRemoved ? [] : [`allocation.consumer-deleted ${seeded.leaked}`],
+      )
       expect(doc.findings.some((f) => f.severity === 'unknown' && f.subject.cell === 'cell1')).toBe(true)
 
       const codes: number[] = []
@@ -160,8 +164,12 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
         else expect.fail(`unexpected change in ${c.table}: ${JSON.stringify(c)}`)
       }
       expect(changedTables(before, after).every((t) => /^placement\.(allocations|consumers|resource_providers)$/.test(t))).toBe(true)
-      // The first run removed the cell2 leak (exit 4); nothing else applied anything.
-      expect(codes[0] === 4 || changes.length === 0).toBe(true)
+      // `repair leaks` removed the cell2 leak (exit 4) in the first outage; nothing else applied anything.
+      // (The others plan no write: 0, or 3 where they list what they left for the operator.)
+      expect(codes[0]).toBe(leakRemoved ? 0 : 4)
+      expect(codes.slice(1).every((c) => c === 0 || c === 3)).toBe(true)
+      expect(changes.length > 0).toBe(!leakRemoved)
+      leakRemoved = true
       await outage.teardown?.()
     })
   }

@@ -10,9 +10,13 @@ export function cellDbOf(model: CloudModel, b: PlanBuilder, cellUuid: string): D
   return db
 }
 
-/** Every readable cell database, labelled; the planner relies on the absence of rows in all of them. */
+/**
+ * Every readable cell database, labelled; the planner relies on the absence of rows in all of them.
+ * An unreadable cell is left out: the audit judged nothing whose truth depends on it (the outage
+ * rule), and naming it here would only make the executor fail to open it.
+ */
 export function allCellDbs(model: CloudModel, b: PlanBuilder): Array<{db: DbKey; uuid: string}> {
-  return model.snapshot.cells.map((c) => ({db: cellDbOf(model, b, c.uuid), uuid: c.uuid}))
+  return model.snapshot.cells.filter((c) => c.status === 'available').map((c) => ({db: cellDbOf(model, b, c.uuid), uuid: c.uuid}))
 }
 
 export function subjectOf(f: Finding): string {
