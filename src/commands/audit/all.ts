@@ -77,7 +77,8 @@ Read-only. Works the same on the live databases and on a snapshot file.
     })
     if (html !== undefined) {
       result.html = html
-      if (this.jsonEnabled()) this.note(`HTML report written to ${html}`)
+      // Said where a machine reads stdout; a scheduled metrics run stays silent (cron mails any output).
+      if (this.jsonEnabled() && !metrics) this.note(`HTML report written to ${html}`)
     }
     if (text !== undefined) {
       if (f.output === undefined) result[METRICS] = text
