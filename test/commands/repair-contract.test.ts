@@ -63,11 +63,14 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     expect(r.stderr).toMatch(/refusing --apply with a snapshot file \(--snapshot\): a plan is applied only from a fresh read of the live databases/)
   })
 
-  it('refuses when a cell the plan relies on is unavailable', async () => {
-    const bad = world.cloud.cell0Url.replace(/\/([a-z0-9_]+)(\?|$)/, '/no_such_db_cloudctl$2')
-    const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell0=${bad}`, '--apply', '--yes', ...state])
-    expect(r.exitCode).toBe(2)
-    expect(r.stderr).toMatch(/cell cell0 could not be read/)
+  it('plans nothing for consumers that may live in an unavailable cell (the outage rule), and writes nothing', async () => {
+    const before = await world.dump()
+    const bad = world.cloud.cellUrls.cell1.replace(/\/([a-z0-9_]+)(\?|$)/, '/no_such_db_cloudctl$2')
+    const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell1=${bad}`, '--apply', '--yes', ...state])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/allocation\.undecided/)
+    expect(r.stdout).not.toMatch(/DELETE FROM/)
+    expect(diffDumps(before, await world.dump())).toEqual([])
   })
 
   it('on a terminal, --apply asks (counts per database and kind, default No): "n" or Enter writes nothing (exit 3), "y" applies (exit 4)', async () => {
