@@ -54,10 +54,11 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
           release: snapshot.release?.cells[c.uuid]?.name ?? null,
         }
       })
+    const recorded = snapshot.release !== undefined
     this.out(
       renderTable(
-        ['Name', 'UUID', 'Release', 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
-        cells.map((c) => [c.name ?? '', c.uuid, c.release ?? '?', c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
+        ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
+        cells.map((c) => [c.name ?? '', c.uuid, ...(recorded ? [c.release ?? '?'] : []), c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
       ),
     )
     this.out(releaseLine(snapshot.release ?? null))

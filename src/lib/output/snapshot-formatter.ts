@@ -10,20 +10,22 @@ export function renderSummary(s: SnapshotSummary): string {
   const out: string[] = []
   out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
   out.push(releaseLine(s.release))
+  // A snapshot that records no release gets no column of question marks.
+  const withRelease = s.release !== null
   out.push(
     renderTable(
-      ['cell', 'uuid', 'release', 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
+      ['cell', 'uuid', ...(withRelease ? ['release'] : []), 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
       s.cells.map((cell) => [
         cell.name ?? '(unnamed)',
         cell.uuid,
-        cell.release ?? '?',
+        ...(withRelease ? [cell.release ?? '?'] : []),
         cell.status === 'available' ? c.green(cell.disabled ? 'available, disabled' : 'available') : c.red(`UNAVAILABLE: ${cell.error ?? 'not read'}`),
         cell.status === 'available' ? `${cell.compute_services} (${cell.compute_services_down}/${cell.compute_services_disabled})` : '?',
         cell.status === 'available' ? cell.hosts : '?',
         cell.status === 'available' ? cell.instances : '?',
         cell.status === 'available' ? cell.instances_deleted : '?',
       ]),
-      {align: ['left', 'left', 'left', 'left', 'right', 'right', 'right', 'right']},
+      {align: ['left', 'left', ...(withRelease ? ['left' as const] : []), 'left', 'right', 'right', 'right', 'right']},
     ),
   )
   const t = s.totals
