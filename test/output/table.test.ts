@@ -43,9 +43,19 @@ describe('renderTable', () => {
     expect(t).toBe(renderTable(['a', 'b'], [['x', 'short text']]))
   })
 
-  it('never narrows a wrapped column below a uuid, even when the width cannot be met', () => {
-    const t = renderTable(head, rows, {wrap: [3], maxWidth: 60})
+  it('keeps a uuid whole while other columns can give way (key= breaks off first)', () => {
+    const t = renderTable(head, rows, {wrap: [3], maxWidth: 110})
+    expect(width(t)).toBeLessThanOrEqual(110)
     expect(t).toContain(UUID)
+  })
+
+  it('fits even a width no uuid fits in, losing nothing (words broken, never truncated)', () => {
+    const t = renderTable(head, rows, {wrap: [3], maxWidth: 60})
+    expect(width(t)).toBeLessThanOrEqual(60)
     expect(t).not.toContain('…')
+    const joined = t.split('\n').map((l) => l.split('│').map((c) => c.trim())).filter((c) => c.length > 3)
+    const column = (i: number) => joined.map((r) => r[i] ?? '').join('')
+    expect(column(3)).toContain(`rp=${UUID}`)
+    expect(column(2)).toContain('allocation.consumer-deleted')
   })
 })

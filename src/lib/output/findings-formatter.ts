@@ -4,7 +4,7 @@
  * table of counts by check and severity.
  */
 import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
-import {renderTable} from './table.js'
+import {displayWidth, renderTable} from './table.js'
 import {severityColor, theme} from './theme.js'
 
 interface ReportLike {
@@ -30,6 +30,23 @@ export function formatSubject(s: FindingSubject): string {
   return parts.join('\n')
 }
 
+// Below this, five columns leave each a few characters: two columns, what and where | why and how.
+const WIDE_LAYOUT = 160
+
+function findingsTable(check: CheckName, findings: Finding[]): string {
+  const c = theme()
+  const width = displayWidth()
+  if (width === undefined || width >= WIDE_LAYOUT) {
+    const rows = findings.map((f) => [severityColor(f.severity, c)(f.severity), f.code, formatSubject(f.subject), f.message, f.repair ?? ''])
+    return renderTable(['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`, wrap: [3, 4]})
+  }
+  const rows = findings.map((f) => [
+    `${severityColor(f.severity, c)(f.severity)} ${f.code}\n${formatSubject(f.subject)}`,
+    f.repair ? `${f.message}\n→ ${f.repair}` : f.message,
+  ])
+  return renderTable(['Severity, code, subject', 'Finding → repair'], rows, {title: `audit ${check}`, wrap: [1]})
+}
+
 function summaryLine(check: CheckName, counts: Record<Severity, number> | undefined): string {
   const c = theme()
   const n = counts ?? {error: 0, unknown: 0, warning: 0, info: 0}
@@ -50,11 +67,7 @@ export function renderFindings(report: ReportLike, opts: {summaryTable?: boolean
   for (const check of report.checks) {
     const findings = report.findings.filter((f) => f.check === check)
     if (findings.length > 0) {
-      const rows = findings.map((f) => {
-        const color = severityColor(f.severity, c)
-        return [color(f.severity), f.code, formatSubject(f.subject), f.message, f.repair ?? '']
-      })
-      out.push(renderTable(['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`, wrap: [3, 4]}))
+      out.push(findingsTable(check, findings))
     }
     out.push(summaryLine(check, report.counts.byCheck[check]))
   }

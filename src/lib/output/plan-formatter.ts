@@ -6,6 +6,56 @@ import {theme} from './theme.js'
 
 const VERB: Record<Step['op'], string> = {check: 'lock+check', delete: 'DELETE', update: 'UPDATE', insert: 'INSERT', restore: 'RESTORE'}
 
+/** pinned_cpus per NUMA cell id of a compute_nodes.numa_topology blob, or null when it is not one. */
+function pinnedCpus(blob: unknown): Map<number, number[]> | null {
+  if (typeof blob !== 'string' || !blob.includes('pinned_cpus')) return null
+  try {
+    const cells = (JSON.parse(blob) as {'nova_object.data'?: {cells?: Array<{'nova_object.data'?: {id?: number; pinned_cpus?: number[]}}>}})['nova_object.data']?.cells
+    if (!Array.isArray(cells)) return null
+    return new Map(cells.map((c, i) => [c['nova_object.data']?.id ?? i, [...(c['nova_object.data']?.pinned_cpus ?? [])].sort((a, b) => a - b)]))
+  } catch {
+    return null
+  }
+}
+
+/** 4,5,6,7,9 -> 4-7,9 (as nova's own cpuset strings read). */
+function cpuRanges(cpus: number[]): string {
+  if (cpus.length === 0) return '(none)'
+  const parts: string[] = []
+  let start = cpus[0]
+  let prev = cpus[0]
+  for (const cpu of [...cpus.slice(1), Number.NaN]) {
+    if (cpu === prev + 1) {
+      prev = cpu
+      continue
+    }
+    parts.push(start === prev ? String(start) : `${start}-${prev}`)
+    start = cpu
+    prev = cpu
+  }
+  return parts.join(',')
+}
+
+/**
+ * The parameters column. A numa_topology rewrite is a diff of pinned_cpus per NUMA cell: the blob
+ * itself runs to kilobytes (twice: the value written and the value expected), and only that array
+ * changes. --json and the undo file keep both blobs whole.
+ */
+function paramsText(s: Step): string {
+  const {params} = stepSql(s)
+  if (s.op === 'update') {
+    const before = pinnedCpus(s.expect.numa_topology)
+    const after = pinnedCpus(s.set.numa_topology)
+    if (before && after) {
+      const cells = [...new Set([...before.keys(), ...after.keys()])].sort((a, b) => a - b)
+      const diff = cells.map((id) => `NUMA cell ${id}: ${cpuRanges(before.get(id) ?? [])} -> ${cpuRanges(after.get(id) ?? [])}`)
+      const rest = params.filter((p) => p !== s.expect.numa_topology && p !== s.set.numa_topology)
+      return [`pinned_cpus (numa_topology otherwise unchanged):`, ...diff, `other parameters: ${JSON.stringify(rest)}`].join('\n')
+    }
+  }
+  return JSON.stringify(params)
+}
+
 function expectedRows(s: Step): string {
   if (s.op === 'check') return String(s.rows.length)
   return '1'
@@ -25,14 +75,20 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     out.push(plan.skipped.length === 0 ? c.green('Nothing to do.') : c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.'))
   else {
     const checks = plan.steps.length - writes.length
-    out.push(`${writes.length} write(s) in ${plan.db_order.map((d) => plan.db_labels[d] ?? d).join(' -> ')} (commit order); ${checks} lock/check step(s) re-validate each finding inside the transaction.`)
+    // Only the databases this plan writes to, in the order their transactions commit.
+    const writeDbs = plan.db_order.filter((d) => writes.some((w) => w.db === d))
+    const label = (d: string) => plan.db_labels[d] ?? d
+    out.push(
+      `${writes.length} write(s) in ${writeDbs.length === 1 ? label(writeDbs[0]) : `${writeDbs.map(label).join(', ')} (committed in this order)`}; ${checks} lock/check step(s) re-validate each finding inside the transaction${writeDbs.length === 1 ? '' : 's'}.`,
+    )
     const shown = opts.verbose ? plan.steps : writes
     out.push(
       renderTable(
+        // Without --verbose the writes are numbered 1..n; --verbose numbers every step (checks too).
         ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
-        shown.map((s) => {
-          const {sql, params} = stepSql(s)
-          return [plan.steps.indexOf(s) + 1, plan.db_labels[s.db] ?? s.db, `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, JSON.stringify(params), expectedRows(s), s.why]
+        shown.map((s, i) => {
+          const {sql} = stepSql(s)
+          return [i + 1, label(s.db), `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, paramsText(s), expectedRows(s), s.why]
         }),
         {wrap: [2, 3, 5]},
       ),
@@ -62,7 +118,12 @@ export function renderApplied(plan: RepairPlan, result: {committed: string[]; un
   const perDb = new Map<string, number>()
   for (const r of result.records ?? []) perDb.set(r.db, (perDb.get(r.db) ?? 0) + 1)
   const where = perDb.size > 0 ? ` (${[...perDb].map(([d, n]) => `${label(d)}: ${n}`).join(', ')})` : ''
-  const out = [c.green(`Applied: ${result.rows_changed} row(s) changed${where}.`), `Committed, in order: ${result.committed.map(label).join(', ')}.`]
+  // Only the databases that were written to: an empty transaction is not news.
+  const written = result.committed.filter((d) => perDb.size === 0 || perDb.has(d))
+  const out = [
+    c.green(`Applied: ${result.rows_changed} row(s) changed${where}.`),
+    written.length === 1 ? `Committed in ${label(written[0])}.` : `Committed, in order: ${written.map(label).join(', ')}.`,
+  ]
   if (result.rows_already) out.push(`${result.rows_already} row(s) were already in their target state.`)
   if (result.rows_changed > 0) out.push(`Undo file: ${result.undo_file}  (cloudctl repair undo ${result.undo_file})`)
   for (const n of plan.notes) out.push(`Note: ${n}`)

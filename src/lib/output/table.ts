@@ -8,17 +8,22 @@ export type Cell = string | number | boolean | null | undefined
 export interface TableOptions {
   title?: string
   align?: Array<'left' | 'right' | 'center'>
-  /** Columns (by index) that may be word-wrapped to fit `maxWidth`, e.g. free-text explanations. */
+  /**
+   * Columns (by index) of free text (messages, repairs): narrowed first when the table must fit.
+   * Other columns (codes, subjects, uuids) are narrowed only when the free text alone cannot make room.
+   */
   wrap?: number[]
   /**
-   * Width to fit in. Default: the terminal's width when stdout is a TTY; piped output is never
-   * wrapped, so that grep and awk see one finding per line.
+   * Width to fit in (0: never wrap, one row per line for grep and awk). Default: --max-width, else the
+   * terminal's width, else $COLUMNS, else 120 (see displayWidth).
    */
   maxWidth?: number
 }
 
-// Wide enough for a uuid with a short prefix: cli-table3 truncates a word longer than its column.
-const MIN_WRAPPED = 44
+// Free text is not narrowed below this while other columns can still give way.
+const MIN_FREE_TEXT = 24
+// No column is narrower than this: a uuid then takes 5 lines, still readable.
+const MIN_COLUMN = 8
 // cli-table3 adds one space of padding on each side of a cell and one border character per column.
 const PADDING = 2
 
@@ -54,24 +59,84 @@ function visibleLength(s: string): number {
   return stripSgr(s).length
 }
 
-/** Column widths (with padding) that fit maxWidth by narrowing only the wrappable columns, widest first. */
-function fitWidths(head: string[], rows: string[][], wrap: number[], maxWidth: number): Array<number | null> | null {
-  const natural = head.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => Math.max(...(r[i] ?? '').split('\n').map(visibleLength)))) + PADDING)
-  const total = () => natural.reduce((a, b) => a + b, 0) + head.length + 1
-  if (total() <= maxWidth) return null
+const lineWidths = (s: string) => s.split('\n').map(visibleLength)
+
+/**
+ * Content widths (without padding) that fit maxWidth, or null when the table fits as it is. The
+ * widest column gives way first, in three passes: free text down to MIN_FREE_TEXT; then every column
+ * down to its longest word (a code, a host name, a uuid stays whole); then down to MIN_COLUMN (words
+ * broken). A table that cannot fit even then is as narrow as it can be.
+ */
+function fitWidths(head: string[], rows: string[][], wrap: number[], maxWidth: number): number[] | null {
+  const n = head.length
+  const natural = head.map((h, i) => Math.max(...lineWidths(h), ...rows.map((r) => Math.max(...lineWidths(r[i] ?? '')))))
+  const budget = maxWidth - (n + 1) - PADDING * n
+  const sum = (w: number[]) => w.reduce((a, b) => a + b, 0)
+  if (sum(natural) <= budget) return null
+  const longestWord = head.map((h, i) =>
+    // A word here is what wrapLine keeps whole when it can: key= and host.domain parts break off.
+    Math.max(...[h, ...rows.map((r) => r[i] ?? '')].flatMap((t) => stripSgr(t).split(/\s+|(?<==)|(?<=\.)/).map((w) => Array.from(w).length))),
+  )
   const widths = natural.slice()
-  let excess = total() - maxWidth
-  while (excess > 0) {
-    const candidates = wrap.filter((i) => widths[i] > MIN_WRAPPED + PADDING)
-    if (candidates.length === 0) break
-    const widest = candidates.reduce((a, b) => (widths[b] > widths[a] ? b : a))
-    const others = candidates.filter((i) => i !== widest).map((i) => widths[i])
-    const floor = Math.max(MIN_WRAPPED + PADDING, others.length > 0 ? Math.max(...others) : 0, widths[widest] - excess)
-    const cut = Math.max(1, widths[widest] - floor)
-    widths[widest] -= cut
-    excess -= cut
+  const passes: Array<(i: number) => number> = [
+    (i) => (wrap.includes(i) ? Math.min(natural[i], MIN_FREE_TEXT) : natural[i]),
+    (i) => Math.min(natural[i], Math.max(MIN_COLUMN, longestWord[i], wrap.includes(i) ? MIN_FREE_TEXT : 0)),
+    (i) => Math.min(natural[i], MIN_COLUMN),
+  ]
+  for (const floor of passes) {
+    let excess = sum(widths) - budget
+    while (excess > 0) {
+      const candidates = widths.map((w, i) => i).filter((i) => widths[i] > floor(i))
+      if (candidates.length === 0) break
+      const widest = candidates.reduce((a, b) => (widths[b] > widths[a] ? b : a))
+      const next = Math.max(floor(widest), ...candidates.filter((i) => i !== widest).map((i) => widths[i]))
+      const cut = Math.min(excess, Math.max(1, widths[widest] - next))
+      widths[widest] -= cut
+      excess -= cut
+    }
+    if (excess <= 0) break
   }
-  return widths.map((w, i) => (wrap.includes(i) ? w : null))
+  return widths
+}
+
+/** Splits one line into pieces of at most `width` visible characters, at spaces where it can. */
+function wrapLine(line: string, width: number): string[] {
+  const chars = Array.from(line)
+  if (chars.length <= width) return [line]
+  const out: string[] = []
+  let rest = chars
+  while (rest.length > width) {
+    let cut = rest.lastIndexOf(' ', width)
+    if (cut <= 0) {
+      // No space: break after the last separator a reader expects a break at (host.domain, a-uuid, k=v).
+      const window = rest.slice(0, width)
+      // A key=value breaks after its '=' first, so that a uuid stays whole on the next line.
+      const eq = window.indexOf('=')
+      const sep = Math.max(window.lastIndexOf('.'), window.lastIndexOf('-'), window.lastIndexOf(','), window.lastIndexOf('/'))
+      cut = eq > 0 && rest.length - eq - 1 <= width ? eq + 1 : sep >= width / 2 ? sep + 1 : width
+      out.push(rest.slice(0, cut).join(''))
+      rest = rest.slice(cut)
+    } else {
+      out.push(rest.slice(0, cut).join(''))
+      rest = rest.slice(cut + 1)
+    }
+  }
+  if (rest.length > 0) out.push(rest.join(''))
+  return out
+}
+
+// eslint-disable-next-line no-control-regex
+const WHOLE_SGR = /^(\u001B\[[0-9;]*m)([^\u001B]*)(\u001B\[[0-9;]*m)$/
+
+/** A cell wrapped to `width`; a cell coloured as a whole (severity) keeps its colour on every line. */
+function wrapCell(text: string, width: number): string {
+  if (Math.max(...lineWidths(text)) <= width) return text
+  const whole = WHOLE_SGR.exec(text)
+  if (whole) return wrapLine(whole[2], width).map((l) => `${whole[1]}${l}${whole[3]}`).join('\n')
+  return stripSgr(text)
+    .split('\n')
+    .flatMap((l) => wrapLine(l, width))
+    .join('\n')
 }
 
 // A line of a column that is never wrapped is shown by its ends beyond this: a wrapped neighbour
@@ -99,22 +164,30 @@ function cellText(v: Cell, keepSgr: boolean, wrapped: boolean): string {
     .join('\n')
 }
 
-/** A plain-bordered table; headers bold when colour is on. */
+/** A plain-bordered table that fits the display width; headers bold when colour is on. */
 export function renderTable(headings: string[], rows: Cell[][], opts: TableOptions = {}): string {
   const c = theme()
   const keepSgr = colorEnabled()
-  const wrap = opts.wrap ?? []
-  const head = headings.map((h, i) => cellText(h, keepSgr, wrap.includes(i)))
-  const text = rows.map((row) => row.map((v, i) => cellText(v, keepSgr, wrap.includes(i))))
   const maxWidth = opts.maxWidth === undefined ? terminalWidth() : opts.maxWidth > 0 ? opts.maxWidth : undefined
-  const widths = maxWidth !== undefined && opts.wrap && opts.wrap.length > 0 ? fitWidths(head, text, opts.wrap, maxWidth) : null
+  const fitting = maxWidth !== undefined
+  const head = headings.map((h) => cellText(h, keepSgr, fitting))
+  let text = rows.map((row) => row.map((v) => cellText(v, keepSgr, fitting)))
+  const widths = fitting ? fitWidths(head, text, opts.wrap ?? [], maxWidth) : null
+  let shownHead = head
+  if (widths) {
+    shownHead = head.map((h, i) => wrapCell(h, widths[i]))
+    text = text.map((r) => r.map((v, i) => wrapCell(v, widths[i])))
+  }
+  // Wrapping is done above (cli-table3's own wordWrap truncates a word longer than its column).
   // cli-table3 indexes colAligns without checking it exists: pass it only when given.
   const table = new Table({
-    head: head.map((h) => c.bold(h)),
+    head: shownHead.map((h) => c.bold(h)),
     style: {head: [], border: []},
-    ...(widths ? {colWidths: widths, wordWrap: true, wrapOnWordBoundary: true} : {wordWrap: false}),
+    wordWrap: false,
+    ...(widths ? {colWidths: widths.map((w) => w + PADDING)} : {}),
     ...(opts.align ? {colAligns: opts.align} : {}),
   })
   for (const row of text) table.push(row)
-  return (opts.title ? `${c.bold(cellText(opts.title, keepSgr, true))}\n` : '') + table.toString()
+  const title = opts.title ? cellText(opts.title, keepSgr, true) : ''
+  return (opts.title ? `${c.bold(maxWidth ? wrapCell(title, maxWidth) : title)}\n` : '') + table.toString()
 }
