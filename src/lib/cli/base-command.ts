@@ -5,6 +5,7 @@ import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, rend
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
+import {loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
 
@@ -112,6 +113,11 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    * jsonEnabled()). JSON keeps DEL and C1 escaped as well (same values, nothing a terminal acts on).
    */
   public override logJson(json: unknown): void {
+    // Every result read from a snapshot names the release its databases were (null: not recorded).
+    const release = loadedRelease()
+    if (release !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('release' in json)) {
+      json = {...json, release}
+    }
     const out = this.output ?? {format: this.outputFormat(), columns: undefined, noindent: false, maxWidth: undefined}
     const ctor = this.ctor as typeof CloudctlCommand
     const extra = ctor.extraFormats.find((f) => f.name === out.format)
