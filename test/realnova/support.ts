@@ -50,3 +50,70 @@ export async function realCloud(scenario: string): Promise<RealCloud> {
   const out = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix])) as Omit<RealCloud, 'drop' | 'prefix'>
   return {...out, prefix, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
 }
+
+/** The real placement WSGI app (Debian's placement-api) over a cloud's placement database, noauth2. */
+export interface PlacementServer {
+  url: string
+  stop(): Promise<void>
+}
+
+async function freePort(): Promise<number> {
+  const {createServer} = await import('node:net')
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as {port: number}).port
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+async function privateDir(): Promise<string> {
+  const {mkdtemp} = await import('node:fs/promises')
+  const {tmpdir} = await import('node:os')
+  return mkdtemp(`${tmpdir()}/realnova-`)
+}
+
+export async function startPlacement(cloud: RealCloud): Promise<PlacementServer> {
+  const {writeFile} = await import('node:fs/promises')
+  const dir = await privateDir()
+  await writeFile(`${dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
+  const port = await freePort()
+  const proc = execa(PYTHON, ['/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1'], {env: {OS_PLACEMENT_CONFIG_DIR: dir}, reject: false, all: true})
+  const url = `http://127.0.0.1:${port}`
+  const stop = async () => {
+    proc.kill('SIGTERM')
+    await proc
+  }
+  // Bounded wait for the root document (no token needed there).
+  for (let i = 0; i < 60; i++) {
+    try {
+      const r = await fetch(`${url}/`)
+      if (r.ok) return {url, stop}
+    } catch {
+      // not listening yet
+    }
+    if (proc.exitCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  await stop()
+  throw new Error(`placement-api did not start on ${url}: ${String((await proc).all ?? '').slice(-500)}`)
+}
+
+/** Real nova-manage with a nova.conf for this cloud whose [placement] is the given noauth2 placement. */
+export async function novaManage(cloud: RealCloud, placementUrl: string, args: string[]): Promise<{exitCode: number; output: string}> {
+  const {writeFile, rm} = await import('node:fs/promises')
+  const dir = await privateDir()
+  try {
+    await writeFile(
+      `${dir}/nova.conf`,
+      `[DEFAULT]\nlog_dir =\ntransport_url = rabbit://cloudctl@127.0.0.1:5672/\n[api_database]\nconnection = ${cloud.api}\n[database]\nconnection = ${cloud.cells.cell1}\n[placement]\nauth_type = admin_token\nendpoint = ${placementUrl}\ntoken = admin\nendpoint_override = ${placementUrl}\n`,
+      {mode: 0o600},
+    )
+    const r = await execa('/usr/bin/nova-manage', ['--config-file', `${dir}/nova.conf`, ...args], {reject: false, all: true, timeout: 300_000})
+    return {exitCode: r.exitCode ?? -1, output: String(r.all ?? '')}
+  } finally {
+    await rm(dir, {recursive: true, force: true})
+  }
+}
