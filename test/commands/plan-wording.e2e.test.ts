@@ -30,4 +30,23 @@ describe('repair plans say what they do', () => {
     const numbers = [...r.stdout.matchAll(/^│ (\d+) +│/gm)].map((m) => Number(m[1]))
     expect(numbers).toEqual(writes.map((_, i) => i + 1))
   })
+
+  it('a repair that leaves findings it may not repair exits 3 and says what would', async () => {
+    for (const kind of ['pinning', 'usage']) {
+      const r = await cloudctl(['repair', kind, ...DEMO])
+      expect(r.exitCode).toBe(3)
+      expect(r.stdout).toMatch(/Not repaired \(\d+\)/)
+      const j = JSON.parse((await cloudctl(['repair', kind, ...DEMO, '--json'])).stdout) as {exit_code: number; plan: {skipped: unknown[]}}
+      expect(j.exit_code).toBe(3)
+      expect(j.plan.skipped.length).toBeGreaterThan(0)
+    }
+    expect((await cloudctl(['repair', 'pinning', ...DEMO])).stdout).toContain('--force')
+  })
+
+  it('repair leaks --apply on a snapshot refuses before printing any plan', async () => {
+    const r = await cloudctl(['repair', 'leaks', ...DEMO, '--apply', '--yes'])
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^Error: refusing --apply with a snapshot file/)
+  })
 })

@@ -43,7 +43,8 @@ describe('repair safety contract (CLI, MariaDB)', () => {
 
   it('dry run prints the plan and exits 3 without writing', async () => {
     const before = await world.dump()
-    const r = await cloudctl(['repair', 'leaks', ...src])
+    // --max-width 0: one step per line, as grep wants it (piped tables otherwise fit 120 columns).
+    const r = await cloudctl(['repair', 'leaks', ...src, '--max-width', '0'])
     expect(r.exitCode).toBe(3)
     expect(r.stdout).toMatch(/allocation\.consumer-deleted/)
     expect(r.stdout).toMatch(/DELETE FROM `allocations` WHERE `id` = \?/)
@@ -67,7 +68,8 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     const before = await world.dump()
     const bad = world.cloud.cellUrls.cell1.replace(/\/([a-z0-9_]+)(\?|$)/, '/no_such_db_cloudctl$2')
     const r = await cloudctl(['repair', 'leaks', ...src, '--cell-db', `cell1=${bad}`, '--apply', '--yes', ...state])
-    expect(r.exitCode, r.stderr).toBe(0)
+    // Nothing planned, but the undecided allocations are findings left for the operator: exit 3.
+    expect(r.exitCode, r.stderr).toBe(3)
     expect(r.stdout).toMatch(/allocation\.undecided/)
     expect(r.stdout).not.toMatch(/DELETE FROM/)
     expect(diffDumps(before, await world.dump())).toEqual([])
@@ -134,6 +136,12 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     expect(dry.exitCode).toBe(3)
     const undo = await cloudctl(['repair', 'undo', out.applied.undo_file, ...src, '--apply', '--yes', ...state])
     expect(undo.exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+    // A second undo finds every row at its before-image: nothing to undo, exit 0, nothing written.
+    const twice = await cloudctl(['repair', 'undo', out.applied.undo_file, ...src, '--apply', '--yes', ...state])
+    expect(twice.exitCode).toBe(0)
+    expect(twice.stdout).toContain('Nothing to undo')
+    expect(twice.stdout).not.toMatch(/Applied:/)
     expect(diffDumps(before, await world.dump())).toEqual([])
   })
 

@@ -192,7 +192,7 @@ export function describeError(err: unknown): DescribedError {
   if (e?.oclif?.exit !== undefined || isFlagParseError(e)) {
     const exit = e.oclif?.exit ?? ExitCode.CONFIG
     const exitCode = exit === 2 || exit === 1 ? ExitCode.CONFIG : exit
-    return {code: 'UsageError', message: scrub(oneLine(e.message)), hint: 'See --help for usage.', exitCode}
+    return {code: 'UsageError', message: scrub(oneLine(e.message)), hint: usageHint(), exitCode}
   }
   return {
     code: 'UnexpectedError',
@@ -200,6 +200,16 @@ export function describeError(err: unknown): DescribedError {
     hint: 'This is a cloudctl bug or an unexpected condition: re-run with --debug and report the stack trace.',
     exitCode: ExitCode.UNEXPECTED,
   }
+}
+
+/** "See `cloudctl simulate boot --help`." for the command being run (argv as typed, flags dropped). */
+function usageHint(): string {
+  const words: string[] = []
+  for (const a of process.argv.slice(2)) {
+    if (a.startsWith('-') || words.length >= 2) break
+    words.push(a)
+  }
+  return words.length > 0 && words.every((w) => /^[a-z][a-z-]*$/.test(w)) ? `See \`cloudctl ${words.join(' ')} --help\` for its flags and arguments.` : 'See --help for usage.'
 }
 
 function firstLine(s: string): string {
@@ -217,8 +227,18 @@ function isFlagParseError(e: Error | undefined): boolean {
  * something, on one line, without oclif's own colouring (an empty value shown as "").
  */
 export function oneLine(message: string): string {
-  // eslint-disable-next-line no-control-regex
-  const lines = message.replace(/\u001B\[[0-9;]*m/g, '').split('\n').map((l) => l.replace(/received: $/, 'received: ""').trim()).filter((l) => l !== '' && !/^See more help with --help$/.test(l))
+  const lines = message
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001B\[[0-9;]*m/g, '')
+    // oclif's preamble for failed flag validation says nothing; the reason follows it.
+    .replace(/^The following errors? occurred:\s*/, '')
+    // "uuid  Instance uuid." (name, two spaces, description): the description in parentheses.
+    .replace(/^(Missing \d+ required args?:)\n(.*)$/ms, (_m, head: string, rest: string) => `${head}\n${rest.split('\n').map((l) => l.replace(/^(\S+)\s{2,}(.+)$/, '$1 ($2)')).join('\n')}`)
+    .split('\n')
+    .map((l) => l.replace(/received: $/, 'received: ""').trim())
+    // oclif appends a note about multiple-value flags to every missing-argument error, whether or not
+    // one was given before the argument: it reads as the cause when it rarely is.
+    .filter((l) => l !== '' && !/^See more help with --help$/.test(l) && !/^Note: .* allows? multiple values/.test(l) && !/^Alternatively, you can use "--"/.test(l))
   if (lines.length <= 1) return lines[0] ?? firstLine(message)
   const [head, ...rest] = lines
   return `${head.replace(/:$/, '')}: ${rest.join('; ')}`

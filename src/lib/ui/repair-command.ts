@@ -93,13 +93,22 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
     const f = this.repairFlagValues
-    this.out(renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     const empty = isEmptyPlan(plan)
+    // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
+    if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
+    this.out(renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
-      const code = empty ? (plan.partial ? ExitCode.PARTIAL : ExitCode.OK) : ExitCode.FINDINGS
+      // Findings this command left alone (they need --force, another command or an operator) are
+      // still findings: exit 3, so that "run until exit 0" does not stop here.
+      const code = empty ? (plan.partial ? ExitCode.PARTIAL : plan.skipped.length > 0 ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.FINDINGS
       this.setExit(code)
       return {plan, applied: null, exit_code: code}
     }
+    preflightWritablePaths(f['undo-dir'] ?? join(stateDir(), 'undo'), f['audit-log'] ?? join(stateDir(), 'audit.log'))
+    return this.confirmAndExecute(plan)
+  }
+
+  private refuseUnsafe(plan: RepairPlan, snapshot: Snapshot | null): void {
     if (snapshot && snapshot.source.kind !== 'live')
       throw new CloudctlError(`refusing to apply a plan made from a ${snapshot.source.kind} snapshot (${snapshot.source.description})`, {
         exitCode: ExitCode.CONFIG,
@@ -127,7 +136,10 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
           hint: 'An unreachable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
         })
     }
-    preflightWritablePaths(f['undo-dir'] ?? join(stateDir(), 'undo'), f['audit-log'] ?? join(stateDir(), 'audit.log'))
+  }
+
+  private async confirmAndExecute(plan: RepairPlan): Promise<RepairOutcome> {
+    const f = this.repairFlagValues
     const ok = await confirmApply({yes: f.yes, summary: countLines(plan)})
     if (!ok) {
       this.note('Not applied: nothing was written.')
@@ -148,8 +160,12 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
       hooks: testPauseHooks(process.env.CLOUDCTL_REPAIR_TEST_PAUSE),
       lockName: repairLockName(targets),
     })
-    this.out(renderApplied(plan, result))
-    const code = plan.partial ? ExitCode.PARTIAL : ExitCode.APPLIED
+    // Every row already in its target state (a second `repair undo`, or someone fixed it meanwhile):
+    // nothing was applied, and saying "applied, 0 rows" with exit 4 would claim otherwise.
+    const nothing = result.rows_changed === 0 && !plan.partial
+    if (nothing) this.out(plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.')
+    else this.out(renderApplied(plan, result))
+    const code = plan.partial ? ExitCode.PARTIAL : nothing ? ExitCode.OK : ExitCode.APPLIED
     this.setExit(code)
     return {
       plan,
