@@ -66,6 +66,34 @@ describe.runIf(!available && process.env.CI === 'true')('realnova on CI', () => 
   })
 })
 
+/** `instance provider` pairs: instances live-migrating (migration in progress) to that provider's node. */
+async function liveMigrationDestinations(cloud: RealCloud): Promise<Set<string>> {
+  const out = new Set<string>()
+  const providers = new Map<string, string>()
+  const pc = await openConnection(cloud.placement)
+  try {
+    const [rows] = await pc.query('SELECT uuid, name FROM resource_providers')
+    for (const r of rows as Array<{uuid: string; name: string}>) providers.set(r.name, r.uuid)
+  } finally {
+    await closeConnection(pc)
+  }
+  for (const url of Object.values(cloud.cells)) {
+    const c = await openConnection(url)
+    try {
+      const [rows] = await c.query(
+        "SELECT instance_uuid, dest_node FROM migrations WHERE deleted = 0 AND migration_type = 'live-migration' AND status IN ('queued', 'preparing', 'running')",
+      )
+      for (const r of rows as Array<{instance_uuid: string; dest_node: string}>) {
+        const rp = providers.get(r.dest_node)
+        if (rp) out.add(`${r.instance_uuid} ${rp}`)
+      }
+    } finally {
+      await closeConnection(c)
+    }
+  }
+  return out
+}
+
 const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', cloud.placement]
 
 describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s', (scenario, spec) => {
@@ -102,8 +130,15 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
   it.runIf(spec.after === undefined)('real nova-manage afterwards: no orphaned allocation, no provider without compute node, nothing to heal', async () => {
     placement = await startPlacement(cloud as RealCloud)
     const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'])
-    expect(audited.output).not.toMatch(/can not be found|can be deleted|Unexpected|Traceback/)
-    expect(audited.exitCode, audited.output).toBe(0)
+    // nova-manage judges an instance's allocations by its host alone: during a live migration the
+    // instance consumer holds the destination (the migration consumer holds the source), and nova-manage
+    // calls that "can be deleted" (deleting it would free a running guest's destination). Those, and
+    // only those, are its known false positives; cloudctl reports nothing for them (audit above).
+    const flagged = [...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => [m[1], m[2]] as const)
+    const falsePositives = await liveMigrationDestinations(cloud as RealCloud)
+    expect(flagged.filter(([consumer, rp]) => !falsePositives.has(`${consumer} ${rp}`)), audited.output).toEqual([])
+    expect(audited.output).not.toMatch(/can not be found|Unexpected|Traceback/)
+    expect(audited.exitCode, audited.output).toBe(flagged.length === 0 ? 0 : 3)
     const healed = await novaManage(cloud as RealCloud, placement.url, ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'])
     expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
     expect(healed.exitCode, healed.output).toBe(4)
