@@ -60,7 +60,7 @@ beforeAll(async () => {
 
   await sql(async (conn) => {
     await conn.query(`INSERT INTO \`${db.api}\`.instance_mappings (instance_uuid, cell_id, project_id, created_at) VALUES (?, ?, ?, NOW())`, [archived, cell1.id, 'p-archived'])
-    planted.push({code: 'cell.instance-mapping-stale', subject: {cell: 'cell1', cell_uuid: cell1.uuid, instance_uuid: archived}})
+    planted.push({code: 'cell.instance-mapping-stale', subject: {cell: 'cell1', cell_uuid: cell1.uuid}})
 
     await conn.query(`INSERT INTO \`${db.api}\`.build_requests (project_id, instance_uuid, created_at) VALUES (?, ?, NOW())`, [built.project_id, built.uuid])
     planted.push({code: 'cell.build-request-stale', subject: {cell: 'cell2', cell_uuid: cell2.uuid, instance_uuid: built.uuid}})

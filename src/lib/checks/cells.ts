@@ -130,7 +130,10 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     for (let i = 0; i < mappings.length; i++) if (!ofLive[i] && ofLive[lastMappingOf(mappings[i].instance_uuid) as number]) ofLive[i] = 1
   }
 
-  // Mappings of instances deleted long ago (nova-manage db archive_deleted_rows leaves none).
+  // Mappings of instances deleted long ago (nova-manage db archive_deleted_rows leaves none). A cloud
+  // that never archives has one per deleted instance, hundreds of thousands: one finding per cell,
+  // with the count, the oldest deletion and the archive command; the uuids in evidence only.
+  const stale = new Map<string, {cell: (typeof snap.cells)[number]; uuids: string[]; oldest: number | undefined; archived: number}>()
   for (let i = 0; i < mappings.length; i++) {
     if (ofLive[i]) continue
     const mapping = mappings[i]
@@ -144,17 +147,27 @@ export function checkCells(model: CloudModel, ctx: AuditContext = new AuditConte
     const newest = deletedAt.length > 0 ? Math.max(...deletedAt) : undefined
     const ageDays = newest === undefined ? undefined : (capturedMs - newest) / 86_400_000
     if (rows.length > 0 && (ageDays === undefined || ageDays < STALE_MAPPING_DAYS)) continue
+    const entry = stale.get(cell.uuid) ?? {cell, uuids: [], oldest: undefined, archived: 0}
+    entry.uuids.push(mapping.instance_uuid)
+    if (rows.length === 0) entry.archived++
+    if (newest !== undefined && (entry.oldest === undefined || newest < entry.oldest)) entry.oldest = newest
+    stale.set(cell.uuid, entry)
+  }
+  for (const {cell, uuids, oldest, archived} of stale.values()) {
+    const name = cell.name ?? cell.uuid
+    // --before the staleness cutoff: deletions newer than that stay for nova to archive later.
+    const before = new Date(capturedMs - STALE_MAPPING_DAYS * 86_400_000).toISOString().slice(0, 10)
+    const oldestDate = oldest === undefined ? null : new Date(oldest).toISOString().slice(0, 10)
+    const parts = [`${uuids.length} instance_mapping(s) in ${name} are of instances deleted over ${STALE_MAPPING_DAYS} days ago${oldestDate ? ` (oldest ${oldestDate})` : ''}`]
+    if (archived > 0) parts.push(`${archived} of them point at instances the cell has no row for (archived)`)
     findings.push({
       check: 'cells',
       code: 'cell.instance-mapping-stale',
       severity: 'info',
-      subject: {cell: cell.name ?? cell.uuid, cell_uuid: cell.uuid, instance_uuid: mapping.instance_uuid},
-      message:
-        rows.length === 0
-          ? `instance_mapping of ${mapping.instance_uuid} points at ${cell.name ?? cell.uuid}, which has no row for it (archived).`
-          : `Instance ${mapping.instance_uuid} was deleted ${Math.floor(ageDays as number)} days ago; its instance_mapping remains.`,
-      evidence: {instance_mapping: mapping, instances: rows.map(instRow), deleted_days_ago: ageDays === undefined ? null : Math.floor(ageDays)},
-      repair: 'nova-manage db archive_deleted_rows --purge',
+      subject: {cell: name, cell_uuid: cell.uuid},
+      message: `${parts.join('; ')}.`,
+      evidence: {count: uuids.length, archived, oldest_deleted_at: oldestDate, instance_uuids: uuids},
+      repair: `nova-manage db archive_deleted_rows --before ${before} --purge`,
     })
   }
 
