@@ -7,7 +7,8 @@
  * CLOUDCTL_COMPARE_NOVA=1 insists on them, like CI.
  */
 import {execFileSync} from 'node:child_process'
-import {closeSync, openSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -67,4 +68,60 @@ export function seeded(seed: number): {int(n: number): number; pick<T>(xs: reado
     pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number],
     chance: (p) => next() < p,
   }
+}
+
+const CACHE = fileURLToPath(new URL('.cache/', import.meta.url))
+
+function packageVersion(name: string): string | null {
+  try {
+    return execFileSync('dpkg-query', ['-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8').trim() || null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Runs a recorder (a Python script that runs nova's or placement's own tests with the functions
+ * under test wrapped) and returns its JSON lines. Recordings are cached in test/compare-nova/.cache
+ * (gitignored), keyed by the python3-nova and python3-placement versions and the recorders' own
+ * text, so a second run replays without running the tests again; without dpkg there is no cache.
+ */
+export function recorded<T>(recorder: string, sources: string[], env: Record<string, string> = {}): T[] {
+  const script = fileURLToPath(new URL(recorder, import.meta.url))
+  const versions = [packageVersion('python3-nova'), packageVersion('python3-placement')]
+  const hash = createHash('sha256')
+  hash.update(PYTHON)
+  for (const v of versions) hash.update(`\0${v ?? ''}`)
+  for (const f of [recorder, ...sources]) hash.update(`\0${readFileSync(fileURLToPath(new URL(f, import.meta.url)), 'utf8')}`)
+  for (const [k, v] of Object.entries(env).sort()) hash.update(`\0${k}=${v}`)
+  const key = `${recorder.replace(/\.py$/, '')}-${hash.digest('hex').slice(0, 16)}.jsonl`
+  const cacheable = versions.every((v) => v !== null) && process.env.CLOUDCTL_COMPARE_CACHE !== '0'
+  const cached = join(CACHE, key)
+  if (cacheable && existsSync(cached)) return parseLines<T>(readFileSync(cached, 'utf8'))
+  const dir = mkdtempSync(join(tmpdir(), 'cloudctl-rec-'))
+  try {
+    const file = join(dir, 'cases.jsonl')
+    execFileSync(PYTHON, [script], {env: {...process.env, ...env, RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+    const text = readFileSync(file, 'utf8')
+    if (cacheable) {
+      mkdirSync(CACHE, {recursive: true})
+      // write then rename: a concurrent run never reads half a file
+      const tmp = join(CACHE, `${key}.${process.pid}.tmp`)
+      writeFileSync(tmp, text)
+      renameSync(tmp, cached)
+      // recordings of an older nova or recorder are never read again
+      const prefix = key.slice(0, key.lastIndexOf('-') + 1)
+      for (const f of readdirSync(CACHE)) if (f.startsWith(prefix) && f !== key && f.endsWith('.jsonl')) rmSync(join(CACHE, f), {force: true})
+    }
+    return parseLines<T>(text)
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
+}
+
+function parseLines<T>(text: string): T[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T)
 }

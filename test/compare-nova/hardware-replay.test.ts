@@ -7,16 +7,13 @@
  * "Known disagreements with nova's unit tests" in docs/engine.md (and a listed test that now agrees
  * fails too, so the list stays true).
  */
-import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
 import type {HostNumaTopology} from '../../src/lib/domain/nova-objects.js'
 import {consumeNuma, CpuPinningError, fitInstanceToHost, instanceTopologyFor, NumaRequestError, type CpuPolicy, type FittedCell, type InstanceTopologyRequest, type ThreadPolicy} from '../../src/lib/engine/numa.js'
-import {COMPARE, PYTHON} from './driver.js'
+import {COMPARE, recorded} from './driver.js'
 
 interface RecHostCell {
   id: number
@@ -64,7 +61,6 @@ type Record_ = Common &
 
 type Verdict = {kind: 'agree'} | {kind: 'disagree'; detail: string} | {kind: 'skipped'; reason: string}
 
-const RECORDER = fileURLToPath(new URL('record_hardware.py', import.meta.url))
 const DOCS = fileURLToPath(new URL('../../docs/engine.md', import.meta.url))
 
 const isError = (o: unknown): o is RecError => typeof o === 'object' && o !== null && 'error' in o
@@ -152,18 +148,7 @@ function knownDisagreements(): Map<string, string> {
 
 describe.skipIf(!COMPARE)("compare with nova: nova's own unit tests for nova.virt.hardware, replayed", () => {
   it('every recorded call agrees, or its test is listed with the reason in docs/engine.md', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cloudctl-hw-'))
-    let records: Record_[]
-    try {
-      const file = join(dir, 'cases.jsonl')
-      execFileSync(PYTHON, [RECORDER], {env: {...process.env, HW_RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
-      records = readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record_)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+    const records = recorded<Record_>('record_hardware.py', [])
     const known = knownDisagreements()
     const table = new Map<string, {recorded: number; agree: number; explained: number; unexplained: number; skipped: number}>()
     const unexplained: string[] = []

@@ -5,11 +5,11 @@ numa_get_constraints, numa_fit_instance_to_host and
 numa_usage_from_instance_numa are wrapped before the tests run: every call
 the tests make (directly or through other hardware functions) is written,
 inputs first, then the output or the exception, as one JSON line to the file
-named by $HW_RECORD. The tests themselves run unchanged (the wrappers return
+named by $RECORD. The tests themselves run unchanged (the wrappers return
 what the real functions return and re-raise what they raise); their summary
 goes to stderr.
 
-    HW_RECORD=/tmp/cases.jsonl /usr/bin/python3 record_hardware.py
+    RECORD=/tmp/cases.jsonl /usr/bin/python3 record_hardware.py
 """
 import json
 import os
@@ -25,7 +25,7 @@ from nova.virt import hardware  # noqa: E402
 
 objects.register_all()
 
-OUT = open(os.environ['HW_RECORD'], 'w')
+OUT = None  # opened by main(): record_scheduler.py imports the helpers below
 
 
 def _set(obj, name):
@@ -134,6 +134,9 @@ def _error(e):
 
 
 def _write(rec):
+    global OUT
+    if OUT is None:
+        OUT = open(os.environ['RECORD'], 'w')
     OUT.write(json.dumps(rec, sort_keys=True) + '\n')
     OUT.flush()
 
@@ -175,26 +178,31 @@ def _conf_packing():
     return bool(nova.conf.CONF.compute.packing_host_numa_cells_allocation_strategy)
 
 
-_wrap('numa_get_constraints',
-      lambda flavor, image_meta: {'flavor': _flavor(flavor), 'image': _image(image_meta)},
-      lambda t: {'topology': None if t is None else _instance(t)})
-_wrap('numa_fit_instance_to_host',
-      lambda host_topology, instance_topology, limits=None, pci_requests=None, pci_stats=None: {
-          'host': _host(host_topology), 'instance': _instance(instance_topology),
-          'limits': _limits(limits), 'pci': bool(pci_requests) or bool(pci_stats),
-          'packing': _conf_packing()},
-      lambda t: {'topology': None if t is None else _instance(t)})
-_wrap('numa_usage_from_instance_numa',
-      lambda host_topology, instance_topology, free=False: {
-          'host': None if host_topology is None else _host(host_topology),
-          'instance': None if instance_topology is None else _instance(instance_topology),
-          'free': bool(free)},
-      lambda t: {'host': None if t is None else _host(t)})
+def install():
+    _wrap('numa_get_constraints',
+          lambda flavor, image_meta: {'flavor': _flavor(flavor), 'image': _image(image_meta)},
+          lambda t: {'topology': None if t is None else _instance(t)})
+    _wrap('numa_fit_instance_to_host',
+          lambda host_topology, instance_topology, limits=None, pci_requests=None, pci_stats=None: {
+              'host': _host(host_topology), 'instance': _instance(instance_topology),
+              'limits': _limits(limits), 'pci': bool(pci_requests) or bool(pci_stats),
+              'packing': _conf_packing()},
+          lambda t: {'topology': None if t is None else _instance(t)})
+    _wrap('numa_usage_from_instance_numa',
+          lambda host_topology, instance_topology, free=False: {
+              'host': None if host_topology is None else _host(host_topology),
+              'instance': None if instance_topology is None else _instance(instance_topology),
+              'free': bool(free)},
+          lambda t: {'host': None if t is None else _host(t)})
+
 
 if __name__ == '__main__':
+    install()
+    open(os.environ['RECORD'], 'w').close()
     from testtools import run
     try:
         run.main([sys.argv[0], 'nova.tests.unit.virt.test_hardware'], sys.stderr)
     except SystemExit as e:
-        OUT.close()
+        if OUT is not None:
+            OUT.close()
         sys.exit(e.code)
