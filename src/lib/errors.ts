@@ -19,7 +19,7 @@ export const EXIT_CODE_TABLE: ReadonlyArray<[ExitCodeValue, string]> = [
   [0, 'nothing to report: no findings, empty plan, every instance placed'],
   [1, 'unexpected error (a bug, a lost connection, the repair lock held elsewhere)'],
   [2, 'usage or configuration error (bad flags, unreachable database, wrong credentials, wrong release, malformed snapshot)'],
-  [3, 'findings / action needed (audit findings, a dry-run plan with steps, NoValidHost)'],
+  [3, 'findings / action needed (audit findings, a dry-run plan with steps, findings a repair left for the operator, NoValidHost)'],
   [4, 'repair applied and verified'],
   [5, 'repair aborted and rolled back (the data changed under us); nothing was written'],
   [6, 'partial: more to do (--max-count reached or a database left for a re-run); run again'],

@@ -8,6 +8,11 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
 
   static override description = 'Answers aggregate.missing-in-placement (and with --prune aggregate.extra-in-placement) the way nova\'s aggregate API writes placement: the provider joins (or leaves) the placement aggregate of the same uuid, and its generation is bumped.'
 
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --prune --apply',
+  ]
+
   static override flags = {...repairFlags, prune: Flags.boolean({summary: 'Also remove provider aggregate links nova does not know.'})}
 
   async run(): Promise<RepairOutcome> {

@@ -12,6 +12,11 @@ export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
 
   static override args = {file: Args.string({description: 'Undo file written by a repair (~/.local/state/cloudctl/undo/...).', required: true})}
 
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> ~/.local/state/cloudctl/undo/20261124T101500-leaks-4242.json --nova-conf /etc/nova/nova.conf',
+    '<%= config.bin %> <%= command.id %> FILE --nova-conf /etc/nova/nova.conf --apply --yes',
+  ]
+
   static override flags = {...repairFlags}
 
   async run(): Promise<RepairOutcome> {

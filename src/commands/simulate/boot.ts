@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from '../../lib/cli/limits.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
@@ -40,9 +40,7 @@ export default class SimulateBoot extends CloudctlCommand<typeof SimulateBoot> {
 
 Faithful to nova 26 (Zed) / placement 8 by default; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed.
 
-The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/--like, --apply-repairs) change the snapshot in memory first and show the outcome on the snapshot as captured beside it.
-
-${EXIT_CODES_HELP}`
+The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/--like, --apply-repairs) change the snapshot in memory first and show the outcome on the snapshot as captured beside it.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --flavor m1.small',

@@ -5,7 +5,7 @@ import {Flags} from '@oclif/core'
 
 import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
-import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
@@ -20,9 +20,7 @@ export default class SimulateCapacity extends CloudctlCommand<typeof SimulateCap
 
 The what-if flags change the snapshot in memory first (nothing is written anywhere) and show the capacity beside the snapshot's: --apply-repairs shows what leaked allocations and stuck pinned CPUs cost.
 
-Scheduler options (enabled_filters, allocation ratios, max_placement_results...) come from --nova-conf, else Zed's defaults. See docs/capacity.md.
-
-${EXIT_CODES_HELP}`
+Scheduler options (enabled_filters, allocation ratios, max_placement_results...) come from --nova-conf, else Zed's defaults. See docs/capacity.md.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --nova-conf examples/nova.conf',
@@ -38,7 +36,10 @@ ${EXIT_CODES_HELP}`
     'availability-zone': Flags.string({summary: 'Request the flavors in this availability zone and count only its hosts.'}),
     aggregate: Flags.string({summary: 'Count only the hosts of this nova aggregate (name or uuid).'}),
     'per-host': Flags.boolean({summary: 'Show every host: what fits there and what refuses the next instance.'}),
-    mix: Flags.string({summary: 'Capacity for flavors booted in proportion, e.g. m1.small=50%,m1.large=50%.'}),
+    mix: Flags.string({
+      summary: 'Capacity for flavors booted in proportion, e.g. m1.small=50%,m1.large=50%.',
+      description: 'Percentages must add up to 100%; plain numbers without % are weights (m1.small=5,m1.large=4 is 5:4).',
+    }),
     filters: Flags.string({summary: 'Comma-separated enabled_filters (default: --nova-conf, else Zed defaults).'}),
     project: Flags.string({summary: 'Project id of the requests (tenant isolation, AggregateMultiTenancyIsolation).'}),
     hint: Flags.string({summary: 'Scheduler hint group=UUID (count what the group still admits).'}),
@@ -54,7 +55,7 @@ ${EXIT_CODES_HELP}`
     const config = schedulerConfigFrom(f['nova-conf'])
     if (f.filters !== undefined) config.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
     const scenario = scenarioOptionsFrom(f)
-    const mix = f.mix === undefined ? undefined : parseMix(f.mix)
+    const mix = f.mix === undefined ? undefined : parseMix(checkMixShares(f.mix))
     let group: string | undefined
     if (f.hint !== undefined) {
       const m = /^group=(.+)$/.exec(f.hint)
@@ -89,4 +90,19 @@ ${EXIT_CODES_HELP}`
     this.out(renderCapacity(result, {bars: Boolean(process.stdout.isTTY)}))
     return result
   }
+}
+
+/**
+ * Percentages that do not add up to 100 were rescaled silently (50%+40% read as 55.6%/44.4%): a typo
+ * then changes the answer. Shares in % must total 100; plain numbers stay weights, as documented.
+ */
+function checkMixShares(text: string): string {
+  const parts = text.split(',').map((p) => p.trim()).filter(Boolean)
+  const pct = parts.filter((p) => p.endsWith('%'))
+  if (pct.length === 0) return text
+  const example = 'e.g. --mix m1.small=60%,m1.large=40%, or weights without %: --mix m1.small=3,m1.large=2'
+  if (pct.length !== parts.length) throw new ConfigError(`--mix "${text}" mixes percentages and weights`, `Use one or the other: ${example}`)
+  const total = pct.reduce((sum, p) => sum + Number(p.slice(p.lastIndexOf('=') + 1, -1)), 0)
+  if (Number.isFinite(total) && Math.abs(total - 100) > 0.01) throw new ConfigError(`--mix shares add up to ${Number(total.toFixed(2))}%, not 100%`, `Give shares that total 100% (${example}).`)
+  return text
 }

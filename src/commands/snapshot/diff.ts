@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 
-import {CloudctlCommand, EXIT_CODES_HELP} from '../../lib/cli/base-command.js'
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -20,9 +20,7 @@ export default class SnapshotDiffCommand extends CloudctlCommand<typeof Snapshot
 
   static override description = `Audit two snapshots of one cloud and compare: the findings that appeared, disappeared or persisted (matched by code and subject), and the rows that changed behind them (instances moved, added or gone; allocations added, removed or changed; providers added or removed; pinned CPUs changed). How to check a repair, an upgrade or last night's maintenance.
 
-Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disappeared).
-
-${EXIT_CODES_HELP}`
+Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disappeared).`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> /var/lib/cloudctl/snap-2026-11-22.json.gz live --nova-conf /etc/nova/nova.conf',

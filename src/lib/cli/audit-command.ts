@@ -37,7 +37,8 @@ export const auditExamples = [
 
 export const auditAllFlags = {
   ...auditFlags,
-  check: Flags.string({summary: 'Run only this check (repeatable).', multiple: true, options: [...AUDIT_CHECKS], helpGroup: 'FILTER'}),
+  // Comma lists too, as nova.conf lists are written: --check leaks,providers.
+  check: Flags.string({summary: 'Run only this check (repeatable, or a comma list).', multiple: true, delimiter: ',', options: [...AUDIT_CHECKS], helpGroup: 'FILTER'}),
 }
 
 export interface AuditHost {
