@@ -11,7 +11,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {cloudctl} from '../support/cli.js'
 import {closeConnection, openConnection} from '../repairs/support.js'
-import {ENABLE_HINT, type PlacementServer, type RealCloud, missingNova, novaManage, realCloud, startPlacement} from './support.js'
+import {ENABLE_HINT, type PlacementServer, type RealCloud, missingNova, novaManage, playScenarios, realCloud, startPlacement} from './support.js'
 
 interface Finding {
   code: string
@@ -46,7 +46,13 @@ const SCENARIOS: Record<string, Scenario> = {
   service_deleted: {codes: ['provider.stale'], repairs: [['repair', 'providers']], after: ['provider.stale']},
   // The FQDN node's new provider is not in the host's placement aggregate (nova mirrors aggregates
   // on add_host only); the short-name provider stays with the allocations of the servers on node host3.
-  hostname_change: {codes: ['aggregate.missing-in-placement', 'provider.duplicate-name'], repairs: [['repair', 'aggregates']], after: ['provider.duplicate-name']},
+  // repair providers moves those servers to the host's live node (instances.node and allocations) and
+  // removes the old provider; the live node's row then counts them as nova-compute's next periodic
+  // would (usage and pins, --force: nova-compute is up).
+  hostname_change: {
+    codes: ['aggregate.missing-in-placement', 'provider.duplicate-name'],
+    repairs: [['repair', 'aggregates'], ['repair', 'providers'], ['repair', 'pinning', '--force'], ['repair', 'usage', '--force']],
+  },
   // nova-compute is up and reporting (its periodic hung): the repairs need --force.
   pinned_leak: {codes: ['pinning.leaked', 'usage.node-drift'], repairs: [['repair', 'pinning', '--force'], ['repair', 'usage', '--force']]},
   usage_drift: {codes: ['usage.node-drift'], repairs: [['repair', 'usage', '--force']]},
@@ -57,6 +63,11 @@ async function audit(cloud: RealCloud): Promise<{exitCode: number; findings: Fin
   if (r.exitCode !== 0 && r.exitCode !== 3) throw new Error(`audit exited ${r.exitCode}: ${r.stdout}${r.stderr}`)
   return {exitCode: r.exitCode, findings: (JSON.parse(r.stdout) as {findings: Finding[]}).findings}
 }
+
+// A fresh machine plays the uncached scenarios in parallel before the first cloud is loaded.
+beforeAll(async () => {
+  if (available) await playScenarios(Object.keys(SCENARIOS))
+}, 1_800_000)
 
 const incidents = (fs: Finding[]): string[] => [...new Set(fs.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => f.code))].sort()
 

@@ -15,15 +15,25 @@
  *   traits and aggregate links, the live consumers' allocations move to it, and the old tree is
  *   removed as a stale provider is. Refused when live allocations sit on a child provider.
  *
- * Every write is in placement; cell databases are only locked to re-check the compute node rows.
+ * Duplicate name (a renamed hypervisor: nova-compute made a node and provider under the new name and
+ * deleted the old node as an orphan, but the old provider stayed with the allocations of the servers
+ * still recorded on the old node): repaired like a stale provider whose live consumers move. Those
+ * servers run on the same host, so each takes the host's one live node (instances.node, which nova's
+ * resource tracker, moves and `nova-manage placement audit` match on) and its allocations move to that
+ * node's provider; leaks are removed; the old tree is deleted. Refused when the host has several live
+ * nodes, a consumer is not such a server (a move in progress, another host), or the live provider
+ * lacks the capacity.
+ *
+ * Every other write is in placement; cell databases are only locked to re-check the compute node rows.
  */
 import {runChecks} from '../checks/index.js'
 import type {Finding} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import type {Allocation, ComputeNode, ResourceProvider} from '../domain/snapshot.js'
-import {allCellDbs, allocationRow, cellDbOf, liveOnProvider, subjectOf} from './common.js'
+import type {Allocation, ComputeNode, Instance, ResourceProvider} from '../domain/snapshot.js'
+import {MIGRATION_DONE_STATUSES, capacityOf} from '../checks/context.js'
+import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, subjectOf} from './common.js'
 import {LEAK_CODES, planRemoval} from './leaks.js'
-import {NOW, PlanBuilder, type RepairPlan, type Row} from './plan.js'
+import {type DbKey, NOW, PlanBuilder, type RepairPlan, type Row} from './plan.js'
 
 export const PROVIDER_STRATEGIES = ['rekey', 'move'] as const
 export type ProviderStrategy = (typeof PROVIDER_STRATEGIES)[number]
@@ -47,18 +57,22 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
   for (const f of findings)
     if ((LEAK_CODES as readonly string[]).includes(f.code)) for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) leakOf.set(a.id, f)
 
+  const cellWrites = new Set<DbKey>()
   const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
   for (const f of findings) {
     if (!wanted(f)) continue
     if (f.code === 'provider.stale') planStale(model, b, f, leakOf)
+    else if (f.code === 'provider.duplicate-name') planDuplicate(model, b, f, leakOf, cellWrites)
     else if (f.code === 'provider.uuid-mismatch') {
       if (!opts.strategy) b.skip(f.code, subjectOf(f), 'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)')
       else if (opts.strategy === 'rekey') planRekey(model, b, f)
       else planMove(model, b, f, leakOf)
     } else if (f.code === 'provider.undecided') b.skip(f.code, subjectOf(f), 'a cell could not be read: a provider is only stale when every cell says so')
   }
-  if (b.findings.length > 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
-  return b.build(['placement'])
+  if (b.findings.length > 0 && cellWrites.size === 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
+  // Instance rows first: should placement then fail, a re-run finds the servers on the live node with
+  // their allocations still on the old provider, and finishes the move.
+  return b.build([...cellWrites, 'placement'])
 }
 
 /** The provider rows of a tree as observed, for the early lock on each (placement bumps generations there). */
@@ -249,4 +263,104 @@ function planMove(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<num
   deleteTree(model, b, tree, f.code)
   b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: newId}, expect: {uuid: cn.uuid as string, name: null, root_provider_id: null}, set: {name: cn.hypervisor_hostname, root_provider_id: newId}, why: `${f.code}: ${what} takes the name the old provider held and becomes its own root`, code: f.code})
   restartNote(b, cn)
+}
+
+interface DuplicateEvidence {
+  providers: Array<{id: number; stale: boolean; compute_node: {id: number; cell_uuid: string} | null}>
+}
+
+function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>, cellWrites: Set<DbKey>): void {
+  const subject = subjectOf(f)
+  if (!model.allCellsAvailable) return void b.skip(f.code, subject, 'a cell could not be read: the servers on the old provider may live there')
+  const ev = f.evidence as unknown as DuplicateEvidence
+  const live = ev.providers.filter((p) => !p.stale && p.compute_node)
+  if (live.length !== 1) return void b.skip(f.code, subject, `${live.length} providers of the host have a live compute node: decide by hand which one the servers run on`)
+  const keep = model.providersById.get(live[0].id)
+  const ref = live[0].compute_node as {id: number; cell_uuid: string}
+  const cn = model.liveComputeNodes.find((x) => x.cell_uuid === ref.cell_uuid && x.id === ref.id)
+  if (!keep || !cn || cn.uuid !== keep.uuid || cn.host === null || cn.hypervisor_hostname === null) return void b.skip(f.code, subject, 'provider or compute node row missing: re-audit')
+  const nodesOfHost = model.liveComputeNodes.filter((x) => x.host === cn.host)
+  if (nodesOfHost.length !== 1) return void b.skip(f.code, subject, `host ${cn.host} has ${nodesOfHost.length} live compute nodes: which one a server runs on is not known`)
+  for (const e of ev.providers.filter((p) => p.stale)) {
+    const old = model.providersById.get(e.id)
+    if (!old) {
+      b.skip(f.code, subject, 'the provider is gone from the snapshot: re-audit')
+      continue
+    }
+    planDuplicateProvider(model, b, f, leakOf, cellWrites, {old, keep, cn: cn as ComputeNode & {host: string; hypervisor_hostname: string}})
+  }
+}
+
+function planDuplicateProvider(
+  model: CloudModel,
+  b: PlanBuilder,
+  f: Finding,
+  leakOf: Map<number, Finding>,
+  cellWrites: Set<DbKey>,
+  m: {old: ResourceProvider; keep: ResourceProvider; cn: ComputeNode & {host: string; hypervisor_hostname: string}},
+): void {
+  const {old, keep, cn} = m
+  const subject = `${subjectOf(f)} old=${old.uuid}`
+  const tree = model.tree(old)
+  const allocs = treeAllocations(model, tree)
+  leakOf = leaksOnTree(model, old, allocs, leakOf)
+  const moving = new Map<string, Allocation[]>()
+  for (const a of allocs) {
+    if (leakOf.has(a.id)) continue
+    const list = moving.get(a.consumer_id)
+    if (list) list.push(a)
+    else moving.set(a.consumer_id, [a])
+  }
+  const keepTree = new Set(model.tree(keep).map((p) => p.id))
+  const servers = new Map<string, Instance>()
+  const refusals: string[] = []
+  for (const [consumer, list] of moving) {
+    const copies = model.liveInstances(consumer)
+    const inst = copies.length === 1 ? copies[0] : undefined
+    if (!inst || inst.cell_uuid !== cn.cell_uuid || inst.host !== cn.host || (inst.node !== old.name && inst.node !== cn.hypervisor_hostname)) {
+      refusals.push(`${consumer} is not a server of host ${cn.host} on node ${old.name ?? old.uuid} (a migration or another host)`)
+      continue
+    }
+    if (inst.task_state !== null) refusals.push(`${consumer} has task_state ${inst.task_state}`)
+    else if ((model.migrationsByInstance.get(consumer) ?? []).some((mg) => mg.deleted === 0 && !MIGRATION_DONE_STATUSES.has(mg.status ?? '')))
+      refusals.push(`${consumer} has a migration in progress`)
+    else if (list.some((a) => a.resource_provider_id !== old.id)) refusals.push(`${consumer} holds allocations on a child provider`)
+    else if ((model.allocationsByConsumer.get(consumer) ?? []).some((a) => keepTree.has(a.resource_provider_id)))
+      refusals.push(`${consumer} already holds allocations on ${keep.name ?? keep.uuid}`)
+    else servers.set(consumer, inst)
+  }
+  const adding = new Map<number, number>()
+  for (const list of moving.values()) for (const a of list) adding.set(a.resource_class_id, (adding.get(a.resource_class_id) ?? 0) + a.used)
+  for (const [rcId, used] of adding) {
+    const inv = model.inventory(keep.id, rcId)
+    const total = model.usage(keep.id, rcId) + used
+    if (!inv) refusals.push(`${keep.name ?? keep.uuid} has no ${model.rc.name(rcId)} inventory`)
+    else if (total > capacityOf(inv) + 1e-6) refusals.push(`${model.rc.name(rcId)} on ${keep.name ?? keep.uuid} would be ${total}, over its capacity ${capacityOf(inv)}`)
+  }
+  if (refusals.length > 0) return void b.skip(f.code, subject, `refused: ${refusals.join('; ')}`)
+
+  b.finding(f.code, subject, f.message)
+  const what = `provider ${keep.name ?? keep.uuid}`
+  computeNodeChecks(model, b, old.uuid, f.code, `no live compute node has uuid ${old.uuid}`)
+  const cellDbKey = cellDbOf(model, b, cn.cell_uuid)
+  b.add({db: cellDbKey, table: 'compute_nodes', op: 'check', where: {host: cn.host, deleted: 0}, rows: [{id: cn.id, uuid: cn.uuid, hypervisor_hostname: cn.hypervisor_hostname}], why: `${f.code}: ${cn.hypervisor_hostname} is still the one live node of host ${cn.host}`})
+  b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: keep.id}, rows: [providerGuard(keep)], why: `${f.code}: ${what} unchanged (generation ${keep.generation})`})
+  removeLeaked(model, b, allocs, leakOf, new Set(tree.map((p) => p.id)))
+  for (const [consumer, inst] of servers) {
+    if (inst.node !== cn.hypervisor_hostname) {
+      cellWrites.add(cellDbKey)
+      b.add({db: cellDbKey, table: 'instances', op: 'update', key: {id: inst.id}, expect: instanceGuard(inst), set: {node: cn.hypervisor_hostname, updated_at: NOW}, why: `${f.code}: server ${consumer} runs on host ${cn.host}, whose node is now ${cn.hypervisor_hostname} (was ${inst.node})`, code: f.code})
+    }
+    const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
+    b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: all.map(allocationRow), why: `${f.code}: the allocations of ${consumer} are exactly those observed`})
+    for (const a of moving.get(consumer) ?? [])
+      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: keep.id, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code})
+    const c = model.consumersByUuid.get(consumer)
+    if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
+  }
+  if (servers.size > 0) {
+    b.bumpProvider(keep, `allocations moved in from ${old.name ?? old.uuid}`)
+    b.note(`nova-compute on ${cn.host} counts the moved servers in ${cn.hypervisor_hostname}'s usage and pinned CPUs at its next periodic update (or: cloudctl repair usage / repair pinning).`)
+  }
+  deleteTree(model, b, tree, f.code)
 }
