@@ -49,4 +49,14 @@ describe('repair plans say what they do', () => {
     expect(r.stdout).toBe('')
     expect(r.stderr).toMatch(/^Error: refusing --apply with a snapshot file/)
   })
+
+  it('--dry-run is accepted as the explicit default; with --apply it is a usage error', async () => {
+    const plain = await cloudctl(['repair', 'leaks', ...DEMO])
+    const dry = await cloudctl(['repair', 'leaks', ...DEMO, '--dry-run'])
+    expect(dry.exitCode).toBe(3)
+    expect(dry.stdout).toBe(plain.stdout)
+    const both = await cloudctl(['repair', 'leaks', ...DEMO, '--dry-run', '--apply'])
+    expect(both.exitCode).toBe(2)
+    expect(both.stderr).toMatch(/--apply|--dry-run/)
+  })
 })

@@ -145,6 +145,24 @@ describe('repair safety contract (CLI, MariaDB)', () => {
     expect(diffDumps(before, await world.dump())).toEqual([])
   })
 
+  it('progress: one line redrawn in place on a terminal and erased before the report; none with -q, -f json or a pipe', async () => {
+    const onTty = async (extra: string[]) => {
+      const cmd = ['node', BIN, 'audit', 'all', ...src, ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
+      const r = await execa('script', ['-qec', cmd, '/dev/null'], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', TERM: 'dumb'}})
+      return String(r.stdout)
+    }
+    const tty = await onTty([])
+    expect(tty).toContain('reading ')
+    // What stays on screen of each line is what follows its last carriage return: never the progress.
+    const shown = tty.split(/\r?\n/).map((l) => l.slice(l.lastIndexOf('\r') + 1))
+    expect(shown.filter((l) => l.includes('reading '))).toEqual([])
+    expect(tty).not.toMatch(/rows ✓/)
+    expect(await onTty(['-q'])).not.toContain('reading ')
+    expect(await onTty(['-f', 'json'])).not.toContain('reading ')
+    const piped = await cloudctl(['audit', 'all', ...src])
+    expect(piped.stderr).not.toContain('reading ')
+  })
+
   it('cells map-instances --max-count batches with exit 6 until done, then 0', async () => {
     const codes: number[] = []
     for (let i = 0; i < 4; i++) codes.push((await cloudctl(['cells', 'map-instances', ...src, '--max-count', '1', '--apply', '--yes', ...state])).exitCode)

@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from '../../lib/cli/limits.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {availableZones} from '../../lib/capacity/index.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -106,7 +107,7 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
       host: f.host ?? null,
       node: f.node ?? null,
     }
-    const snapshot = await loadSnapshot(sourceOptionsFrom(f))
+    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
     let model = buildModel(snapshot)
     if (request.availabilityZone) {
       const zones = availableZones(model, cfg)

@@ -7,6 +7,7 @@ import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
@@ -62,7 +63,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
       group = m[1]
     }
-    const snapshot = await loadSnapshot(sourceOptionsFrom(f))
+    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
     const {report, scenario: compared} = capacityWhatIf(snapshot, scenario, {
       config,
       flavors: f.flavor,

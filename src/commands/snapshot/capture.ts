@@ -26,7 +26,7 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
   // No -f/-c here: -o names the snapshot file (as `nova-manage`/`mysqldump` habits expect), and a
   // format flag beside it would read as kubectl's `-o json`. --json still prints the capture summary.
   // (The cast keeps the shared flag typing; at run time the format flags are simply absent.)
-  static override baseFlags = {debug: CloudctlCommand.baseFlags.debug} as typeof CloudctlCommand.baseFlags
+  static override baseFlags = {debug: CloudctlCommand.baseFlags.debug, quiet: CloudctlCommand.baseFlags.quiet} as typeof CloudctlCommand.baseFlags
 
   static override flags = {
     output: Flags.string({

@@ -8,6 +8,7 @@ import {colorEnabled} from '../output/theme.js'
 import {loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
+import {clearProgress, setProgressEnabled} from './progress-printer.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof CloudctlCommand)['baseFlags'] & T['flags']>
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
@@ -24,6 +25,7 @@ export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['a
 export abstract class CloudctlCommand<T extends typeof Command> extends Command {
   static override baseFlags = {
     debug: Flags.boolean({summary: 'Show stack traces and driver details on errors.', helpGroup: 'GLOBAL'}),
+    quiet: Flags.boolean({char: 'q', summary: 'No progress line on stderr (there is none when stderr is not a terminal).', helpGroup: 'GLOBAL'}),
     ...formatFlags(),
   }
 
@@ -51,6 +53,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     this.args = args as CommandArgs<T>
     this.output = resolveOutput(flags as Record<string, unknown>)
     setTableWidth(this.output.maxWidth)
+    setProgressEnabled(!(flags as {quiet?: boolean}).quiet && !this.jsonEnabled())
   }
 
   private output: OutputChoice | undefined
@@ -100,11 +103,13 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    * strings reach it inside messages, and no control character of theirs may reach the terminal.
    */
   protected out(text: string): void {
+    clearProgress()
     if (!this.jsonEnabled()) this.log(humanText(text, {keepSgr: colorEnabled(process.stdout)}))
   }
 
   /** Diagnostics and progress: always stderr, so stdout stays one document. */
   protected note(text: string): void {
+    clearProgress()
     process.stderr.write(`${humanText(text, {keepSgr: colorEnabled(process.stderr)})}\n`)
   }
 
@@ -156,6 +161,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   }
 
   public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    clearProgress()
     const e = describeError(err)
     // oclif reads err.exitCode in JSON mode and err.oclif.exit otherwise: set both to our code.
     process.exitCode = e.exitCode

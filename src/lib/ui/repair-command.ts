@@ -26,6 +26,8 @@ export const repairFlags = {
   ...sourceFlags,
   apply: Flags.boolean({summary: 'Execute the plan (default: dry run, print it and exit 3 when there is something to do).', helpGroup: 'REPAIR'}),
   yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation (automation). Never implies --apply.', helpGroup: 'REPAIR'}),
+  // nova-manage and kubectl users type it out of habit; the default already is a dry run.
+  'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
