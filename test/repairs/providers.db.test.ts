@@ -217,3 +217,87 @@ describe('repair providers (MariaDB)', () => {
     expect(diffDumps(before, await world.dump())).toEqual([])
   })
 })
+
+/**
+ * A renamed hypervisor as nova 26 leaves it: nova-compute on ren1 made a node and provider named
+ * ren1.example.com and deleted node ren1 as an orphan; provider ren1 stayed with the allocations of
+ * the server still on node ren1 and of one deleted while it ran there.
+ */
+function renamedCloud(): {snapshot: Snapshot; ids: Record<string, string>} {
+  const {b} = baseCloud(53)
+  b.addHost('cell1', {host: 'ren1', vcpus: 16, memory_mb: 32768, local_gb: 500, traits: ['CUSTOM_SSD']})
+  b.addInstance('compute1', 'm1.small') // bystander
+  const resident = b.addInstance('ren1', 'm1.small').row.uuid
+  const gone = b.addInstance('ren1', 'm1.small').row.uuid
+  b.deleteInstance(gone, {keepAllocations: true})
+  const s = b.build()
+  const old = s.nova.compute_nodes.find((cn) => cn.host === 'ren1')!
+  const oldRp = s.placement.resource_providers.find((rp) => rp.name === 'ren1')!
+  const uuid = '0e9a1c55-7f4e-4c2b-9d3a-5e0f1a2b3c4d'
+  const nodeId = Math.max(...s.nova.compute_nodes.map((cn) => cn.id)) + 1
+  s.nova.compute_nodes.push({...old, id: nodeId, uuid, hypervisor_hostname: 'ren1.example.com', vcpus_used: 0, memory_mb_used: 512, local_gb_used: 0, running_vms: 0})
+  old.deleted = old.id
+  const rpId = Math.max(...s.placement.resource_providers.map((rp) => rp.id)) + 1
+  s.placement.resource_providers.push({...oldRp, id: rpId, uuid, name: 'ren1.example.com', generation: 1, root_provider_id: rpId, parent_provider_id: null})
+  let invId = Math.max(...s.placement.inventories.map((i) => i.id))
+  for (const inv of s.placement.inventories.filter((i) => i.resource_provider_id === oldRp.id)) s.placement.inventories.push({...inv, id: ++invId, resource_provider_id: rpId})
+  return {snapshot: s, ids: {resident, gone, uuid}}
+}
+
+describe('repair providers, duplicate name (MariaDB)', () => {
+  let world: RepairWorld
+  let ids: Record<string, string>
+
+  beforeAll(async () => {
+    const c = renamedCloud()
+    ids = c.ids
+    world = await repairWorld('rprovdup', c.snapshot)
+  })
+  afterAll(async () => {
+    await world?.drop()
+  })
+
+  it('the server takes the live node, its allocations move, the leak goes, the old tree is removed; re-run finds nothing; undo exact', async () => {
+    const before0 = await findingsOf(world, ['provider.duplicate-name'])
+    expect(before0.map((f) => f.subject.host)).toEqual(['ren1'])
+    const model = await world.model()
+    const old = model.providersByName.get('ren1')![0]
+    const live = model.providersByName.get('ren1.example.com')![0]
+    const plan = planProviders(model)
+    expect(plan.findings.map((f) => f.code).sort()).toEqual(['allocation.consumer-deleted', 'provider.duplicate-name'])
+    const before = await world.dump()
+    const result = await world.apply(plan)
+    const changes = diffDumps(before, await world.dump())
+
+    const cell1 = `cell:${model.snapshot.cells.find((c) => c.name === 'cell1')!.uuid}/instances`
+    const instances = tableChanges(changes, cell1)
+    expect(instances.map((c) => [(c.before as {uuid: string}).uuid, (c.before as {node: string}).node, (c.after as {node: string}).node])).toEqual([[ids.resident, 'ren1', 'ren1.example.com']])
+    const after = await world.model()
+    expect(after.providersByName.get('ren1')).toBeUndefined()
+    expect(after.allocationsByConsumer.get(ids.resident)!.map((a) => a.resource_provider_id)).toEqual([live.id, live.id, live.id])
+    expect(after.allocationsByConsumer.get(ids.gone) ?? []).toEqual([])
+    expect(after.providersById.get(live.id)!.generation).toBe((live.generation ?? 0) + 1)
+    expect(keyed(changes, 'placement/resource_provider_traits', 'before').every((t) => t.resource_provider_id === old.id)).toBe(true)
+    expect(new Set(changes.map((c) => c.table))).toEqual(
+      new Set([cell1, 'placement/allocations', 'placement/consumers', 'placement/inventories', 'placement/resource_provider_traits', 'placement/resource_providers']),
+    )
+    expect(await findingsOf(world, [...PROVIDER_CODES, 'provider.duplicate-name', ...ALL_ALLOC_CODES])).toEqual([])
+    expect(planProviders(after).steps.filter((s) => s.op !== 'check')).toEqual([]) // idempotent
+
+    await world.apply(planUndo(validateUndoFile(JSON.parse(readFileSync(result.undo_file, 'utf8')))))
+    expect(diffDumps(before, await world.dump())).toEqual([])
+  })
+
+  it('refuses while the host has two live nodes, and when the live provider lacks the capacity', async () => {
+    const {snapshot: s} = renamedCloud()
+    const live = s.placement.resource_providers.find((rp) => rp.name === 'ren1.example.com')!
+    for (const inv of s.placement.inventories.filter((i) => i.resource_provider_id === live.id)) inv.total = 1
+    const plan = planProviders(buildModel(s))
+    expect(plan.skipped.find((x) => x.code === 'provider.duplicate-name')?.reason).toMatch(/over its capacity/)
+    expect(plan.steps.filter((x) => x.op !== 'check')).toEqual([])
+    const two = renamedCloud().snapshot
+    const dead = two.nova.compute_nodes.find((cn) => cn.host === 'ren1' && cn.deleted !== 0)!
+    two.nova.compute_nodes.push({...dead, id: 999, uuid: 'aa9a1c55-7f4e-4c2b-9d3a-5e0f1a2b3c4d', hypervisor_hostname: 'ren1-b', deleted: 0})
+    expect(planProviders(buildModel(two)).skipped.find((x) => x.code === 'provider.duplicate-name')?.reason).toMatch(/2 live compute nodes/)
+  })
+})

@@ -347,9 +347,9 @@ function planDuplicateProvider(
   b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: keep.id}, rows: [providerGuard(keep)], why: `${f.code}: ${what} unchanged (generation ${keep.generation})`})
   removeLeaked(model, b, allocs, leakOf, new Set(tree.map((p) => p.id)))
   for (const [consumer, inst] of servers) {
-    if (inst.node !== cn.hypervisor_hostname) {
+    if (inst.node !== cn.hypervisor_hostname || (inst.compute_id !== undefined && inst.compute_id !== cn.id)) {
       cellWrites.add(cellDbKey)
-      b.add({db: cellDbKey, table: 'instances', op: 'update', key: {id: inst.id}, expect: instanceGuard(inst), set: {node: cn.hypervisor_hostname, updated_at: NOW}, why: `${f.code}: server ${consumer} runs on host ${cn.host}, whose node is now ${cn.hypervisor_hostname} (was ${inst.node})`, code: f.code})
+      b.add({db: cellDbKey, table: 'instances', op: 'update', key: {id: inst.id}, expect: instanceGuard(inst), set: {node: cn.hypervisor_hostname, ...(inst.compute_id === undefined ? {} : {compute_id: cn.id}), updated_at: NOW}, why: `${f.code}: server ${consumer} runs on host ${cn.host}, whose node is now ${cn.hypervisor_hostname} (was ${inst.node})`, code: f.code})
     }
     const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
     b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: all.map(allocationRow), why: `${f.code}: the allocations of ${consumer} are exactly those observed`})
