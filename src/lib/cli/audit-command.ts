@@ -62,7 +62,7 @@ function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host:
     snapshot.nova_api.host_mappings.some((r) => r.host === host) ||
     snapshot.placement.resource_providers.some((r) => r.name === host) ||
     snapshot.nova.instances.some((r) => r.host === host || r.node === host)
-  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl snapshot show` or `cloudctl cells list` for the hosts.')
+  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl hosts list` for the hosts.')
 }
 
 /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */

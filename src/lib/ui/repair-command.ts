@@ -43,7 +43,7 @@ export const hostRowFlags = {
 export function requireComputeHost(model: CloudModel, host: string | undefined): void {
   if (host === undefined) return
   if (model.liveComputeNodes.some((cn) => cn.host === host || cn.hypervisor_hostname === host)) return
-  throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl cells list` or `cloudctl snapshot show live` for the hosts.'})
+  throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl hosts list` for the hosts.'})
 }
 
 export interface RepairOutcome {

@@ -1,0 +1,110 @@
+import {Flags} from '@oclif/core'
+
+import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {stderrProgress} from '../../lib/cli/progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {buildModel} from '../../lib/domain/model.js'
+import {serviceUp} from '../../lib/domain/service-state.js'
+import {NotFoundError} from '../../lib/errors.js'
+import {renderTable} from '../../lib/output/table.js'
+import {loadSnapshot} from '../../lib/snapshot/load.js'
+
+export interface HostRow {
+  host: string | null
+  node: string | null
+  cell: string
+  service_state: 'up' | 'down' | 'no service'
+  service_status: 'enabled' | 'disabled' | null
+  disabled_reason: string | null
+  forced_down: boolean
+  provider_uuid: string | null
+  availability_zone: string
+  aggregates: string[]
+  vcpus: {used: number; total: number; placement_used: number | null; placement_capacity: number | null}
+  memory_mb: {used: number; total: number; placement_used: number | null; placement_capacity: number | null}
+  disk_gb: {used: number; total: number; placement_used: number | null; placement_capacity: number | null}
+  pcpus: {placement_used: number | null; placement_capacity: number | null}
+}
+
+export default class HostsList extends CloudctlCommand<typeof HostsList> {
+  static override summary = 'Compute hosts: cell, service state, provider, AZ, aggregates, usage versus capacity.'
+
+  static override description = `Like \`openstack hypervisor list --long\` with what placement knows beside it: every live compute node with its cell, the state of its nova-compute service (up/down the way nova's servicegroup decides, enabled/disabled and why), its resource provider, availability zone and aggregates, and usage versus capacity as the compute node row counts it and as placement does (capacity = (total - reserved) x allocation_ratio).`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --cell cell1 -f csv',
+    '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz -f value -c host -c service_state',
+  ]
+
+  static override flags = {
+    ...sourceFlags,
+    cell: Flags.string({summary: 'Only the hosts of this cell (name or uuid).'}),
+  }
+
+  static override listingKey = 'hosts'
+
+  async run(): Promise<{hosts: HostRow[]}> {
+    const snapshot = await loadSnapshot(sourceOptionsFrom(this.flags), stderrProgress())
+    const model = buildModel(snapshot)
+    const cellFilter = this.flags.cell
+    if (cellFilter !== undefined && !snapshot.cells.some((c) => c.name === cellFilter || c.uuid === cellFilter)) {
+      throw new NotFoundError(`cell "${cellFilter}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
+    }
+    const aggregatesOf = (host: string | null) => snapshot.nova_api.aggregates.filter((a) => host !== null && a.hosts.includes(host))
+    const placement = (rpId: number | undefined, rc: string) => {
+      const rcId = model.rc.id(rc)
+      if (rpId === undefined || rcId === undefined) return {placement_used: null, placement_capacity: null}
+      const inv = model.inventory(rpId, rcId)
+      if (!inv) return {placement_used: null, placement_capacity: null}
+      return {placement_used: model.usage(rpId, rcId), placement_capacity: Math.floor((inv.total - inv.reserved) * inv.allocation_ratio)}
+    }
+    const hosts: HostRow[] = model.liveComputeNodes
+      .filter((cn) => cellFilter === undefined || model.cellLabel(cn.cell_uuid) === cellFilter || cn.cell_uuid === cellFilter)
+      .map((cn) => {
+        const svc = model.serviceOf(cn)
+        const rp = cn.uuid ? model.providersByUuid.get(cn.uuid) : undefined
+        const aggs = aggregatesOf(cn.host)
+        const az = aggs.find((a) => a.metadata.availability_zone)?.metadata.availability_zone ?? 'nova'
+        return {
+          host: cn.host,
+          node: cn.hypervisor_hostname,
+          cell: model.cellLabel(cn.cell_uuid),
+          service_state: svc ? (serviceUp(svc, snapshot.captured_at) ? 'up' : 'down') : 'no service',
+          service_status: svc ? (svc.disabled ? 'disabled' : 'enabled') : null,
+          disabled_reason: svc?.disabled_reason ?? null,
+          forced_down: Boolean(svc?.forced_down),
+          provider_uuid: rp?.uuid ?? null,
+          availability_zone: az,
+          aggregates: aggs.map((a) => a.name ?? a.uuid ?? String(a.id)),
+          vcpus: {used: cn.vcpus_used, total: cn.vcpus, ...placement(rp?.id, 'VCPU')},
+          memory_mb: {used: cn.memory_mb_used, total: cn.memory_mb, ...placement(rp?.id, 'MEMORY_MB')},
+          disk_gb: {used: cn.local_gb_used, total: cn.local_gb, ...placement(rp?.id, 'DISK_GB')},
+          pcpus: placement(rp?.id, 'PCPU'),
+        } satisfies HostRow
+      })
+      .sort((a, b) => a.cell.localeCompare(b.cell) || (a.host ?? '').localeCompare(b.host ?? '') || (a.node ?? '').localeCompare(b.node ?? ''))
+    const use = (r: {used?: number; total?: number; placement_used: number | null; placement_capacity: number | null}) =>
+      [r.used !== undefined ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
+    this.out(
+      renderTable(
+        ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],
+        hosts.map((h) => [
+          h.host,
+          h.node !== h.host ? h.node : '',
+          h.cell,
+          [h.service_state, h.service_status, h.forced_down ? 'forced down' : null, h.disabled_reason].filter(Boolean).join('\n'),
+          h.provider_uuid ?? 'none',
+          h.availability_zone,
+          h.aggregates.join('\n'),
+          use(h.vcpus),
+          use(h.memory_mb),
+          use(h.disk_gb),
+          use(h.pcpus) || '',
+        ]),
+        {wrap: [3, 6]},
+      ),
+    )
+    return {hosts}
+  }
+}

@@ -1,0 +1,42 @@
+import {parse as parseYaml} from 'yaml'
+import {describe, expect, it} from 'vitest'
+
+import {cloudctl} from '../support/cli.js'
+
+// cloudctl hosts list through the built CLI (npm run build first), checked against the demo file itself.
+const DEMO = ['--snapshot', 'examples/demo-cloud.yaml']
+
+interface DemoFile {
+  nova: {compute_nodes: Array<{host: string; hypervisor_hostname: string; deleted: number; vcpus: number; vcpus_used: number; uuid: string}>; services: Array<{host: string; binary: string; disabled: boolean | number; deleted: number}>}
+  nova_api: {aggregates: Array<{name: string; hosts: string[]; metadata: Record<string, string>}>}
+}
+
+describe('cloudctl hosts list', () => {
+  it('lists every live compute node with its provider, AZ, aggregates and usage', async () => {
+    const {readFileSync} = await import('node:fs')
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile
+    const r = await cloudctl(['hosts', 'list', ...DEMO, '--json'])
+    expect(r.exitCode).toBe(0)
+    const {hosts} = JSON.parse(r.stdout) as {hosts: Array<{host: string; node: string; provider_uuid: string | null; availability_zone: string; aggregates: string[]; service_status: string | null; vcpus: {used: number; total: number}}>}
+    const live = demo.nova.compute_nodes.filter((cn) => cn.deleted === 0)
+    expect(hosts.map((h) => h.node).sort()).toEqual(live.map((cn) => cn.hypervisor_hostname).sort())
+    for (const cn of live) {
+      const h = hosts.find((x) => x.node === cn.hypervisor_hostname)!
+      expect(h.vcpus).toMatchObject({used: cn.vcpus_used, total: cn.vcpus})
+      const aggs = demo.nova_api.aggregates.filter((a) => a.hosts.includes(cn.host))
+      expect(h.aggregates.sort()).toEqual(aggs.map((a) => a.name).sort())
+      expect(h.availability_zone).toBe(aggs.find((a) => a.metadata.availability_zone)?.metadata.availability_zone ?? 'nova')
+    }
+    const v = await cloudctl(['hosts', 'list', ...DEMO, '-f', 'value', '-c', 'host', '-c', 'cell'])
+    expect(v.stdout.trim().split('\n')).toHaveLength(hosts.length)
+  })
+
+  it('is where the --host hints point', async () => {
+    const a = await cloudctl(['audit', 'all', ...DEMO, '--host', 'no-such-host'])
+    expect(a.exitCode).toBe(2)
+    expect(a.stderr).toContain('See `cloudctl hosts list` for the hosts.')
+    const r = await cloudctl(['repair', 'pinning', ...DEMO, '--host', 'no-such-host'])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('See `cloudctl hosts list` for the hosts.')
+  })
+})
