@@ -51,7 +51,8 @@ describe('database strings cannot drive the terminal (built CLI)', {timeout: 180
   })
   afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
-  const env = {NO_COLOR: '1', FORCE_COLOR: '0'}
+  // COLUMNS: wide enough that no table wraps a planted escape across two lines (piped output fits $COLUMNS).
+  const env = {NO_COLOR: '1', FORCE_COLOR: '0', COLUMNS: '400'}
   const commands: Array<[string, string[]]> = [
     ['snapshot show', ['snapshot', 'show', file]],
     ['audit all', ['audit', 'all', '--snapshot', file]],
