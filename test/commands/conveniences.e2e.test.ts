@@ -1,4 +1,4 @@
-import {readdirSync} from 'node:fs'
+import {readFileSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -31,7 +31,7 @@ describe('help, version, completion', () => {
   })
 
   it('cloudctl version (human and -f json)', async () => {
-    const {version} = (await import('../../package.json', {with: {type: 'json'}})).default as {version: string}
+    const {version} = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {version: string}
     const r = await cloudctl(['version'])
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`^cloudctl ${version.replace(/\./g, '\\.')} \\(node `))

@@ -122,7 +122,6 @@ export function renderJson(doc: unknown, opts: {noindent?: boolean} = {}): strin
   return jsonSafe(JSON.stringify(doc, null, opts.noindent ? undefined : 2))
 }
 
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u007F-\u009F\u061C\u200E\u200F\u2028-\u202E\u2066-\u2069]/
 
 export function renderYaml(doc: unknown): string {
