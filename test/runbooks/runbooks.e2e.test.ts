@@ -188,7 +188,8 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'cloudctl-runbook-'))
     const conf = join(tmp, 'nova.conf')
     writeFileSync(conf, `[api_database]\nconnection = ${world.cloud.apiUrl}\n\n[placement_database]\nconnection = ${world.cloud.placementUrl}\n`, {mode: 0o600})
-    const env = {CLOUDCTL_UNDO_DIR: join(tmp, 'undo'), CLOUDCTL_AUDIT_LOG: join(tmp, 'audit.log'), XDG_STATE_HOME: tmp, XDG_CONFIG_HOME: tmp}
+    // The runbooks show each table row on one line, as a wide terminal does (piped output wraps at 120).
+    const env = {COLUMNS: '1000', CLOUDCTL_UNDO_DIR: join(tmp, 'undo'), CLOUDCTL_AUDIT_LOG: join(tmp, 'audit.log'), XDG_STATE_HOME: tmp, XDG_CONFIG_HOME: tmp}
     let undoFile: string | undefined
     const fill = (s: string) => {
       let out = s.replaceAll('/etc/nova/nova.conf', conf)
