@@ -1,0 +1,56 @@
+import {Args} from '@oclif/core'
+
+import {CloudctlCommand} from '../lib/cli/base-command.js'
+import {suggestCommand} from '../lib/cli/hooks/command-not-found.js'
+import {FINDING_CODES} from '../lib/checks/index.js'
+import {type ExplainedCode, explainCode} from '../lib/checks/explain.js'
+import {CloudctlError, ExitCode} from '../lib/errors.js'
+
+export default class Explain extends CloudctlCommand<typeof Explain> {
+  static override summary = 'What a finding code means, how nova gets there, what the repair does.'
+
+  static override description =
+    'Without CODE, every code. CODE may also be a check name (leaks, providers, cells, pinning, usage, aggregates, snapshot) for all of its codes. The text comes from the same registry as docs/checks.md; runbook paths are relative to the cloudctl sources.'
+
+  static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false})}
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> pinning.leaked',
+    '<%= config.bin %> <%= command.id %> leaks',
+    '<%= config.bin %> <%= command.id %> -f value -c code -c severity',
+  ]
+
+  static override listingKey = 'codes'
+
+  async run(): Promise<{codes: ExplainedCode[]}> {
+    const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)
+    const blocks = codes.map((e) =>
+      [
+        `${e.code} (${e.check}, ${e.severity})`,
+        `  ${e.summary}.`,
+        `  Why: ${e.cause}`,
+        `  Repair: ${e.repair}`,
+        ...(e.runbook ? [`  Runbook: ${e.runbook}`] : []),
+        `  Docs: ${e.docs}`,
+      ].join('\n'),
+    )
+    this.out(blocks.join('\n\n'))
+    this.setExit(ExitCode.OK)
+    return {codes}
+  }
+}
+
+function selectCodes(arg: string | undefined): string[] {
+  const all = Object.keys(FINDING_CODES)
+  if (arg === undefined) return all
+  const code = arg.trim().toLowerCase()
+  if (code in FINDING_CODES) return [code]
+  const ofCheck = all.filter((c) => FINDING_CODES[c].check === code)
+  if (ofCheck.length > 0) return ofCheck
+  const near = suggestCommand(code, all)
+  throw new CloudctlError(`unknown finding code "${arg}"`, {
+    exitCode: ExitCode.CONFIG,
+    code: 'NotFoundError',
+    hint: near ? `Did you mean \`cloudctl explain ${near}\`? (\`cloudctl explain\` lists every code.)` : '`cloudctl explain` lists every code.',
+  })
+}
