@@ -72,6 +72,7 @@ class RealNovaClouds(base.ServersTestBase):
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._finish_live_migration))
         self.hold_live_migrations = False
+        self.notes = {}
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         # Progress figures of a running live migration are saved from a
         # green thread that shares the request context of a caller still
@@ -179,6 +180,8 @@ class RealNovaClouds(base.ServersTestBase):
                 cells[mapping.uuid] = {'name': mapping.name,
                                        'tables': _rows(engine)}
         doc = {
+            # What the play observed on the real services (e.g. a fault).
+            'notes': self.notes,
             # The factory ages heartbeats relative to this instant.
             'dumped_at': datetime.datetime.utcnow().isoformat(sep=' '),
             'api': _rows(api_db.context_manager.writer.get_engine()),
@@ -368,6 +371,72 @@ class RealNovaClouds(base.ServersTestBase):
                    self._boot(self.pinned, host='host2', name='gone-p2')]
         self._boot(self.pinned, host='host2', name='stays-p')
         self._delete_while_forced_down('host2', victims)
+        self._run_periodics()
+        # The fault blocks the boot on the real scheduler: placement has the
+        # PCPUs (the deletes freed them) but the node's pinned_cpus is full,
+        # so NUMATopologyFilter rejects host2 and the server is buried in
+        # cell0. The test then expects cloudctl's simulation to agree before
+        # the repair and to place it on host2 after.
+        blocked = self._create_server(
+            name='blocked-p', flavor_id=self.pinned, host='host2',
+            networks='none', expected_state='ERROR')
+        fault = self.api.get_server(blocked['id'])['fault']['message']
+        self.assertIn('No valid host', fault)
+        self.notes['blocked_boot'] = {
+            'flavor': 'rn.pinned', 'host': 'host2', 'server': blocked['id'],
+            'fault': fault}
+        self._dump()
+
+    def test_cell0_duplicate(self):
+        # Seed 004 ("No server with a name or ID"): the instance is buried in
+        # cell0 in ERROR with NoValidHost and a copy of it is ACTIVE in cell1;
+        # its mapping points at cell0. The cause is a schedule_and_build
+        # message delivered twice: one conductor built the server in cell1
+        # while the other's scheduling failed and buried it. Zed checks the
+        # mapping before burying, so the harness replays the second delivery
+        # through the conductor's own _bury_in_cell0 with the mapping as that
+        # conductor read it (before the first one mapped the server); the
+        # NoValidHost is raised by the replay, not by a scheduler run.
+        self._healthy_base()
+        from nova.conductor import manager as conductor_manager
+        delivered = []
+        original = conductor_manager.ComputeTaskManager \
+            .schedule_and_build_instances
+
+        def record(mgr, context, build_requests, request_specs, *a, **kw):
+            delivered.append((build_requests[0].obj_clone(),
+                              request_specs[0].obj_clone()))
+            return original(mgr, context, build_requests, request_specs,
+                            *a, **kw)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.conductor.manager.ComputeTaskManager'
+            '.schedule_and_build_instances', record))
+        twin = self._boot(self.small, host='host2', name='twin')
+        self._boot(self.small, host='host1', name='bystander')
+        build_request, request_spec = delivered[0]
+        ctxt = nova_context.get_admin_context()
+        stale = objects.InstanceMapping.get_by_instance_uuid(ctxt, twin['id'])
+        stale.cell_mapping = None
+        stale.obj_reset_changes(['cell_mapping'])
+        from nova import exception
+        with fixtures.MonkeyPatch(
+                'nova.objects.InstanceMapping.get_by_instance_uuid',
+                lambda *a, **kw: stale):
+            # Raised, as the scheduler client does: the fault notification
+            # reads the traceback.
+            try:
+                raise exception.NoValidHost(
+                    reason='There are not enough hosts available.')
+            except exception.NoValidHost as exc:
+                self.conductor.manager.compute_task_mgr._bury_in_cell0(
+                    ctxt, request_spec, exc,
+                    instances=[build_request.get_new_instance(ctxt)])
+        # The API now answers from cell0: the ERROR copy, not the live one.
+        seen = self.api.get_server(twin['id'])
+        self.assertEqual('ERROR', seen['status'])
+        self.notes['duplicate'] = {'server': twin['id'],
+                                   'api_status': seen['status'],
+                                   'fault': seen['fault']['message']}
         self._run_periodics()
         self._dump()
 
