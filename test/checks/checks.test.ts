@@ -393,9 +393,33 @@ describe('docs/checks.md', () => {
     const {FINDING_CODES} = await import('../../src/lib/checks/index.js')
     const doc = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8')
     // A severity may carry its exception in parentheses: "error (info when the host's nova-compute is down)".
-    for (const [code, d] of Object.entries(FINDING_CODES)) expect(doc).toMatch(new RegExp(`\\| \`${code.replace(/\./g, '\\.')}\` \\| ${d.severity}( \\([^|]*\\))? \\|`))
+    // info|warning is written info\|warning (a bare | would split the markdown row).
+    for (const [code, d] of Object.entries(FINDING_CODES)) expect(doc).toMatch(new RegExp(`\\| \`${code.replace(/\./g, '\\.')}\` \\| ${d.severity.replace('|', '\\\\\\|')}( \\([^|]*\\))? \\|`))
     const src = ['leaks', 'providers', 'cells', 'pinning', 'usage', 'aggregates', 'blobs'].map((f) => readFileSync(new URL(`../../src/lib/checks/${f}.ts`, import.meta.url), 'utf8')).join('\n')
     const emitted = new Set([...src.matchAll(/'((?:allocation|provider|cell|pinning|usage|aggregate|snapshot)\.[a-z-]+)'/g)].map((m) => m[1]))
     expect([...emitted].filter((c) => !(c in FINDING_CODES))).toEqual([])
+  })
+
+  it('has exactly the codes of the registry, each row with its summary and check, and every code an explanation', async () => {
+    const {existsSync, readFileSync} = await import('node:fs')
+    const {FINDING_CODES} = await import('../../src/lib/checks/index.js')
+    const {CODE_EXPLANATIONS} = await import('../../src/lib/checks/explain.js')
+    const doc = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8')
+    const rows = new Map<string, {check: string; meaning: string}>()
+    let section = ''
+    for (const line of doc.slice(doc.indexOf('## Codes')).split('\n')) {
+      const h = /^### (\w+)/.exec(line)
+      if (h) section = h[1]
+      const m = /^\| `([a-z]+\.[a-z-]+)` \| (?:\\\||[^|])+ \| (.+) \|$/.exec(line)
+      if (m) rows.set(m[1], {check: section, meaning: m[2]})
+    }
+    expect([...rows.keys()].sort()).toEqual(Object.keys(FINDING_CODES).sort())
+    for (const [code, d] of Object.entries(FINDING_CODES)) expect(rows.get(code), code).toEqual({check: d.check, meaning: d.summary})
+    expect(Object.keys(CODE_EXPLANATIONS).sort()).toEqual(Object.keys(FINDING_CODES).sort())
+    for (const [code, e] of Object.entries(CODE_EXPLANATIONS)) {
+      expect(e.cause.length, code).toBeGreaterThan(40)
+      expect(e.repair.length, code).toBeGreaterThan(20)
+      if (e.runbook) expect(existsSync(new URL(`../../${e.runbook}`, import.meta.url)), e.runbook).toBe(true)
+    }
   })
 })
