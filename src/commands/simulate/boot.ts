@@ -1,13 +1,14 @@
 import {Flags} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {bootRequestFromSpec, type RecordedRequest} from '../../lib/cli/boot-request.js'
 import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from '../../lib/cli/limits.js'
 import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {availableZones} from '../../lib/capacity/index.js'
 import {buildModel} from '../../lib/domain/model.js'
-import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
+import {CloudctlError, ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
 import {parseMultiplier, simulateBoot, type BootRequest, type SchedulerConfig, type SimulationResult} from '../../lib/engine/index.js'
 import {renderScenarioChanges} from '../../lib/output/capacity-formatter.js'
 import {renderSimulation} from '../../lib/output/simulation-formatter.js'
@@ -24,7 +25,7 @@ export interface BootScenario {
   before: {placedAll: boolean; placed: number; summary: string}
 }
 
-export type SimulateBootResult = SimulationResult & {scenario?: BootScenario}
+export type SimulateBootResult = SimulationResult & {scenario?: BootScenario; recorded_request?: RecordedRequest}
 
 function keyValues(list: string[] | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {}
@@ -49,11 +50,16 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --num-instances 20 --why compute-12 --json',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor 4 --filters ComputeFilter,NUMATopologyFilter --multiplier ram=-1.0',
     '<%= config.bin %> <%= command.id %> -s examples/demo-cloud.yaml --nova-conf examples/nova.conf --flavor m1.pinned --apply-repairs',
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --instance 0be2dce7-c85b-4354-82ea-c08524382565 --explain',
   ]
 
   static override flags = {
     ...sourceFlags,
-    flavor: Flags.string({summary: 'Flavor name, flavorid or id.', required: true}),
+    flavor: Flags.string({summary: 'Flavor name, flavorid or id (or --instance).', exclusive: ['instance']}),
+    instance: Flags.string({
+      summary: 'Replay the boot nova recorded for this instance (nova_api.request_specs): its flavor as it was then, image, AZ, hints, server group, forced/requested destination, project/user, num_instances. Request flags given beside it override.',
+      exclusive: ['flavor'],
+    }),
     'extra-spec': Flags.string({summary: 'Override or add a flavor extra spec: KEY=VALUE. Repeatable.', multiple: true}),
     'image-property': Flags.string({summary: 'Image property KEY=VALUE (hw_architecture, hw_cpu_policy, trait:NAME=required...). Repeatable.', multiple: true}),
     'image-id': Flags.string({summary: 'Image id (for IsolatedHostsFilter).'}),
@@ -92,8 +98,11 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
       else if (k === 'different_host') hints.different_host = [...(hints.different_host ?? []), v]
       else throw new ConfigError(`unknown scheduler hint "${k}"`, 'Supported hints: group, same_host, different_host.')
     }
-    const request: BootRequest = {
-      flavor: f.flavor,
+    if (!f.flavor && !f.instance) {
+      throw new CloudctlError('Missing required flag flavor', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'See `cloudctl simulate boot --help`; --instance UUID replays the boot nova recorded for an instance instead.'})
+    }
+    let request: BootRequest = {
+      flavor: f.flavor ?? '',
       extraSpecs: keyValues(f['extra-spec'], 'extra spec'),
       imageProperties: keyValues(f['image-property'], 'image property'),
       imageId: f['image-id'] ?? null,
@@ -107,9 +116,16 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
       host: f.host ?? null,
       node: f.node ?? null,
     }
-    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
+    // request_specs are read from live databases only when a replay needs them (large).
+    const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: Boolean(f.instance)}, stderrProgress())
     let model = buildModel(snapshot)
-    if (request.availabilityZone) {
+    let recorded: RecordedRequest | undefined
+    if (f.instance) {
+      const replay = bootRequestFromSpec(model, f.instance.trim())
+      recorded = replay.recorded
+      request = overrideRecorded(replay.request, request, f)
+    }
+    if (request.availabilityZone && !recorded) {
       const zones = availableZones(model, cfg)
       if (!zones.includes(request.availabilityZone)) {
         throw new ConfigError(`availability zone "${request.availabilityZone}" is not available: nova-api refuses the request before scheduling`, `Zones with an enabled nova-compute: ${zones.join(', ') || '(none)'}`)
@@ -138,6 +154,10 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
       if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl snapshot show` for the hosts.')
       if (this.jsonEnabled()) result.verdicts = result.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
     }
+    if (recorded) {
+      result.recorded_request = recorded
+      this.out(renderRecorded(recorded))
+    }
     if (result.scenario) {
       const sc = result.scenario
       this.out([...renderScenarioChanges(sc), `  on the snapshot as captured: ${sc.before.summary}`, ''].join('\n'))
@@ -162,4 +182,42 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     if (f['shuffle-best-same-weighed-hosts'] !== undefined) cfg.shuffle_best_same_weighed_hosts = f['shuffle-best-same-weighed-hosts']
     return cfg
   }
+}
+
+/** Request flags given beside --instance change the recorded request (what if it had asked for...). */
+function overrideRecorded(recorded: BootRequest, fromFlags: BootRequest, f: {'extra-spec'?: string[]; 'image-property'?: string[]; 'availability-zone'?: string; host?: string; node?: string; hint?: string[]; project?: string; user?: string; 'boot-from-volume'?: boolean; 'image-id'?: string; 'image-disk-format'?: string}): BootRequest {
+  const out: BootRequest = {...recorded}
+  if (f['extra-spec']?.length) out.extraSpecs = {...fromFlags.extraSpecs}
+  if (f['image-property']?.length) out.imageProperties = {...recorded.imageProperties, ...fromFlags.imageProperties}
+  if (f['image-id'] !== undefined) out.imageId = fromFlags.imageId
+  if (f['image-disk-format'] !== undefined) out.imageDiskFormat = fromFlags.imageDiskFormat
+  if (f['availability-zone'] !== undefined) out.availabilityZone = fromFlags.availabilityZone
+  if (f.host !== undefined || f.node !== undefined) {
+    out.host = fromFlags.host
+    out.node = fromFlags.node
+  }
+  if (f.hint?.length) out.hints = fromFlags.hints
+  if (f.project !== undefined) out.projectId = fromFlags.projectId
+  if (f.user !== undefined) out.userId = fromFlags.userId
+  if (f['boot-from-volume']) out.bootFromVolume = true
+  return out
+}
+
+function renderRecorded(r: RecordedRequest): string {
+  const fl = r.flavor
+  const specs = Object.entries(fl.extra_specs).map(([k, v]) => `${k}=${v}`)
+  const props = Object.entries(r.image.properties).map(([k, v]) => `${k}=${v}`)
+  const hints = Object.entries(r.scheduler_hints).map(([k, v]) => `${k}=${v.join(',')}`)
+  const lines = [
+    `Replaying the request nova recorded for instance ${r.instance_uuid} (nova_api.request_specs):`,
+    `  flavor ${fl.name ?? fl.flavorid ?? '?'} as recorded: ${fl.vcpus} vCPU, ${fl.memory_mb} MB RAM, root ${fl.root_gb} GB, ephemeral ${fl.ephemeral_gb} GB, swap ${fl.swap} MB${specs.length ? `; ${specs.join(' ')}` : ''}`,
+    `  image ${r.image.id ?? '(none: boot from volume)'}${props.length ? `; ${props.join(' ')}` : ''}`,
+    `  availability zone ${r.availability_zone ?? '(any)'}, project ${r.project_id ?? '?'}, user ${r.user_id ?? '?'}, num_instances ${r.num_instances}`,
+  ]
+  if (hints.length || r.instance_group) lines.push(`  scheduler hints ${hints.join(' ') || '(none)'}${r.instance_group ? `; server group ${r.instance_group}` : ''}`)
+  if (r.requested_destination) lines.push(`  requested destination ${r.requested_destination.host ?? '*'}${r.requested_destination.node ? `/${r.requested_destination.node}` : ''}`)
+  if (r.force_hosts.length || r.force_nodes.length) lines.push(`  forced to ${[...r.force_hosts, ...r.force_nodes].join(', ')} (filters skipped, as nova does)`)
+  if (r.ignore_hosts.length) lines.push(`  ignore_hosts ${r.ignore_hosts.join(', ')}`)
+  if (r.not_simulated.length) lines.push(`  not simulated: ${r.not_simulated.join('; ')}`)
+  return `${lines.join('\n')}\n`
 }

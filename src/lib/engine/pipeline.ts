@@ -255,6 +255,26 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     hosts = hosts.filter((h) => h.host === d.host && (!d.node || h.nodename === d.node))
     for (const h of before) if (!hosts.includes(h)) verdicts.set(h.key, {host: h.host, node: h.nodename, stage: 'requested_destination', reason: `not the requested destination ${d.host}${d.node ? `/${d.node}` : ''}`, label: 'not the requested host'})
   }
+  // host_manager.get_filtered_hosts: ignore_hosts (hosts a reschedule already tried), then force_hosts
+  // (case-insensitive) and force_nodes; forced hosts skip the filters.
+  const dropHosts = (keep: (h: HostState) => boolean, reason: string, label: string) => {
+    const before = hosts
+    hosts = hosts.filter(keep)
+    for (const h of before) if (!hosts.includes(h)) verdicts.set(h.key, {host: h.host, node: h.nodename, stage: 'requested_destination', reason, label})
+  }
+  if (spec.ignoreHosts.length > 0) {
+    const ignore = new Set(spec.ignoreHosts.map((x) => x.toLowerCase()))
+    dropHosts((h) => !ignore.has(h.host.toLowerCase()), `in ignore_hosts ${spec.ignoreHosts.join(', ')}`, 'ignored host')
+  }
+  if (spec.forceHosts.length > 0) {
+    const force = new Set(spec.forceHosts.map((x) => x.toLowerCase()))
+    dropHosts((h) => force.has(h.host.toLowerCase()), `not in force_hosts ${spec.forceHosts.join(', ')}`, 'not a forced host')
+  }
+  if (spec.forceNodes.length > 0) {
+    const force = new Set(spec.forceNodes)
+    dropHosts((h) => force.has(h.nodename), `not in force_nodes ${spec.forceNodes.join(', ')}`, 'not a forced node')
+  }
+  const forced = spec.forceHosts.length > 0 || spec.forceNodes.length > 0
 
   // alloc_reqs_by_rp_uuid: every provider of a kept request -> its requests, in order.
   const areqsByRp = new Map<string, AllocationRequest[]>()
@@ -277,7 +297,7 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     const outcome: InstanceOutcome = {index: i, instanceUuid: newUuids[i] as string, host: null, node: null, allocations: [], filters: [], claimFailures: []}
     result.instances.push(outcome)
     ctx.numaFits = new Map()
-    const filtered = runFilters(filters, hosts, spec, ctx, i, outcome.filters, i === 0 ? verdicts : null)
+    const filtered = forced ? [...hosts] : runFilters(filters, hosts, spec, ctx, i, outcome.filters, i === 0 ? verdicts : null)
     if (filtered.length === 0) {
       if (i > 0) for (const h of hosts) void h
       outcome.reason = hosts.length === 0 ? 'no hosts left after placement' : `filter ${outcome.filters.find((f) => f.end === 0)?.name ?? '?'} returned 0 hosts`

@@ -25,6 +25,12 @@ export interface BootRequest {
   bootFromVolume?: boolean
   host?: string | null
   node?: string | null
+  /** The flavor as a RequestSpec recorded it (replaces the lookup of `flavor`: it may since be deleted or changed). */
+  flavorRecord?: Flavor
+  /** RequestSpec ignore_hosts / force_hosts / force_nodes (host_manager.get_filtered_hosts). */
+  ignoreHosts?: string[]
+  forceHosts?: string[]
+  forceNodes?: string[]
 }
 
 export interface ServerGroupSpec {
@@ -56,6 +62,9 @@ export interface RequestSpec {
   group: ServerGroupSpec | null
   isBfv: boolean
   requestedDestination: {host: string; node: string | null; nodes: ComputeNode[]} | null
+  ignoreHosts: string[]
+  forceHosts: string[]
+  forceNodes: string[]
   vcpus: number
   memoryMb: number
   rootGb: number
@@ -140,7 +149,7 @@ function refusal(flavor: Flavor, error: NumaRequestError): ConfigError {
 
 /** Build the RequestSpec nova-api and the conductor would hand to the scheduler. */
 export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: SchedulerConfig): RequestSpec {
-  const flavor = findFlavor(model, req.flavor)
+  const flavor = req.flavorRecord ?? findFlavor(model, req.flavor)
   const extraSpecs = {...flavor.extra_specs, ...(req.extraSpecs ?? {})}
   const props = {...(req.imageProperties ?? {})}
   let requestedDestination: RequestSpec['requestedDestination'] = null
@@ -171,6 +180,9 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
     group,
     isBfv: Boolean(req.bootFromVolume),
     requestedDestination,
+    ignoreHosts: req.ignoreHosts ?? [],
+    forceHosts: req.forceHosts ?? [],
+    forceNodes: req.forceNodes ?? [],
     vcpus: flavor.vcpus,
     memoryMb: flavor.memory_mb,
     rootGb: flavor.root_gb ?? 0,
@@ -383,6 +395,14 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
       const cn = nodes[0] as ComputeNode
       if (cn.uuid) group('').inTree = cn.uuid
     } else limit = null
+  } else if (spec.forceHosts.length > 0 || spec.forceNodes.length > 0) {
+    // resources_from_request_spec targets the first forced host/node the same way (requested_destination wins).
+    const host = spec.forceHosts[0]
+    const node = spec.forceNodes[0]
+    const nodes = model.liveComputeNodes.filter((cn) => (host === undefined || cn.host === host) && (node === undefined || cn.hypervisor_hostname === node))
+    if (nodes.length === 0) fatal = `No such host - host: ${host ?? 'None'} node: ${node ?? 'None'} (nova raises NoValidHost)`
+    else if (nodes.length === 1 && nodes[0]?.uuid) group('').inTree = nodes[0].uuid
+    else limit = null
   }
   const hints = spec.hints
   if (hints.group || hints.same_host?.length || hints.different_host?.length) limit = null
