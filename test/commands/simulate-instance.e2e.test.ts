@@ -93,6 +93,7 @@ describe('simulate boot --instance', () => {
     expect(human.exitCode).toBe(3)
     expect(human.stdout).toContain(`Replaying the request nova recorded for instance ${ids.resized}`)
     expect(human.stdout).toContain('flavor m1.small as recorded: 64 vCPU')
+    expect(human.stdout).toContain('note: the instance still holds allocations on cmp-1; the replay counts them as used')
   })
 
   it('force_hosts targets the placement query at that node and lands there', async () => {

@@ -219,5 +219,6 @@ function renderRecorded(r: RecordedRequest): string {
   if (r.force_hosts.length || r.force_nodes.length) lines.push(`  forced to ${[...r.force_hosts, ...r.force_nodes].join(', ')} (filters skipped, as nova does)`)
   if (r.ignore_hosts.length) lines.push(`  ignore_hosts ${r.ignore_hosts.join(', ')}`)
   if (r.not_simulated.length) lines.push(`  not simulated: ${r.not_simulated.join('; ')}`)
+  if (r.holds_allocations_on.length) lines.push(`  note: the instance still holds allocations on ${r.holds_allocations_on.join(', ')}; the replay counts them as used`)
   return `${lines.join('\n')}\n`
 }

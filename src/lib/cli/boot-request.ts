@@ -29,6 +29,8 @@ export interface RecordedRequest {
   is_bfv: boolean
   /** Parts of the spec the simulation does not model, said rather than dropped silently. */
   not_simulated: string[]
+  /** Providers the instance itself still holds allocations on: the replay counts them as used. */
+  holds_allocations_on: string[]
 }
 
 type Rec = Record<string, unknown>
@@ -96,6 +98,7 @@ function recordedFrom(uuid: string, data: Rec): RecordedRequest {
     // is_bfv exists from RequestSpec 1.11; before it, nova derived it from an image without id.
     is_bfv: typeof data.is_bfv === 'boolean' ? data.is_bfv : imageId === null,
     not_simulated: notSimulated,
+    holds_allocations_on: [],
   }
 }
 
@@ -144,6 +147,8 @@ export function bootRequestFromSpec(model: CloudModel, uuid: string): {request: 
   }
   const data = parsed.value
   const r = recordedFrom(uuid, data)
+  const held = new Set((model.allocationsByConsumer.get(uuid) ?? []).map((a) => model.providersById.get(a.resource_provider_id)?.name ?? String(a.resource_provider_id)))
+  r.holds_allocations_on = [...held].sort()
   const flavor = flavorRow(r, data)
   const hints: NonNullable<BootRequest['hints']> = {}
   const group = r.scheduler_hints.group?.[0] ?? r.instance_group
