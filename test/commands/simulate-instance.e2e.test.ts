@@ -101,7 +101,14 @@ describe('simulate boot --instance', () => {
     expect(exitCode).toBe(0)
     expect(doc.recorded_request.force_hosts).toEqual(['cmp-2'])
     expect(decodeURIComponent(doc.query)).toContain(`in_tree=${nodeUuid['cmp-2']}`)
-    expect(doc.instances.map((i) => i.host)).toEqual(['cmp-2'])
+    expect(doc.instances.map((i) => i.host)).toEqual(['cmp-2'])    // Forced hosts skip the host filters, as nova's host manager does: a capability no host has still lands.
+    const picky = ['--extra-spec', 'capabilities:hypervisor_type=s== NOPE']
+    const forced = await replay(ids.forced, ...picky)
+    expect(forced.exitCode).toBe(0)
+    expect(forced.doc.instances.map((i) => i.host)).toEqual(['cmp-2'])
+    const unforced = await cloudctl(['simulate', 'boot', '--snapshot', file, '--instance', ids.zoned, ...picky])
+    expect(unforced.exitCode).toBe(3)
+    expect(unforced.stdout).toContain('ComputeCapabilitiesFilter')
   })
 
   it('ignore_hosts drops those hosts (case-insensitively) before the filters', async () => {
