@@ -5,6 +5,7 @@ import {suggestCommand} from '../lib/cli/hooks/command-not-found.js'
 import {FINDING_CODES} from '../lib/checks/index.js'
 import {type ExplainedCode, explainCode} from '../lib/checks/explain.js'
 import {CloudctlError, ExitCode} from '../lib/errors.js'
+import {displayWidth} from '../lib/output/table.js'
 
 export default class Explain extends CloudctlCommand<typeof Explain> {
   static override summary = 'What a finding code means, how nova gets there, what the repair does.'
@@ -24,6 +25,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
 
   async run(): Promise<{codes: ExplainedCode[]}> {
     const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)
+    const width = displayWidth()
     const blocks = codes.map((e) =>
       [
         `${e.code} (${e.check}, ${e.severity})`,
@@ -32,7 +34,9 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
         `  Repair: ${e.repair}`,
         ...(e.runbook ? [`  Runbook: ${e.runbook}`] : []),
         `  Docs: ${e.docs}`,
-      ].join('\n'),
+      ]
+        .map((line) => wrap(line, width))
+        .join('\n'),
     )
     this.out(blocks.join('\n\n'))
     this.setExit(ExitCode.OK)
@@ -53,4 +57,21 @@ function selectCodes(arg: string | undefined): string[] {
     code: 'NotFoundError',
     hint: near ? `Did you mean \`cloudctl explain ${near}\`? (\`cloudctl explain\` lists every code.)` : '`cloudctl explain` lists every code.',
   })
+}
+
+/** Word-wrap a paragraph to the display width, continuation lines indented under its label. */
+function wrap(line: string, width: number | undefined): string {
+  if (width === undefined || line.length <= width) return line
+  const indent = ' '.repeat(Math.min(line.length - line.trimStart().length + 2, Math.floor(width / 4)))
+  const out: string[] = []
+  let cur = ''
+  for (const word of line.trimStart().split(' ')) {
+    const lead = out.length === 0 ? line.slice(0, line.length - line.trimStart().length) : indent
+    if (cur !== '' && lead.length + cur.length + 1 + word.length > width) {
+      out.push(lead + cur)
+      cur = word
+    } else cur = cur === '' ? word : `${cur} ${word}`
+  }
+  out.push((out.length === 0 ? line.slice(0, line.length - line.trimStart().length) : indent) + cur)
+  return out.join('\n')
 }

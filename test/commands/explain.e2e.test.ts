@@ -31,7 +31,10 @@ describe('cloudctl explain', () => {
       expect(flat).toContain(CODE_EXPLANATIONS[code].cause)
       expect(flat).toContain(CODE_EXPLANATIONS[code].repair)
       if (CODE_EXPLANATIONS[code].runbook) expect(flat).toContain(`Runbook: ${CODE_EXPLANATIONS[code].runbook}`)
-    }
+    }    const narrow = await cloudctl(['explain', 'provider.uuid-mismatch'], {env: {COLUMNS: '80'}})
+    expect(narrow.stdout.split('\n').filter((l) => l.length > 80)).toEqual([])
+    expect(narrow.stdout.replace(/\s+/g, ' ')).toContain(CODE_EXPLANATIONS['provider.uuid-mismatch'].repair)
+    expect(narrow.stdout.split('\n').length).toBeGreaterThan(8)
   })
 
   it('--json is one document; one code, or a check name for its codes', async () => {
