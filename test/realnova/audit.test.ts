@@ -30,6 +30,17 @@ interface Scenario {
   repairs: string[][]
   /** Error/warning codes left after the repairs (what needs an operator's nova command). */
   after?: string[]
+  /**
+   * The play booted a server where the fault blocks it and the real scheduler answered NoValidHost
+   * (notes.blocked_boot): cloudctl's simulation on the same rows must refuse it too, and place it
+   * there once the repairs ran.
+   */
+  blockedBoot?: true
+  /**
+   * The play left an instance live in two cells (notes.duplicate): real `nova-manage cell_v2
+   * verify_instance` names the cell the API uses, before and after the repairs.
+   */
+  duplicate?: {before: string; after: string}
 }
 
 const SCENARIOS: Record<string, Scenario> = {
@@ -54,8 +65,12 @@ const SCENARIOS: Record<string, Scenario> = {
     repairs: [['repair', 'aggregates'], ['repair', 'providers'], ['repair', 'pinning', '--force'], ['repair', 'usage', '--force']],
   },
   // nova-compute is up and reporting (its periodic hung): the repairs need --force.
-  pinned_leak: {codes: ['pinning.leaked', 'usage.node-drift'], repairs: [['repair', 'pinning', '--force'], ['repair', 'usage', '--force']]},
+  // The play's pinned boot onto host2 got NoValidHost from the real scheduler (NUMATopologyFilter).
+  pinned_leak: {codes: ['pinning.leaked', 'usage.node-drift'], repairs: [['repair', 'pinning', '--force'], ['repair', 'usage', '--force']], blockedBoot: true},
   usage_drift: {codes: ['usage.node-drift'], repairs: [['repair', 'usage', '--force']]},
+  // Seed 004's other half: buried in cell0 (ERROR, NoValidHost) and ACTIVE in cell1, mapped to cell0.
+  // map-instances points the mapping at the live copy and soft-deletes the cell0 one.
+  cell0_duplicate: {codes: ['cell.instance-duplicate'], repairs: [['cells', 'map-instances']], duplicate: {before: 'cell0', after: 'cell1'}},
 }
 
 async function audit(cloud: RealCloud): Promise<{exitCode: number; findings: Finding[]}> {
@@ -107,6 +122,21 @@ async function liveMigrationDestinations(cloud: RealCloud): Promise<Set<string>>
 
 const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', cloud.placement]
 
+/** The play's blocked boot (flavor, forced host, the harness's enabled_filters) through cloudctl's engine. */
+async function simulateBlockedBoot(cloud: RealCloud): Promise<{exitCode: number; output: string; result: {noValidHost: boolean; instances: Array<{host: string | null}>}}> {
+  const b = cloud.notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]}
+  const args = ['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), ...src(cloud)]
+  const json = await cloudctl([...args, '--json'])
+  const text = await cloudctl([...args, '--why', b.host])
+  return {exitCode: json.exitCode, output: `${text.stdout}${text.stderr}${json.stderr}`, result: JSON.parse(json.stdout) as never}
+}
+
+/** Real `nova-manage cell_v2 verify_instance` for the play's duplicated instance (no placement needed). */
+async function verifyDuplicate(cloud: RealCloud): Promise<{exitCode: number; output: string}> {
+  const uuid = String(cloud.notes.duplicate?.server)
+  return novaManage(cloud, 'http://127.0.0.1:1', ['cell_v2', 'verify_instance', '--uuid', uuid])
+}
+
 describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s', (scenario, spec) => {
   let cloud: RealCloud | undefined
   let placement: PlacementServer | undefined
@@ -129,6 +159,21 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     if (findings.length === 0) expect(exitCode).toBe(0)
   })
 
+  it.runIf(spec.blockedBoot === true)('the boot the real scheduler refused is refused by the simulation too (NUMATopologyFilter on the fault)', async () => {
+    const blocked = (cloud as RealCloud).notes.blocked_boot
+    expect(String(blocked?.fault)).toMatch(/^No valid host was found/)
+    const sim = await simulateBlockedBoot(cloud as RealCloud)
+    expect(sim.exitCode, sim.output).toBe(3)
+    expect(sim.result.noValidHost).toBe(true)
+    expect(sim.output).toMatch(/NUMATopologyFilter/)
+  })
+
+  it.runIf(spec.duplicate !== undefined)(`real nova-manage cell_v2 verify_instance: the API uses the ${spec.duplicate?.before} copy`, async () => {
+    const v = await verifyDuplicate(cloud as RealCloud)
+    expect(v.output).toContain(`is in cell: ${spec.duplicate?.before} `)
+    expect(v.exitCode, v.output).toBe(0)
+  })
+
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
     for (const args of spec.repairs) {
       const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
@@ -137,6 +182,19 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     const {findings} = await audit(cloud as RealCloud)
     expect(incidents(findings)).toEqual(spec.after ?? [])
   }, 300_000)
+
+  it.runIf(spec.blockedBoot === true)('after the repairs the simulation places that boot on its host', async () => {
+    const host = String((cloud as RealCloud).notes.blocked_boot?.host)
+    const sim = await simulateBlockedBoot(cloud as RealCloud)
+    expect(sim.exitCode, sim.output).toBe(0)
+    expect(sim.result.instances.map((i) => i.host)).toEqual([host])
+  })
+
+  it.runIf(spec.duplicate !== undefined)(`real nova-manage cell_v2 verify_instance afterwards: the API uses the ${spec.duplicate?.after} copy`, async () => {
+    const v = await verifyDuplicate(cloud as RealCloud)
+    expect(v.output).toContain(`is in cell: ${spec.duplicate?.after} `)
+    expect(v.exitCode, v.output).toBe(0)
+  })
 
   it.runIf(spec.after === undefined)('real nova-manage afterwards: no orphaned allocation, no provider without compute node, nothing to heal', async () => {
     placement = await startPlacement(cloud as RealCloud)

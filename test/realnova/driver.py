@@ -382,9 +382,13 @@ class RealNovaClouds(base.ServersTestBase):
             networks='none', expected_state='ERROR')
         fault = self.api.get_server(blocked['id'])['fault']['message']
         self.assertIn('No valid host', fault)
+        from nova import conf as nova_conf
         self.notes['blocked_boot'] = {
             'flavor': 'rn.pinned', 'host': 'host2', 'server': blocked['id'],
-            'fault': fault}
+            'fault': fault,
+            # The scheduler's filters in this play, for the simulation.
+            'enabled_filters': list(
+                nova_conf.CONF.filter_scheduler.enabled_filters)}
         self._dump()
 
     def test_cell0_duplicate(self):

@@ -377,6 +377,7 @@ def cloud(scenario, prefix):
         'api': nova_url(names['api']),
         'placement': nova_url(names['placement']),
         'cells': {c: nova_url(names[c]) for c in ('cell0',) + CELLS},
+        'notes': dump.get('notes', {}),
     }
 
 

@@ -36,6 +36,8 @@ export interface RealCloud {
   api: string
   placement: string
   cells: Record<string, string>
+  /** What the play observed on the real services (driver.py `self.notes`), e.g. a boot's fault. */
+  notes: Record<string, Record<string, unknown>>
   drop(): Promise<void>
 }
 
