@@ -6,12 +6,13 @@
 import {mkdtemp} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
-import {CloudBuilder} from '../support/builders.js'
+import {CloudBuilder, formatTs} from '../support/builders.js'
 import {cloudctl} from '../support/cli.js'
+import {createTestCloud, seedSnapshot, type TestCloud} from '../support/db.js'
 
 type Data = Record<string, unknown>
 
@@ -27,12 +28,14 @@ function editSpec(s: Snapshot, uuid: string, edit: (d: Data) => void): void {
 const flavorData = (d: Data) => (d.flavor as {'nova_object.data': Data})['nova_object.data']
 
 let file = ''
+let cloudSnapshot: Snapshot
 let bare = ''
 const ids: Record<string, string> = {}
 const nodeUuid: Record<string, string> = {}
 
 beforeAll(async () => {
-  const b = new CloudBuilder({seed: 11})
+  // Services report as of now: the live case reads them at the real clock (service_down_time 60 s).
+  const b = new CloudBuilder({seed: 11, now: formatTs(Date.now())})
   b.addCell('cell1')
   b.addFlavor({name: 'm1.small', vcpus: 1, memory_mb: 2048, root_gb: 10})
   for (const host of ['cmp-1', 'cmp-2']) b.addHost('cell1', {host, vcpus: 8, memory_mb: 16384, local_gb: 200})
@@ -58,6 +61,7 @@ beforeAll(async () => {
     const props = ((d.image as {'nova_object.data': Data})['nova_object.data'].properties as {'nova_object.data': Data})['nova_object.data']
     props.traits_required = ['CUSTOM_NOWHERE']
   })
+  cloudSnapshot = s
   const dir = await mkdtemp(join(tmpdir(), 'cloudctl-replay-'))
   file = join(dir, 'cloud.json')
   await writeSnapshotFile(s, file)
@@ -79,6 +83,33 @@ async function replay(uuid: string, ...extra: string[]): Promise<{exitCode: numb
   const r = await cloudctl(['simulate', 'boot', '--snapshot', file, '--instance', uuid, '--json', ...extra])
   return {exitCode: r.exitCode, doc: JSON.parse(r.stdout) as Doc}
 }
+
+// First: the builder's clock is the time of the build, and nova-compute must still look up when read live.
+describe('simulate boot --instance on live databases', () => {
+  let cloud: TestCloud | undefined
+
+  beforeAll(async () => {
+    cloud = await createTestCloud('e2e_replay')
+    await seedSnapshot(cloudSnapshot, cloud)
+  }, 120_000)
+
+  afterAll(async () => {
+    await cloud?.drop()
+  })
+
+  it('reads nova_api.request_specs for the replay (capture skips them otherwise)', async () => {
+    const live = ['--api-db', cloud!.apiUrl, '--placement-db', cloud!.placementUrl]
+    const r = await cloudctl(['simulate', 'boot', ...live, '--instance', ids.ignored, '--json'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    const doc = JSON.parse(r.stdout) as Doc
+    expect(doc.recorded_request.ignore_hosts).toEqual(['cmp-1', 'CMP-2'])
+    expect(doc.instances.map((i) => i.host)).toEqual(['cmp-3'])
+    const unknown = await cloudctl(['simulate', 'boot', ...live, '--instance', '00000000-0000-4000-8000-00000000dead'])
+    expect(unknown.exitCode).toBe(2)
+    expect(unknown.stderr).toContain('no request spec for instance 00000000-0000-4000-8000-00000000dead')
+    expect(unknown.stderr).not.toContain('--request-specs')
+  })
+})
 
 describe('simulate boot --instance', () => {
   it('asks for the flavor as recorded, not for today\'s flavor of that name', async () => {
