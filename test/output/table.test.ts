@@ -58,4 +58,18 @@ describe('renderTable', () => {
     expect(column(3)).toContain(`rp=${UUID}`)
     expect(column(2)).toContain('allocation.consumer-deleted')
   })
+
+  it('shows a row blob wrapped into a narrow column by its ends, with the count of lines left out', () => {
+    // Spaced as nova writes its blobs, so no single word is long enough to be elided on its own.
+    const blob = JSON.stringify({cells: Array.from({length: 40}, (_, i) => ({id: i, cpuset: [i, i + 1], pinned_cpus: []}))}).replace(/([,:])/g, '$1 ')
+    const t = renderTable(['step', 'before', 'after'], [['1 restore compute_nodes', blob, blob]], {maxWidth: 80})
+    expect(width(t)).toBeLessThanOrEqual(80)
+    const lines = t.split('\n')
+    // 24 lines a cell at most, plus the borders and the heading.
+    expect(lines.length).toBeLessThanOrEqual(24 + 4)
+    expect(t).toMatch(/…\[\d+ more/) // the marker itself is cut to the column
+    // Both ends of the blob are still shown.
+    expect(t).toContain('{"cells": ')
+    expect(t.replace(/[│\s]/g, '')).toContain('[]}]}')
+  })
 })

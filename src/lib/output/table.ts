@@ -128,15 +128,29 @@ function wrapLine(line: string, width: number): string[] {
 // eslint-disable-next-line no-control-regex
 const WHOLE_SGR = /^(\u001B\[[0-9;]*m)([^\u001B]*)(\u001B\[[0-9;]*m)$/
 
+// A wrapped cell is shown by its ends beyond this many lines: a row blob (an undo plan restores whole
+// numa_topology texts) wrapped into a narrow column would be hundreds of lines of JSON, and the table
+// library measures every line of every cell again for each row (seconds per plan).
+const MAX_WRAPPED_LINES = 24
+
+function capLines(lines: string[], width: number): string[] {
+  if (lines.length <= MAX_WRAPPED_LINES) return lines
+  const head = MAX_WRAPPED_LINES - 3
+  const marker = Array.from(`…[${lines.length - head - 2} more lines; --json shows all]`)
+  return [...lines.slice(0, head), marker.slice(0, Math.max(1, width)).join(''), ...lines.slice(-2)]
+}
+
 /** A cell wrapped to `width`; a cell coloured as a whole (severity) keeps its colour on every line. */
 function wrapCell(text: string, width: number): string {
   if (Math.max(...lineWidths(text)) <= width) return text
   const whole = WHOLE_SGR.exec(text)
-  if (whole) return wrapLine(whole[2], width).map((l) => `${whole[1]}${l}${whole[3]}`).join('\n')
-  return stripSgr(text)
-    .split('\n')
-    .flatMap((l) => wrapLine(l, width))
-    .join('\n')
+  if (whole) return capLines(wrapLine(whole[2], width), width).map((l) => `${whole[1]}${l}${whole[3]}`).join('\n')
+  return capLines(
+    stripSgr(text)
+      .split('\n')
+      .flatMap((l) => wrapLine(l, width)),
+    width,
+  ).join('\n')
 }
 
 // A line of a column that is never wrapped is shown by its ends beyond this: a wrapped neighbour
