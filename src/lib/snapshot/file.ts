@@ -7,8 +7,7 @@
  */
 import {isAscii} from 'node:buffer'
 import {once} from 'node:events'
-import {constants as fsConstants, createReadStream, createWriteStream, promises as fsp, type Stats} from 'node:fs'
-import {dirname, resolve as resolvePath} from 'node:path'
+import {createReadStream, createWriteStream, promises as fsp} from 'node:fs'
 import {Readable, type Writable} from 'node:stream'
 import {createGunzip, createGzip, gunzipSync} from 'node:zlib'
 
@@ -16,6 +15,7 @@ import YAML from 'yaml'
 
 import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../domain/snapshot.js'
 import {ConfigError, NotFoundError, SnapshotFormatError} from '../errors.js'
+import {errnoText, regularFileTarget} from '../util/atomic-file.js'
 import {redact} from '../util/redact.js'
 import {validateSnapshotShape} from './schema.js'
 
@@ -95,74 +95,18 @@ function* jsonArray(name: string, rows: unknown[], trailer: string): Generator<s
 /** What `-o PATH` names, checked before anything is captured or written. */
 export type SnapshotTarget = {kind: 'stdout'} | {kind: 'file'; path: string; shown: string}
 
-function describeType(st: Stats): string {
-  if (st.isDirectory()) return 'a directory'
-  if (st.isCharacterDevice()) return 'a character device'
-  if (st.isBlockDevice()) return 'a block device'
-  if (st.isFIFO()) return 'a FIFO'
-  if (st.isSocket()) return 'a socket'
-  return 'not a regular file'
-}
-
 function notWritable(path: string, why: string): ConfigError {
   return new ConfigError(`cannot write the snapshot to ${path}: ${why}`, 'Name a regular file in a writable directory (e.g. -o snap.json.gz), or -o - for stdout.', 'SnapshotTargetError')
 }
 
 /**
  * Snapshots are written to PATH.tmp-PID and renamed over PATH, so that a reader never sees half a
- * file. A rename replaces whatever PATH is: a symlink became a regular file, and `-o /dev/stdout` run
- * as root replaced the system's link. So: `-` is stdout; a symlink is followed to the regular file it
- * names (the link stays, its target is replaced); any other non-regular target (directory, device,
- * FIFO, socket, dangling link) is refused with exit 2, as is a directory that does not exist or
- * cannot be written.
+ * file; `-` is stdout. Which targets are refused: regularFileTarget (util/atomic-file.ts).
  */
 export async function resolveSnapshotTarget(path: string): Promise<SnapshotTarget> {
   if (path === '-') return {kind: 'stdout'}
-  if (path === '') throw notWritable('""', 'empty file name')
-  let real = resolvePath(path)
-  let st: Stats | undefined
-  try {
-    st = await fsp.lstat(real)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw notWritable(path, errnoText(error))
-  }
-  if (st?.isSymbolicLink()) {
-    try {
-      real = await fsp.realpath(real)
-      st = await fsp.stat(real)
-    } catch (error) {
-      throw notWritable(path, `a symlink whose target cannot be followed (${errnoText(error)})`)
-    }
-    if (!st.isFile()) throw notWritable(path, `a symlink to ${describeType(st)} (${real})${st.isCharacterDevice() ? '; use -o - to write to stdout' : ''}`)
-  } else if (st && !st.isFile()) {
-    throw notWritable(path, `${describeType(st)}${st.isCharacterDevice() ? '; use -o - to write to stdout' : ''}`)
-  }
-  const dir = dirname(real)
-  try {
-    const d = await fsp.stat(dir)
-    if (!d.isDirectory()) throw notWritable(path, `${dir} is not a directory`)
-    await fsp.access(dir, fsConstants.W_OK | fsConstants.X_OK)
-  } catch (error) {
-    if (error instanceof ConfigError) throw error
-    throw notWritable(path, `directory ${dir}: ${errnoText(error)}`)
-  }
+  const real = await regularFileTarget(path, (why) => notWritable(path === '' ? '""' : path, why))
   return {kind: 'file', path: real, shown: path}
-}
-
-function errnoText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException
-  const known: Record<string, string> = {
-    ENOENT: 'no such file or directory',
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOTDIR: 'a path component is not a directory',
-    EISDIR: 'is a directory',
-    ENOSPC: 'no space left on device',
-    EEXIST: 'a file of that name appeared meanwhile',
-    ELOOP: 'too many levels of symbolic links',
-  }
-  return e?.code ? `${known[e.code] ?? e.code} (${e.code})` : e instanceof Error ? e.message : String(error)
 }
 
 /** Writes to a file (atomically, see resolveSnapshotTarget) or, for `-`, to stdout (canonical JSON). */

@@ -8,18 +8,42 @@ import {dirname, resolve} from 'node:path'
 
 import {ConfigError} from '../errors.js'
 
-function errnoText(error: unknown): string {
+/** An errno as a reader understands it, with the code for searching. */
+export function errnoText(error: unknown): string {
   const e = error as NodeJS.ErrnoException
-  return e?.code ?? (e instanceof Error ? e.message : String(error))
+  const known: Record<string, string> = {
+    ENOENT: 'no such file or directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOTDIR: 'a path component is not a directory',
+    EISDIR: 'is a directory',
+    ENOSPC: 'no space left on device',
+    EEXIST: 'a file of that name appeared meanwhile',
+    ELOOP: 'too many levels of symbolic links',
+  }
+  return e?.code ? `${known[e.code] ?? e.code} (${e.code})` : e instanceof Error ? e.message : String(error)
+}
+
+function describeType(st: Stats): string {
+  if (st.isDirectory()) return 'a directory'
+  if (st.isCharacterDevice()) return 'a character device'
+  if (st.isBlockDevice()) return 'a block device'
+  if (st.isFIFO()) return 'a FIFO'
+  if (st.isSocket()) return 'a socket'
+  return 'not a regular file'
 }
 
 /**
- * A symlink is followed to the regular file it names (the rename replaces the target, not the link);
- * a directory, device, FIFO or socket, or a missing or unwritable directory, is a usage error.
+ * Where a whole-file write may go. A rename replaces whatever PATH is: a symlink would become a
+ * regular file, and `-o /dev/stdout` run as root would replace the system's link. So a symlink is
+ * followed to the regular file it names (the link stays, its target is replaced); any other
+ * non-regular target (directory, device, FIFO, socket, dangling link), or a directory that does not
+ * exist or cannot be written, is refused. `fail(why)` words the error for the caller's flag.
  */
-export async function writeFileAtomic(path: string, text: string, what: string, flag: string): Promise<string> {
-  const fail = (why: string) => new ConfigError(`cannot write the ${what} to ${path}: ${why}`, `Name a regular file in a writable directory with ${flag}.`)
+export async function regularFileTarget(path: string, fail: (why: string) => Error): Promise<string> {
   if (path === '') throw fail('empty file name')
+  const devHint = (st: Stats) => (st.isCharacterDevice() ? '; use -o - to write to stdout' : '')
   let real = resolve(path)
   let st: Stats | undefined
   try {
@@ -34,13 +58,26 @@ export async function writeFileAtomic(path: string, text: string, what: string, 
     } catch (error) {
       throw fail(`a symlink whose target cannot be followed (${errnoText(error)})`)
     }
+    if (!st.isFile()) throw fail(`a symlink to ${describeType(st)} (${real})${devHint(st)}`)
+  } else if (st && !st.isFile()) {
+    throw fail(`${describeType(st)}${devHint(st)}`)
   }
-  if (st && !st.isFile()) throw fail(st.isDirectory() ? 'a directory' : 'not a regular file')
+  const dir = dirname(real)
+  let d: Stats
   try {
-    await fsp.access(dirname(real), fsConstants.W_OK | fsConstants.X_OK)
+    d = await fsp.stat(dir)
+    await fsp.access(dir, fsConstants.W_OK | fsConstants.X_OK)
   } catch (error) {
-    throw fail(`directory ${dirname(real)}: ${errnoText(error)}`)
+    throw fail(`directory ${dir}: ${errnoText(error)}`)
   }
+  if (!d.isDirectory()) throw fail(`${dir} is not a directory`)
+  return real
+}
+
+/** Writes `text` to PATH through PATH.tmp-PID (exclusive, fsync'd, renamed); returns the real path. */
+export async function writeFileAtomic(path: string, text: string, what: string, flag: string): Promise<string> {
+  const fail = (why: string) => new ConfigError(`cannot write the ${what} to ${path}: ${why}`, `Name a regular file in a writable directory with ${flag}.`)
+  const real = await regularFileTarget(path, fail)
   const tmp = `${real}.tmp-${process.pid}`
   let fh: fsp.FileHandle | undefined
   try {
