@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import type {ProgressEvent} from '../../src/lib/cli/progress.js'
+import type {ProgressEvent} from '../../src/lib/snapshot/source.js'
 import {captureLive} from '../../src/lib/db/capture.js'
 import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'

@@ -1,5 +1,5 @@
 import {humanText} from '../output/terminal.js'
-import type {ProgressEvent, ProgressSink} from './progress.js'
+import type {ProgressEvent, ProgressSink} from '../snapshot/source.js'
 
 // Off with -q/--quiet and with machine output (-f json...): set once by the base command.
 let enabled = true

@@ -1,5 +1,7 @@
 import {Flags} from '@oclif/core'
 
+import type {SourceOptions} from '../snapshot/source.js'
+
 /**
  * Where a read command takes its data from: a snapshot file, or the live databases.
  * Resolution order for live connections (lib/config/resolve.ts): flags, then environment
@@ -26,18 +28,6 @@ export const sourceFlags = {
   'nova-conf': Flags.string({summary: 'nova.conf to read: [api_database]/[placement_database] connection; simulate also takes scheduler options and allocation ratios from it.', helpGroup: 'SOURCE'}),
   config: Flags.string({summary: 'cloudctl config file (default ~/.config/cloudctl/config.yaml).', helpGroup: 'SOURCE', env: 'CLOUDCTL_CONFIG'}),
   profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
-}
-
-export interface SourceOptions {
-  snapshot?: string
-  apiDb?: string
-  placementDb?: string
-  cellDb?: string[]
-  novaConf?: string
-  config?: string
-  profile?: string
-  /** Capture request_specs too (large). */
-  requestSpecs?: boolean
 }
 
 export function sourceOptionsFrom(flags: Record<string, unknown>): SourceOptions {

@@ -19,7 +19,7 @@ import {join} from 'node:path'
 import {parse as parseYaml} from 'yaml'
 
 import {ConfigError} from '../errors.js'
-import {registerUrlSecret} from '../db/url.js'
+import {registerUrlSecret} from '../util/redact.js'
 
 export interface Profile {
   api_db?: string

@@ -15,7 +15,7 @@
 import {readFileSync} from 'node:fs'
 
 import {ConfigError} from '../errors.js'
-import {registerUrlSecret} from '../db/url.js'
+import {registerUrlSecret} from '../util/redact.js'
 
 export interface NovaConf {
   /** The file this was read from ('<string>' for parsed text). */

@@ -6,9 +6,9 @@
  *   nova.conf ([api_database] / [placement_database] connection)
  * Cell databases come from nova_api.cell_mappings, unless overridden per cell (--cell-db, profile).
  */
-import type {SourceOptions} from '../cli/source-flags.js'
+import type {SourceOptions} from '../snapshot/source.js'
 import {ConfigError} from '../errors.js'
-import {registerUrlSecret} from '../db/url.js'
+import {registerUrlSecret} from '../util/redact.js'
 import {type CloudctlConfig, type Env, loadConfigFile, selectProfile} from './file.js'
 import {type NovaConf, optionalConnection, readNovaConf} from './nova-conf.js'
 

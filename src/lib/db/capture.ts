@@ -11,9 +11,7 @@
  * text protocol (0.123456789 reads '0.123457'), while DOUBLE arithmetic widens the stored single
  * exactly (0.9 reads 0.8999999761581421), which is what the snapshot records.
  */
-import type {ProgressSink} from '../cli/progress.js'
-import {noProgress} from '../cli/progress.js'
-import type {SourceOptions} from '../cli/source-flags.js'
+import {noProgress, type ProgressSink, type SourceOptions} from '../snapshot/source.js'
 import {resolveConnections, type ResolvedConnections} from '../config/resolve.js'
 import {
   type Aggregate,

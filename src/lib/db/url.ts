@@ -16,7 +16,8 @@ import {isIPv6} from 'node:net'
 import {homedir} from 'node:os'
 
 import {ConfigError} from '../errors.js'
-import {REDACTED, registerSecret} from '../util/redact.js'
+import {REDACTED, registerSecret, registerUrlSecret} from '../util/redact.js'
+import {parseSqlalchemyUrl, pythonInt, SQLA_URL} from '../util/sqlalchemy-url.js'
 
 export interface DbUrl {
   /** As written: 'mysql', 'mysql+pymysql', 'mysql+mysqldb', 'mariadb+pymysql'... */
@@ -48,96 +49,11 @@ export interface DbConnectionOptions {
   ssl?: {ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean}
 }
 
-/** What SQLAlchemy's make_url returns, field for field (null where it has None). */
-export interface SqlalchemyUrl {
-  drivername: string
-  username: string | null
-  password: string | null
-  host: string | null
-  port: number | null
-  database: string | null
-  /** Repeated keys become lists, as in SQLAlchemy. */
-  query: Record<string, string | string[]>
-  /** Where the user info ends (index of its '@' in the text), -1 without user info. */
-  userinfoEnd: number
-}
-
 const HINT =
   'Expected mysql+pymysql://USER:PASSWORD@HOST[:PORT]/DATABASE[?unix_socket=/path/to/mysqld.sock]. A password may contain / ? # : raw, but an @ must be written %40 (and % as %25), as for nova. To keep the password out of the command line, use ?read_default_file=~/.my.cnf or --nova-conf / a profile.'
 
 const DEFAULT_PORT = 3306
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
-
-// SQLAlchemy 1.4 url._parse_url, transcribed: same groups, same greediness, matched at the start only.
-// Python's \w on str is Unicode letters, digits and '_'; its '.' stops at '\n' (JS's also at '\r').
-const SQLA_URL = new RegExp(
-  [
-    String.raw`^(?<name>[\p{L}\p{N}_+]+):\/\/`,
-    String.raw`(?:(?<username>[^:/]*)(?::(?<password>[^@]*))?(?<at>@))?`,
-    String.raw`(?:(?:\[(?<ipv6host>[^/?]+)\]|(?<ipv4host>[^/:?]+))?(?::(?<port>[^/?]*))?)?`,
-    String.raw`(?:\/(?<database>[^?]*))?`,
-    String.raw`(?:\?(?<query>[^\n]*))?`,
-  ].join(''),
-  'du',
-)
-
-/** urllib.parse.unquote: runs of %XX are UTF-8 decoded with U+FFFD for bad bytes; anything else stays. */
-export function pythonUnquote(text: string): string {
-  if (!text.includes('%')) return text
-  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'))
-}
-
-/** Python's int() on a port string: surrounding whitespace, a sign, '_' between digits. */
-function pythonInt(text: string): number | undefined {
-  const m = /^\s*([+-]?)(\d+(?:_\d+)*)\s*$/.exec(text)
-  if (!m) return undefined
-  const n = Number(m[2].replace(/_/g, ''))
-  return m[1] === '-' ? -n : n
-}
-
-/** urllib.parse.parse_qsl as SQLAlchemy calls it: '&' only, blank values and bare names dropped. */
-function parseQsl(query: string): Array<[string, string]> {
-  const out: Array<[string, string]> = []
-  for (const pair of query.split('&')) {
-    const eq = pair.indexOf('=')
-    if (eq === -1) continue
-    const value = pair.slice(eq + 1)
-    if (value === '') continue
-    out.push([pythonUnquote(pair.slice(0, eq).replace(/\+/g, ' ')), pythonUnquote(value.replace(/\+/g, ' '))])
-  }
-  return out
-}
-
-/** SQLAlchemy 1.4's make_url on a string: undefined where it raises. */
-export function parseSqlalchemyUrl(text: string): SqlalchemyUrl | undefined {
-  const m = SQLA_URL.exec(text)
-  if (!m || !m.groups) return undefined
-  const g = m.groups
-  let port: number | null = null
-  if (g.port !== undefined) {
-    const n = pythonInt(g.port)
-    if (n === undefined) return undefined
-    port = n
-  }
-  let query: Record<string, string | string[]> = {}
-  if (g.query !== undefined) {
-    query = Object.create(null) as Record<string, string | string[]>
-    for (const [k, v] of parseQsl(g.query)) {
-      const prev = query[k]
-      query[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v]
-    }
-  }
-  return {
-    drivername: g.name,
-    username: g.username === undefined ? null : pythonUnquote(g.username),
-    password: g.password === undefined ? null : pythonUnquote(g.password),
-    host: g.ipv4host ?? g.ipv6host ?? null,
-    port,
-    database: g.database ?? null,
-    query,
-    userinfoEnd: g.at === undefined ? -1 : (m.indices?.groups?.at?.[0] ?? -1),
-  }
-}
 
 /** scheme://user:***@… at most: the only parts of a broken URL that are safe to show. */
 function brokenShape(text: string): string {
@@ -339,30 +255,6 @@ export function withDatabase(raw: string, database: string): string {
   if (u.socketPath !== undefined) q.set('unix_socket', u.socketPath)
   const qs = q.toString()
   return `${u.scheme}://${auth}${where}/${database}${qs === '' ? '' : `?${qs}`}`
-}
-
-/**
- * Registers every string that could be the password of a URL-looking value, before any validation:
- * config readers call it as soon as they see a value, so that not even a later error can echo it.
- * Both readings are registered: SQLAlchemy's (up to the first '@') and the intended one (up to the
- * last '@'), raw and decoded; values without a scheme ('user:pw@host/db') too.
- */
-export function registerUrlSecret(raw: string | undefined | null): void {
-  if (!raw) return
-  const text = raw.trim()
-  const m = /^[A-Za-z][A-Za-z0-9+._-]*:\/\//.exec(text)
-  const rest = m ? text.slice(m[0].length) : text
-  const colon = rest.search(/[:/]/)
-  if (colon === -1 || rest[colon] !== ':') return
-  const afterColon = rest.slice(colon + 1)
-  const candidates = [afterColon.slice(0, afterColon.lastIndexOf('@'))]
-  if (afterColon.includes('@')) candidates.push(afterColon.slice(0, afterColon.indexOf('@')))
-  for (const [k, v] of Object.entries(parseSqlalchemyUrl(text)?.query ?? {})) if (/^(password|passwd|pwd)$/i.test(k)) candidates.push(...(Array.isArray(v) ? v : [v]))
-  for (const c of candidates) {
-    if (c === '') continue
-    registerSecret(c)
-    registerSecret(pythonUnquote(c))
-  }
 }
 
 /** urllib's _check_bracketed_netloc (Debian's 3.11 has it): runs whenever the netloc has '[' and ']'. */

@@ -1,8 +1,7 @@
-import type {ProgressSink} from '../cli/progress.js'
-import type {SourceOptions} from '../cli/source-flags.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {readSnapshotFile} from './file.js'
 import {setLoadedRelease} from './loaded-release.js'
+import type {ProgressSink, SourceOptions} from './source.js'
 
 /**
  * The one way read commands get a snapshot: a file when --snapshot is given, else the live
@@ -18,8 +17,4 @@ export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink)
   }
   setLoadedRelease(snapshot.release)
   return snapshot
-}
-
-export function isLiveSource(opts: SourceOptions): boolean {
-  return !opts.snapshot
 }

@@ -11,7 +11,7 @@ import {dirname, join} from 'node:path'
 
 import {CloudctlCommand} from '../cli/base-command.js'
 import {stderrProgress} from '../cli/progress-printer.js'
-import {type SourceOptions, sourceFlags, sourceOptionsFrom} from '../cli/source-flags.js'
+import {sourceFlags, sourceOptionsFrom} from '../cli/source-flags.js'
 import {type CloudModel, buildModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
@@ -19,6 +19,7 @@ import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {loadSnapshot} from '../snapshot/load.js'
+import type {SourceOptions} from '../snapshot/source.js'
 import type {ExecuteHooks} from '../db/repair/executor.js'
 import {confirmApply} from './confirm.js'
 

@@ -8,6 +8,8 @@
  * tokens: replacing every occurrence of a password like 'nova' would rewrite 'nova-api',
  * 'r2_nova_api' or the availability zone 'nova', which are not secrets.
  */
+import {parseSqlalchemyUrl, pythonUnquote} from './sqlalchemy-url.js'
+
 export const REDACTED = '***'
 
 // A scheme not glued to a preceding word character ('xmysql://' is not a URL start).
@@ -110,6 +112,30 @@ export function registerSecret(secret: string | undefined | null): void {
   // The same password as JSON.stringify writes it inside a string (audit log entries).
   const json = JSON.stringify(secret).slice(1, -1)
   if (json !== secret) knownSecrets.add(json)
+}
+
+/**
+ * Registers every string that could be the password of a URL-looking value, before any validation:
+ * config readers call it as soon as they see a value, so that not even a later error can echo it.
+ * Both readings are registered: SQLAlchemy's (up to the first '@') and the intended one (up to the
+ * last '@'), raw and decoded; values without a scheme ('user:pw@host/db') too.
+ */
+export function registerUrlSecret(raw: string | undefined | null): void {
+  if (!raw) return
+  const text = raw.trim()
+  const m = /^[A-Za-z][A-Za-z0-9+._-]*:\/\//.exec(text)
+  const rest = m ? text.slice(m[0].length) : text
+  const colon = rest.search(/[:/]/)
+  if (colon === -1 || rest[colon] !== ':') return
+  const afterColon = rest.slice(colon + 1)
+  const candidates = [afterColon.slice(0, afterColon.lastIndexOf('@'))]
+  if (afterColon.includes('@')) candidates.push(afterColon.slice(0, afterColon.indexOf('@')))
+  for (const [k, v] of Object.entries(parseSqlalchemyUrl(text)?.query ?? {})) if (/^(password|passwd|pwd)$/i.test(k)) candidates.push(...(Array.isArray(v) ? v : [v]))
+  for (const c of candidates) {
+    if (c === '') continue
+    registerSecret(c)
+    registerSecret(pythonUnquote(c))
+  }
 }
 
 function escapeRegExp(s: string): string {

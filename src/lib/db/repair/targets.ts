@@ -2,7 +2,7 @@
  * Where a repair writes: the nova_api and placement URLs from the same resolution as every live read
  * (config/resolve.ts), and each cell's URL from nova_api.cell_mappings unless overridden (--cell-db).
  */
-import type {SourceOptions} from '../../cli/source-flags.js'
+import type {SourceOptions} from '../../snapshot/source.js'
 import {resolveConnections} from '../../config/resolve.js'
 import {CloudctlError, ExitCode} from '../../errors.js'
 import type {DbKey} from '../../repairs/plan.js'

@@ -1,0 +1,36 @@
+/**
+ * Where a snapshot comes from and how its read reports progress: the contract between whoever asks
+ * for a snapshot (the commands, through src/lib/cli/source-flags.ts) and the readers below
+ * (snapshot/load.ts, config/resolve.ts, db/capture.ts, db/repair/targets.ts), which must not reach
+ * up into the CLI for it.
+ */
+
+/**
+ * A snapshot file, or the live databases. Resolution order for live connections (config/resolve.ts):
+ * these options, then the environment (CLOUDCTL_API_DB, CLOUDCTL_PLACEMENT_DB, CLOUDCTL_NOVA_CONF,
+ * CLOUDCTL_PROFILE), then the profile of the config file, then nova.conf.
+ */
+export interface SourceOptions {
+  snapshot?: string
+  apiDb?: string
+  placementDb?: string
+  cellDb?: string[]
+  novaConf?: string
+  config?: string
+  profile?: string
+  /** Capture request_specs too (large). */
+  requestSpecs?: boolean
+}
+
+/** Progress reports from long reads; commands print them on stderr only when it is a TTY. */
+export interface ProgressEvent {
+  /** 'nova_api', 'placement', or the cell name */
+  database: string
+  table: string
+  rows: number
+  done: boolean
+}
+
+export type ProgressSink = (event: ProgressEvent) => void
+
+export const noProgress: ProgressSink = () => {}
