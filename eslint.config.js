@@ -18,6 +18,56 @@ const sideEffects = [
   {name: 'node:fs/promises', message: 'The pure core does no I/O.'},
 ]
 
+/**
+ * The layers of src/lib, lowest first: a folder imports only from folders before it (folders on one
+ * line are siblings and may import each other). src/commands sits above them all. The pure core ends
+ * at capacity; the I/O layers, the output, the prompts and the command plumbing come after it.
+ * snapshot/source.ts is the exception: the contract (SourceOptions, ProgressSink) between whoever asks
+ * for a snapshot and the readers below that deliver it (config, db); it imports nothing.
+ */
+const LAYERS = [['util'], ['domain'], ['checks', 'engine'], ['repairs'], ['scenario'], ['capacity'], ['config'], ['db'], ['snapshot'], ['output'], ['ui'], ['cli']]
+
+/** Which restricted paths (packages) each folder of src/lib keeps, as before the layer rule. */
+const pureCore = ['domain', 'engine', 'checks', 'repairs', 'capacity', 'scenario']
+function restrictedPaths(folder) {
+  if (folder === 'db') return []
+  if (folder === 'output') return [driver, driverPromise]
+  if (pureCore.includes(folder)) return sideEffects
+  return [driver, driverPromise, ...terminal]
+}
+
+/**
+ * no-restricted-imports sees import paths as written, so each depth below a folder gets its own
+ * block: from src/lib/db/repair/x.ts, '../../cli/' is src/lib/cli and '../../../commands/' is src/commands.
+ */
+function layerBlocks() {
+  const blocks = []
+  LAYERS.forEach((line, rank) => {
+    const above = LAYERS.slice(rank + 1).flat().map((f) => (f === 'snapshot' ? 'snapshot(?!/source\\.js$)' : f))
+    for (const folder of line) {
+      for (let depth = 1; depth <= 3; depth++) {
+        const up = `(?:\\.\\./){${depth}}`
+        blocks.push({
+          files: [`src/lib/${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+          rules: {
+            'no-restricted-imports': [
+              'error',
+              {
+                paths: restrictedPaths(folder),
+                patterns: [
+                  ...(above.length > 0 ? [{regex: `^${up}(?:${above.join('|')})(?:/|\\.js$)`, message: `src/lib/${folder} sits below ${LAYERS.slice(rank + 1).flat().join(', ')} (eslint.config.js LAYERS): move what it needs down, or pass it in.`}] : []),
+                  {regex: `^${up}\\.\\./commands(?:/|\\.js$)`, message: 'Only oclif loads src/commands: move what is shared into src/lib.'},
+                ],
+              },
+            ],
+          },
+        })
+      }
+    }
+  })
+  return blocks
+}
+
 export default tseslint.config(
   {ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/**']},
   js.configs.recommended,
@@ -34,14 +84,8 @@ export default tseslint.config(
     ignores: ['src/lib/db/**', 'src/lib/output/**'],
     rules: {'no-restricted-imports': ['error', {paths: [driver, driverPromise, ...terminal]}]},
   },
-  {
-    files: ['src/lib/output/**/*.ts'],
-    rules: {'no-restricted-imports': ['error', {paths: [driver, driverPromise]}]},
-  },
-  {
-    files: ['src/lib/domain/**/*.ts', 'src/lib/engine/**/*.ts', 'src/lib/checks/**/*.ts', 'src/lib/repairs/**/*.ts', 'src/lib/capacity/**/*.ts', 'src/lib/scenario/**/*.ts'],
-    rules: {'no-restricted-imports': ['error', {paths: sideEffects}]},
-  },
+  // Per folder of src/lib: the packages above, plus the layer rule (these blocks replace the one above there).
+  ...layerBlocks(),
   {
     // Plain Node scripts (the bench's RSS preload, the bin shim) run outside TypeScript.
     files: ['**/*.mjs', 'bin/**/*.js'],

@@ -1,9 +1,8 @@
-import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {AuditCommand, type AuditResult, auditExamples, auditFlags} from '../../lib/cli/audit-command.js'
 
 export type AuditAggregatesResult = AuditResult
 
-export default class AuditAggregates extends CloudctlCommand<typeof AuditAggregates> {
+export default class AuditAggregates extends AuditCommand<typeof AuditAggregates> {
   static override description = `Compare nova host aggregates (and availability zones) with placement aggregates, both directions.
 
 Read-only. Works the same on the live databases and on a snapshot file.`
@@ -15,6 +14,6 @@ Read-only. Works the same on the live databases and on a snapshot file.`
   static override summary = 'Audit host aggregates against placement.'
 
   async run(): Promise<AuditAggregatesResult> {
-    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['aggregates'])
+    return this.runAudit(['aggregates'])
   }
 }

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {capacityFor} from '../../lib/capacity/index.js'
-import {type AuditResult, auditAllFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
+import {AuditCommand, type AuditResult, auditAllFlags} from '../../lib/cli/audit-command.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {formatFlags} from '../../lib/cli/format-flags.js'
 import {schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
@@ -25,7 +25,7 @@ const openmetrics: ExtraFormat<AuditAllResult & {[METRICS]?: string}> = {
 }
 const formats = [openmetrics] as ReadonlyArray<ExtraFormat<never>>
 
-export default class AuditAll extends CloudctlCommand<typeof AuditAll> {
+export default class AuditAll extends AuditCommand<typeof AuditAll> {
   static override baseFlags = {...CloudctlCommand.baseFlags, ...formatFlags(formats)}
 
   static override description = `Run every audit (leaks, providers, cells, pinning, usage, aggregates) over one snapshot, then print a table of counts by check and severity.
@@ -65,7 +65,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
     if (f.output !== undefined && !metrics) throw new ConfigError('-o/--output writes the metrics: it needs -f openmetrics', 'Add -f openmetrics, or use --html FILE for the report page.', 'UsageError')
     let text: string | undefined
     let html: string | undefined
-    const result: AuditAllResult & {[METRICS]?: string} = await runAuditCommand({flags: f, json: this.jsonEnabled(), out: (s) => this.out(s)}, [...AUDIT_CHECKS], {
+    const result: AuditAllResult & {[METRICS]?: string} = await this.runAudit(f.check?.length ? f.check : AUDIT_CHECKS, {
       summaryTable: true,
       after: async (model, report) => {
         if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model), 'HTML report', '--html')

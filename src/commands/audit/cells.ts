@@ -1,9 +1,8 @@
-import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {AuditCommand, type AuditResult, auditExamples, auditFlags} from '../../lib/cli/audit-command.js'
 
 export type AuditCellsResult = AuditResult
 
-export default class AuditCells extends CloudctlCommand<typeof AuditCells> {
+export default class AuditCells extends AuditCommand<typeof AuditCells> {
   static override description = `Find unmapped, wrongly mapped and duplicated instances, unmapped and stale host mappings, and leftover build requests.
 
 Read-only. Works the same on the live databases and on a snapshot file.`
@@ -15,6 +14,6 @@ Read-only. Works the same on the live databases and on a snapshot file.`
   static override summary = 'Audit cell, instance and host mappings.'
 
   async run(): Promise<AuditCellsResult> {
-    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['cells'])
+    return this.runAudit(['cells'])
   }
 }

@@ -1,9 +1,8 @@
-import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {AuditCommand, type AuditResult, auditExamples, auditFlags} from '../../lib/cli/audit-command.js'
 
 export type AuditPinningResult = AuditResult
 
-export default class AuditPinning extends CloudctlCommand<typeof AuditPinning> {
+export default class AuditPinning extends AuditCommand<typeof AuditPinning> {
   static override description = `Compare pinned_cpus of every host NUMA cell with the pCPUs its live instances pin, and with placement PCPU usage.
 
 Read-only. Works the same on the live databases and on a snapshot file.`
@@ -15,6 +14,6 @@ Read-only. Works the same on the live databases and on a snapshot file.`
   static override summary = 'Audit CPU pinning bookkeeping.'
 
   async run(): Promise<AuditPinningResult> {
-    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['pinning'])
+    return this.runAudit(['pinning'])
   }
 }

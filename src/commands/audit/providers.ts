@@ -1,9 +1,8 @@
-import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {AuditCommand, type AuditResult, auditExamples, auditFlags} from '../../lib/cli/audit-command.js'
 
 export type AuditProvidersResult = AuditResult
 
-export default class AuditProviders extends CloudctlCommand<typeof AuditProviders> {
+export default class AuditProviders extends AuditCommand<typeof AuditProviders> {
   static override description = `Find stale, missing, duplicate, mismatched (uuid) and over-capacity resource providers, and inventories that drifted from their compute node.
 
 Read-only. Works the same on the live databases and on a snapshot file.`
@@ -15,6 +14,6 @@ Read-only. Works the same on the live databases and on a snapshot file.`
   static override summary = 'Audit resource providers against compute nodes.'
 
   async run(): Promise<AuditProvidersResult> {
-    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['providers'])
+    return this.runAudit(['providers'])
   }
 }

@@ -1,9 +1,8 @@
-import {type AuditResult, auditExamples, auditFlags, runAuditCommand} from '../../lib/cli/audit-command.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {AuditCommand, type AuditResult, auditExamples, auditFlags} from '../../lib/cli/audit-command.js'
 
 export type AuditUsageResult = AuditResult
 
-export default class AuditUsage extends CloudctlCommand<typeof AuditUsage> {
+export default class AuditUsage extends AuditCommand<typeof AuditUsage> {
   static override description = `Compare each compute node's recorded usage with its live instances and placement, and explain negative free values (is it really a leak?).
 
 Read-only. Works the same on the live databases and on a snapshot file.`
@@ -15,6 +14,6 @@ Read-only. Works the same on the live databases and on a snapshot file.`
   static override summary = 'Audit compute node usage counters.'
 
   async run(): Promise<AuditUsageResult> {
-    return runAuditCommand({flags: this.flags, json: this.jsonEnabled(), out: (s) => this.out(s)}, ['usage'])
+    return this.runAudit(['usage'])
   }
 }

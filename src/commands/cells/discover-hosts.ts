@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planDiscoverHosts} from '../../lib/repairs/cells.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscoverHosts> {
   static override summary = 'Create host mappings for unmapped compute hosts and set compute_nodes.mapped.'

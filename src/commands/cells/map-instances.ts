@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planMapInstances} from '../../lib/repairs/cells.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class CellsMapInstances extends RepairCommand<typeof CellsMapInstances> {
   static override summary = 'Create missing instance mappings, fix NULL/wrong cell ids, resolve instances live in two cells.'

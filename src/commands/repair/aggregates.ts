@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {planAggregates} from '../../lib/repairs/host-state.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairAggregates extends RepairCommand<typeof RepairAggregates> {
   static override summary = 'Add missing placement aggregate links of nova host aggregates (--prune removes extra ones).'

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {planLeaks} from '../../lib/repairs/leaks.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownConsumer} from '../../lib/cli/require-known.js'
 
 export default class RepairLeaks extends RepairCommand<typeof RepairLeaks> {

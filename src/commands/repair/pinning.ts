@@ -1,5 +1,5 @@
 import {planPinning} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
   static override summary = 'Rewrite pinned_cpus of each host NUMA cell from the live instances.'

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownProvider} from '../../lib/cli/require-known.js'
 
 export default class RepairProviders extends RepairCommand<typeof RepairProviders> {

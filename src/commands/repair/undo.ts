@@ -3,7 +3,7 @@ import {readFileSync} from 'node:fs'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {planUndo, validateUndoFile} from '../../lib/repairs/undo.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
   static override summary = 'Put back every row an applied repair changed, from its undo file.'

@@ -1,5 +1,5 @@
 import {planUsage} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/ui/repair-command.js'
+import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   static override summary = 'Recompute compute node usage columns from the live instances.'

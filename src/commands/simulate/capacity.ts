@@ -5,18 +5,16 @@ import {Flags} from '@oclif/core'
 
 import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
-import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import {SimulateCommand} from '../../lib/cli/simulate-command.js'
+import {sourceFlags} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
 import {renderCapacity} from '../../lib/output/capacity-formatter.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export type SimulateCapacityResult = CapacityResult
 
-export default class SimulateCapacity extends CloudctlCommand<typeof SimulateCapacity> {
+export default class SimulateCapacity extends SimulateCommand<typeof SimulateCapacity> {
   static override description = `For each flavor (default: every public, enabled flavor), how many more instances fit, counted with the scheduler engine and consumption (filters, NUMA pinning, server groups, traits, max_unit, allocation ratios), not by division; the naive division figure is shown beside it. Broken down per availability zone and aggregate, per host with --per-host (with what refuses the next instance there).
 
 The what-if flags change the snapshot in memory first (nothing is written anywhere) and show the capacity beside the snapshot's: --apply-repairs shows what leaked allocations and stuck pinned CPUs cost.
@@ -53,9 +51,8 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
 
   async run(): Promise<SimulateCapacityResult> {
     const f = this.flags
-    const config = schedulerConfigFrom(f['nova-conf'])
-    if (f.filters !== undefined) config.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
-    const scenario = scenarioOptionsFrom(f)
+    const config = this.schedulerConfig(f.filters)
+    const scenario = this.scenarioOptions()
     const mix = f.mix === undefined ? undefined : parseMix(checkMixShares(f.mix))
     let group: string | undefined
     if (f.hint !== undefined) {
@@ -63,7 +60,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
       group = m[1]
     }
-    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
+    const snapshot = await this.readSnapshot()
     const {report, scenario: compared} = capacityWhatIf(snapshot, scenario, {
       config,
       flavors: f.flavor,

@@ -1,13 +1,14 @@
-import {Flags} from '@oclif/core'
+import {type Command, Flags, type Interfaces} from '@oclif/core'
 
 import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../checks/index.js'
-import type {CheckName, Severity} from '../domain/finding.js'
+import type {CheckName} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {renderFindings} from '../output/findings-formatter.js'
 import {loadSnapshot} from '../snapshot/load.js'
+import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {stderrProgress} from './progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
@@ -19,11 +20,11 @@ export interface AuditResult extends AuditReport {
 const filterFlags = {
   cell: Flags.string({summary: 'Only findings of this cell (name or uuid).', helpGroup: 'FILTER'}),
   host: Flags.string({summary: 'Only findings of this host (service host or hypervisor_hostname).', helpGroup: 'FILTER'}),
-  severity: Flags.string({
+  severity: Flags.option({
     summary: 'Only findings at or above this severity (error > unknown > warning > info).',
-    options: ['error', 'unknown', 'warning', 'info'],
+    options: ['error', 'unknown', 'warning', 'info'] as const,
     helpGroup: 'FILTER',
-  }),
+  })(),
 }
 
 export const auditFlags = {...sourceFlags, ...filterFlags}
@@ -38,13 +39,7 @@ export const auditExamples = [
 export const auditAllFlags = {
   ...auditFlags,
   // Comma lists too, as nova.conf lists are written: --check leaks,providers.
-  check: Flags.string({summary: 'Run only this check (repeatable, or a comma list).', multiple: true, delimiter: ',', options: [...AUDIT_CHECKS], helpGroup: 'FILTER'}),
-}
-
-export interface AuditHost {
-  flags: Record<string, unknown>
-  json: boolean
-  out(text: string): void
+  check: Flags.option({summary: 'Run only this check (repeatable, or a comma list).', multiple: true, delimiter: ',', options: AUDIT_CHECKS, helpGroup: 'FILTER'})(),
 }
 
 /**
@@ -65,25 +60,31 @@ function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host:
   if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl hosts list` for the hosts.')
 }
 
-/** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
-export async function runAuditCommand(
-  host: AuditHost,
-  checks: CheckName[],
-  opts: {summaryTable?: boolean; /** Further outputs of the same run (metrics, HTML), before the report is printed. */ after?: (model: CloudModel, report: AuditReport) => Promise<void>} = {},
-): Promise<AuditResult> {
-  const snapshot = await loadSnapshot(sourceOptionsFrom(host.flags), stderrProgress())
-  checkFilterSubjects(snapshot, host.flags.cell as string | undefined, host.flags.host as string | undefined)
-  const model = buildModel(snapshot)
-  const selected = (host.flags.check as string[] | undefined)?.length ? (host.flags.check as CheckName[]) : checks
-  const report = runChecks(model, {
-    checks: selected,
-    cell: host.flags.cell as string | undefined,
-    host: host.flags.host as string | undefined,
-    severity: host.flags.severity as Severity | undefined,
-  })
-  const exitCode = auditExitCode(report)
-  await opts.after?.(model, report)
-  if (!host.json) host.out(renderFindings(report, opts))
-  process.exitCode = exitCode
-  return {...report, exit_code: exitCode}
+/** An audit command: its flags include auditFlags (checked where it extends AuditCommand). */
+export type AuditCommandClass = typeof Command & {flags: typeof auditFlags}
+
+/** What an audit command may add to the one run (audit all: the summary table, metrics and HTML). */
+export interface AuditRunOptions {
+  summaryTable?: boolean
+  /** Further outputs of the same run (metrics, HTML), before the report is printed. */
+  after?: (model: CloudModel, report: AuditReport) => Promise<void>
+}
+
+export abstract class AuditCommand<T extends AuditCommandClass> extends CloudctlCommand<T> {
+  // T's flags include auditFlags (the constraint above), so its parsed flags hold their values.
+  protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof auditFlags>
+
+  /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
+  protected async runAudit(checks: readonly CheckName[], opts: AuditRunOptions = {}): Promise<AuditResult> {
+    const f = this.flags
+    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
+    checkFilterSubjects(snapshot, f.cell, f.host)
+    const model = buildModel(snapshot)
+    const report = runChecks(model, {checks, cell: f.cell, host: f.host, severity: f.severity})
+    const exitCode = auditExitCode(report)
+    await opts.after?.(model, report)
+    this.out(renderFindings(report, opts))
+    this.setExit(exitCode)
+    return {...report, exit_code: exitCode}
+  }
 }

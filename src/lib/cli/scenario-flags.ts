@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 
 import {readNovaConf} from '../config/nova-conf.js'
 import {applyNovaConf, defaultSchedulerConfig, type SchedulerConfig} from '../engine/index.js'
@@ -20,14 +20,17 @@ export const scenarioFlags = {
   'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
 }
 
-export function scenarioOptionsFrom(flags: Record<string, unknown>): ScenarioOptions {
-  const count = flags['add-hosts'] as number | undefined
-  const like = flags.like as string | undefined
+/** The values of scenarioFlags as oclif parses them. */
+export type ScenarioFlagValues = Omit<Interfaces.InferredFlags<typeof scenarioFlags>, 'json'>
+
+export function scenarioOptionsFrom(flags: ScenarioFlagValues): ScenarioOptions {
+  const count = flags['add-hosts']
+  const like = flags.like
   if ((count === undefined) !== (like === undefined)) throw new ConfigError('--add-hosts and --like go together', 'Example: --add-hosts 10 --like compute-01')
   return {
-    disableHosts: (flags['disable-host'] as string[] | undefined) ?? [],
-    drainHosts: (flags.drain as string[] | undefined) ?? [],
-    allocationRatios: ((flags['set-allocation-ratio'] as string[] | undefined) ?? []).map(parseAllocationRatio),
+    disableHosts: flags['disable-host'] ?? [],
+    drainHosts: flags.drain ?? [],
+    allocationRatios: (flags['set-allocation-ratio'] ?? []).map(parseAllocationRatio),
     addHosts: count !== undefined && like !== undefined ? {count, like} : null,
     applyRepairs: Boolean(flags['apply-repairs']),
   }

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 
 import type {SourceOptions} from '../snapshot/source.js'
 
@@ -30,14 +30,17 @@ export const sourceFlags = {
   profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
 }
 
-export function sourceOptionsFrom(flags: Record<string, unknown>): SourceOptions {
+/** The values of sourceFlags as oclif parses them (a command may leave some out: capture has no --snapshot). */
+export type SourceFlagValues = Partial<Omit<Interfaces.InferredFlags<typeof sourceFlags>, 'json'>>
+
+export function sourceOptionsFrom(flags: SourceFlagValues): SourceOptions {
   return {
-    snapshot: flags.snapshot as string | undefined,
-    apiDb: flags['api-db'] as string | undefined,
-    placementDb: flags['placement-db'] as string | undefined,
-    cellDb: flags['cell-db'] as string[] | undefined,
-    novaConf: flags['nova-conf'] as string | undefined,
-    config: flags.config as string | undefined,
-    profile: flags.profile as string | undefined,
+    snapshot: flags.snapshot,
+    apiDb: flags['api-db'],
+    placementDb: flags['placement-db'],
+    cellDb: flags['cell-db'],
+    novaConf: flags['nova-conf'],
+    config: flags.config,
+    profile: flags.profile,
   }
 }

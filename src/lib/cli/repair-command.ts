@@ -4,24 +4,24 @@
  * snapshot file or an unavailable cell, confirm (or --yes; no TTY and no --yes = refuse), then hand the
  * plan to the executor (lock, guarded transactions, undo file, audit log) and exit 4.
  */
-import {Flags} from '@oclif/core'
+import {type Command, Flags, type Interfaces} from '@oclif/core'
 import {closeSync, mkdirSync, openSync, rmSync} from 'node:fs'
 import {homedir, userInfo} from 'node:os'
 import {dirname, join} from 'node:path'
 
-import {CloudctlCommand} from '../cli/base-command.js'
-import {stderrProgress} from '../cli/progress-printer.js'
-import {sourceFlags, sourceOptionsFrom} from '../cli/source-flags.js'
 import {type CloudModel, buildModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
+import type {ExecuteHooks} from '../db/repair/executor.js'
 import {loadSnapshot} from '../snapshot/load.js'
 import type {SourceOptions} from '../snapshot/source.js'
-import type {ExecuteHooks} from '../db/repair/executor.js'
-import {confirmApply} from './confirm.js'
+import {confirmApply} from '../ui/confirm.js'
+import {CloudctlCommand, type CommandFlags} from './base-command.js'
+import {stderrProgress} from './progress-printer.js'
+import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 export const repairFlags = {
   ...sourceFlags,
@@ -57,16 +57,15 @@ export function stateDir(): string {
   return process.env.XDG_STATE_HOME ? join(process.env.XDG_STATE_HOME, 'cloudctl') : join(homedir(), '.local', 'state', 'cloudctl')
 }
 
-type RepairFlagValues = {apply: boolean; yes: boolean; verbose: boolean; 'undo-dir'?: string; 'audit-log'?: string} & Record<string, unknown>
+/** A repair command: its flags include repairFlags (checked where it extends RepairCommand). */
+export type RepairCommandClass = typeof Command & {flags: typeof repairFlags}
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> extends CloudctlCommand<T> {
-  protected get repairFlagValues(): RepairFlagValues {
-    return this.flags as unknown as RepairFlagValues
-  }
+export abstract class RepairCommand<T extends RepairCommandClass> extends CloudctlCommand<T> {
+  // T's flags include repairFlags (the constraint above), so its parsed flags hold their values.
+  protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof repairFlags>
 
   protected sourceOptions(): SourceOptions {
-    return sourceOptionsFrom(this.flags as Record<string, unknown>)
+    return sourceOptionsFrom(this.flags)
   }
 
   /** The model the plan was made from: runPlan checks the outage rule against it. */
@@ -78,7 +77,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
    */
   protected async loadModel(): Promise<{snapshot: Snapshot; model: CloudModel}> {
     const opts = this.sourceOptions()
-    if (this.repairFlagValues.apply && opts.snapshot) {
+    if (this.flags.apply && opts.snapshot) {
       const fromEnv = process.env.CLOUDCTL_SNAPSHOT === opts.snapshot && !this.argv.some((a) => a === '-s' || a === '--snapshot' || a.startsWith('--snapshot=') || /^-s./.test(a))
       throw new CloudctlError(`refusing --apply with a snapshot file (${fromEnv ? 'CLOUDCTL_SNAPSHOT' : '--snapshot'}): a plan is applied only from a fresh read of the live databases`, {
         exitCode: ExitCode.CONFIG,
@@ -95,7 +94,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
   }
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
-    const f = this.repairFlagValues
+    const f = this.flags
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
@@ -142,7 +141,7 @@ export abstract class RepairCommand<T extends typeof CloudctlCommand<any>> exten
   }
 
   private async confirmAndExecute(plan: RepairPlan): Promise<RepairOutcome> {
-    const f = this.repairFlagValues
+    const f = this.flags
     const ok = await confirmApply({yes: f.yes, summary: countLines(plan)})
     if (!ok) {
       this.note('Not applied: nothing was written.')
