@@ -2,7 +2,7 @@
  * Issue 9 item 3: a row inserted while a repair holds its locks. The repair runs with READ COMMITTED,
  * which takes no gap locks: the `check` step that locked a consumer's allocations by consumer_id does
  * not stop a new allocation row for that consumer from being inserted and committed afterwards. The
- * real CLI is held between its undo file and its first COMMIT (CLOUDCTL_REPAIR_TEST_PAUSE) while a
+ * real CLI is held between its undo file and its first COMMIT (test/support/repair-pause.mjs) while a
  * second connection inserts such a row; the repair must notice it and abort (exit 5) with every table
  * as the inserter left it: no consumers row deleted under a live allocation.
  */

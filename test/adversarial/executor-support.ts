@@ -1,11 +1,11 @@
 /**
  * Pieces shared by the executor adversarial tests: a real CLI process held at the executor's pause
- * point (CLOUDCTL_REPAIR_TEST_PAUSE), and CHECKSUM TABLE of every table of every database of a cloud.
+ * point (test/support/repair-pause.mjs), and CHECKSUM TABLE of every table of every database of a cloud.
  */
 import {execa} from 'execa'
 
 import {adminConnection, type TestCloud} from '../support/db.js'
-import {BIN, ROOT} from '../support/cli.js'
+import {BIN, pausedCli, ROOT} from '../support/cli.js'
 import {closeConnection} from '../repairs/support.js'
 
 /** Polls until `probe` answers. Generous: on a loaded machine the CLI can take long to start. */
@@ -27,9 +27,10 @@ export interface RunningCli {
   stderr(): string
 }
 
-/** Starts `node bin/run.js args`; `pause` sets CLOUDCTL_REPAIR_TEST_PAUSE. */
+/** Starts `node bin/run.js args`; `pause` holds it in the executor (test/support/repair-pause.mjs). */
 export function startCli(args: string[], pause?: string): RunningCli {
-  const child = execa('node', [BIN, ...args], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...(pause ? {CLOUDCTL_REPAIR_TEST_PAUSE: pause} : {})}})
+  const run = pause ? pausedCli(args, pause) : {argv: [BIN, ...args], env: {}}
+  const child = execa('node', run.argv, {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...run.env}})
   let stderr = ''
   let ended = false
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
@@ -43,7 +44,7 @@ export function startCli(args: string[], pause?: string): RunningCli {
 /** Resolves once the CLI says it is paused (it then holds its locks and its open transactions). */
 export async function paused(cli: RunningCli): Promise<void> {
   await waitFor(() => {
-    if (cli.stderr().includes('CLOUDCTL_REPAIR_TEST_PAUSE: paused')) return true
+    if (cli.stderr().includes('REPAIR_PAUSE: paused')) return true
     if (!cli.running()) throw new Error(`the CLI ended before its pause: ${cli.stderr()}`)
     return undefined
   })

@@ -7,7 +7,7 @@
  * - the CLI's own placement connection is killed (KILL CONNECTION from a second connection) while its
  *   transaction is open: exit 5, nothing changed;
  * - a concurrent writer bumps a provider generation between the plan and the locking read: exit 5.
- * The pause points come from CLOUDCTL_REPAIR_TEST_PAUSE (src/lib/ui/repair-command.ts): it only sleeps.
+ * The pause points come from test/support/repair-pause.mjs, a hook the test loads into the CLI: it only sleeps.
  */
 import {execa} from 'execa'
 import {existsSync, mkdtempSync, readFileSync, readdirSync} from 'node:fs'
@@ -18,7 +18,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {runChecks} from '../../src/lib/checks/index.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID} from '../../src/lib/domain/snapshot.js'
-import {BIN, ROOT, cloudctl} from '../support/cli.js'
+import {ROOT, cloudctl, pausedCli} from '../support/cli.js'
 import {addAllocations, baseCloud} from './faults.js'
 import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from './support.js'
 
@@ -76,10 +76,11 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
 
   /** Starts the CLI paused at `point`, SIGKILLs it once it says so, returns the undo file it wrote. */
   async function killAt(point: 'after-undo' | 'after-first-commit', args: string[], name: string): Promise<string> {
-    const child = execa('node', [BIN, ...args, ...src, '--apply', '--yes', ...stateFor(name)], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', CLOUDCTL_REPAIR_TEST_PAUSE: `${point}:30000`}})
+    const run = pausedCli([...args, ...src, '--apply', '--yes', ...stateFor(name)], `${point}:30000`)
+    const child = execa('node', run.argv, {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...run.env}})
     let stderr = ''
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-    await waitFor(() => (stderr.includes('CLOUDCTL_REPAIR_TEST_PAUSE: paused') ? true : undefined))
+    await waitFor(() => (stderr.includes('REPAIR_PAUSE: paused') ? true : undefined))
     child.kill('SIGKILL')
     const r = await child
     expect(r.signal).toBe('SIGKILL')
@@ -150,7 +151,8 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
 
   it('KILL CONNECTION of the CLI placement connection mid-transaction: exit 5, nothing changed', async () => {
     const before = await world.dump()
-    const child = execa('node', [BIN, 'repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k4')], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', CLOUDCTL_REPAIR_TEST_PAUSE: 'after-undo:3000'}})
+    const run = pausedCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('k4')], 'after-undo:3000')
+    const child = execa('node', run.argv, {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...run.env}})
     let stderr = ''
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
     await waitFor(() => (stderr.includes('paused') ? true : undefined))

@@ -4,6 +4,14 @@ import {fileURLToPath} from 'node:url'
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 
+/**
+ * `node` arguments and environment that start the CLI held at a point of the repair executor
+ * (`after-undo:MS` | `after-first-commit:MS`, see repair-pause.mjs): the test loads the hook itself.
+ */
+export function pausedCli(args: string[], pause: string): {argv: string[]; env: Record<string, string>} {
+  return {argv: ['--import', fileURLToPath(new URL('./repair-pause.mjs', import.meta.url)), BIN, ...args], env: {REPAIR_PAUSE: pause}}
+}
+
 export interface CliResult {
   exitCode: number
   stdout: string

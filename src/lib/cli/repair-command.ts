@@ -15,7 +15,6 @@ import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
-import type {ExecuteHooks} from '../db/repair/executor.js'
 import {loadSnapshot} from '../snapshot/load.js'
 import type {SourceOptions} from '../snapshot/source.js'
 import {confirmApply} from '../ui/confirm.js'
@@ -159,7 +158,6 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
       undoFile,
       auditLog: f['audit-log'] ?? join(stateDir(), 'audit.log'),
       operator: safeUser(),
-      hooks: testPauseHooks(process.env.CLOUDCTL_REPAIR_TEST_PAUSE),
       lockName: repairLockName(targets),
     })
     // Every row already in its target state (a second `repair undo`, or someone fixed it meanwhile):
@@ -224,30 +222,5 @@ function safeUser(): string {
     return userInfo().username
   } catch {
     return process.env.USER ?? 'unknown'
-  }
-}
-
-/**
- * CLOUDCTL_REPAIR_TEST_PAUSE=after-undo:MS | after-first-commit:MS holds the executor at that point so
- * that a test can SIGKILL the real process there (test/repairs/kill.db.test.ts): nothing in the
- * database blocks a COMMIT without stalling the whole server, so the window has to be opened from
- * inside. Inert unless set; it only sleeps, it never changes what is written.
- */
-export function testPauseHooks(spec: string | undefined): ExecuteHooks | undefined {
-  const m = spec ? /^(after-undo|after-first-commit):(\d+)$/.exec(spec) : null
-  if (!m) return undefined
-  const ms = Number(m[2])
-  const pause = async (what: string) => {
-    process.stderr.write(`CLOUDCTL_REPAIR_TEST_PAUSE: paused ${ms} ms ${what}\n`)
-    await new Promise((resolve) => setTimeout(resolve, ms))
-  }
-  if (m[1] === 'after-undo') return {afterUndoWritten: (file) => pause(`after writing ${file}, before the first COMMIT`)}
-  let first = true
-  return {
-    afterCommit: async (db) => {
-      if (!first) return
-      first = false
-      await pause(`after the COMMIT of ${db}`)
-    },
   }
 }

@@ -57,6 +57,22 @@ export interface ExecuteOptions {
   lockName?: string
 }
 
+/**
+ * Hooks every plan of this process runs after its own (ExecuteOptions.hooks). They are how a test
+ * holds the real CLI at a point of the protocol to SIGKILL it or race it from a second connection
+ * (test/support/repair-pause.mjs, loaded with `node --import` by the test harness only): nothing in
+ * the database can hold a COMMIT back without stalling the whole server. None is registered otherwise.
+ */
+const processHooks: ExecuteHooks[] = []
+
+export function addProcessExecuteHooks(hooks: ExecuteHooks): void {
+  processHooks.push(hooks)
+}
+
+async function runHooks(own: ExecuteHooks | undefined, call: (h: ExecuteHooks) => Promise<void> | undefined): Promise<void> {
+  for (const h of own ? [own, ...processHooks] : processHooks) await call(h)
+}
+
 export interface ExecuteResult {
   plan_id: string
   committed: DbKey[]
@@ -221,7 +237,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
       if (!conn) throw new Error(`plan step ${i + 1} names database ${step.db}, which is not in db_order`)
       rowsAlready += await runStep(conn, step, i + 1, planId, label(step.db), records, held)
     }
-    await opts.hooks?.afterWrites?.(conns)
+    await runHooks(opts.hooks, (h) => h.afterWrites?.(conns))
 
     stage = 'undo'
     const undo: UndoFile = {
@@ -237,7 +253,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
       fsyncWrite(opts.undoFile, `${JSON.stringify(undo, null, 1)}\n`)
       undoWritten = true
     }
-    await opts.hooks?.afterUndoWritten?.(opts.undoFile)
+    await runHooks(opts.hooks, (h) => h.afterUndoWritten?.(opts.undoFile))
 
     stage = 'commit'
     // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
@@ -261,7 +277,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
         )
       }
       committed.push(db)
-      await opts.hooks?.afterCommit?.(db)
+      await runHooks(opts.hooks, (h) => h.afterCommit?.(db))
     }
     audit('applied', {rows_already: rowsAlready})
     return {plan_id: planId, committed, undo_file: opts.undoFile, rows_changed: records.length, rows_already: rowsAlready, records}
