@@ -3,14 +3,15 @@
  * scheduler, libvirt computes (fake libvirt) and placement, then audited; the error/warning codes must
  * be exactly the scenario's own.
  */
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {cloudctl} from '../support/cli.js'
-import {closeConnection, openConnection} from '../repairs/support.js'
+import type {DbKey} from '../../src/lib/repairs/plan.js'
+import {type Dump, type RowChange, closeConnection, diffDumps, dumpAll, openConnection} from '../repairs/support.js'
 import {ENABLE_HINT, type PlacementServer, type RealCloud, missingNova, novaManage, playScenarios, realCloud, startPlacement} from './support.js'
 
 interface Finding {
@@ -137,10 +138,50 @@ async function verifyDuplicate(cloud: RealCloud): Promise<{exitCode: number; out
   return novaManage(cloud, 'http://127.0.0.1:1', ['cell_v2', 'verify_instance', '--uuid', uuid])
 }
 
+/** Every database of the cloud, for row-by-row comparisons. */
+const databasesOf = (cloud: RealCloud): Map<DbKey, string> =>
+  new Map<DbKey, string>([['nova_api', cloud.api], ['placement', cloud.placement], ...Object.entries(cloud.cells).map(([name, url]) => [`cell:${name}`, url] as [DbKey, string])])
+
+/**
+ * What nova's instance_destroy (Zed, nova/db/main/api.py) soft-deletes with an instance, by the column
+ * naming it; tags and console_auth_tokens have no deleted column and lose their rows. instance_actions
+ * stay (nova keeps them as the record of a deleted instance).
+ */
+const INSTANCE_DESTROY_SOFT: Record<string, string> = {
+  instances: 'uuid',
+  instance_extra: 'instance_uuid',
+  security_group_instance_association: 'instance_uuid',
+  instance_info_caches: 'instance_uuid',
+  instance_metadata: 'instance_uuid',
+  instance_faults: 'instance_uuid',
+  instance_system_metadata: 'instance_uuid',
+  block_device_mapping: 'instance_uuid',
+  migrations: 'instance_uuid',
+  virtual_interfaces: 'instance_uuid',
+  instance_id_mappings: 'uuid',
+}
+const INSTANCE_DESTROY_HARD: Record<string, string> = {tags: 'resource_id', console_auth_tokens: 'instance_uuid'}
+
+/** Rows of one database that name the instance, by table (as dumped: JSON per row key). */
+function rowsOfInstance(dump: Dump, db: string, uuid: string): Map<string, Array<Record<string, unknown>>> {
+  const out = new Map<string, Array<Record<string, unknown>>>()
+  for (const [key, rows] of dump) {
+    const [d, table] = key.split('/')
+    const column = INSTANCE_DESTROY_SOFT[table] ?? INSTANCE_DESTROY_HARD[table]
+    if (d !== db || !column) continue
+    const mine = [...rows.values()].map((r) => JSON.parse(r) as Record<string, unknown>).filter((r) => r[column] === uuid)
+    if (mine.length > 0) out.set(table, mine)
+  }
+  return out
+}
+
 describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s', (scenario, spec) => {
   let cloud: RealCloud | undefined
   let placement: PlacementServer | undefined
   let stateDir: string
+  /** Every row before the repairs (duplicate scenarios: the repair's reach and its undo are compared with it). */
+  let beforeRepairs: Dump | undefined
+  let repairChanges: RowChange[] = []
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'realnova-state-'))
@@ -175,13 +216,44 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
   })
 
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
+    if (spec.duplicate) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
     for (const args of spec.repairs) {
       const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
       expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
     }
     const {findings} = await audit(cloud as RealCloud)
     expect(incidents(findings)).toEqual(spec.after ?? [])
+    if (beforeRepairs) repairChanges = diffDumps(beforeRepairs, await dumpAll(databasesOf(cloud as RealCloud)))
   }, 300_000)
+
+  it.runIf(spec.duplicate !== undefined)('map-instances takes from the cell0 copy exactly what nova\'s instance_destroy would, and nothing else', () => {
+    const uuid = String((cloud as RealCloud).notes.duplicate?.server)
+    const buried = rowsOfInstance(beforeRepairs as Dump, 'cell:cell0', uuid)
+    // The play buried the copy with what nova writes in cell0 for it: every such row must go.
+    expect([...buried.keys()].sort()).toEqual(['block_device_mapping', 'instance_extra', 'instance_faults', 'instance_id_mappings', 'instance_info_caches', 'instance_system_metadata', 'instances', 'tags'])
+    const expected: string[] = []
+    for (const [table, rows] of buried) {
+      for (const row of rows) {
+        if (table in INSTANCE_DESTROY_HARD) {
+          expected.push(`cell:cell0/${table} deleted ${JSON.stringify(row)}`)
+          continue
+        }
+        if (row.deleted !== 0) continue
+        // oslo.db's soft delete: deleted = id, deleted_at set, updated_at and every other column kept.
+        const after = repairChanges.find((c) => c.table === `cell:cell0/${table}` && c.before?.id === row.id)?.after
+        expect(after, `${table} ${String(row.id)}`).toEqual({...row, deleted: row.id, deleted_at: after?.deleted_at})
+        expect(after?.deleted_at, `${table} ${String(row.id)}`).not.toBeNull()
+        expected.push(`cell:cell0/${table} soft-deleted ${String(row.id)}`)
+      }
+    }
+    const mapping = repairChanges.filter((c) => c.table === 'nova_api/instance_mappings')
+    expect(mapping.map((c) => [c.before?.instance_uuid, c.after?.instance_uuid])).toEqual([[uuid, uuid]])
+    expected.push('nova_api/instance_mappings updated')
+    const seen = repairChanges.map((c) =>
+      c.table === 'nova_api/instance_mappings' ? `${c.table} updated` : c.after === null ? `${c.table} deleted ${JSON.stringify(c.before)}` : `${c.table} soft-deleted ${String(c.before?.id)}`,
+    )
+    expect(seen.sort()).toEqual(expected.sort())
+  })
 
   it.runIf(spec.blockedBoot === true)('after the repairs the simulation places that boot on its host', async () => {
     const host = String((cloud as RealCloud).notes.blocked_boot?.host)
@@ -212,6 +284,17 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
     expect(healed.exitCode, healed.output).toBe(4)
   }, 600_000)
+
+  it.runIf(spec.duplicate !== undefined)('repair undo puts every row back as it was before the repairs', async () => {
+    // Latest first: each file name starts with its time stamp.
+    const files = readdirSync(stateDir).filter((f) => f.endsWith('.json')).sort().reverse()
+    expect(files).toHaveLength(spec.repairs.length)
+    for (const file of files) {
+      const r = await cloudctl(['repair', 'undo', join(stateDir, file), ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', join(stateDir, 'undo-of-undo'), '--audit-log', join(stateDir, 'audit.log')])
+      expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(4)
+    }
+    expect(diffDumps(beforeRepairs as Dump, await dumpAll(databasesOf(cloud as RealCloud)))).toEqual([])
+  }, 300_000)
 })
 
 describe.runIf(available)('real nova, one cell unreachable', () => {

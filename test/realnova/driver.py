@@ -10,6 +10,7 @@ Run one scenario (the factory does this):
       driver.RealNovaClouds.test_healthy
 """
 import base64
+import copy
 import datetime
 import decimal
 import json
@@ -407,17 +408,32 @@ class RealNovaClouds(base.ServersTestBase):
         original = conductor_manager.ComputeTaskManager \
             .schedule_and_build_instances
 
-        def record(mgr, context, build_requests, request_specs, *a, **kw):
+        def record(mgr, context, build_requests, request_specs, image,
+                   admin_password, injected_files, requested_networks,
+                   block_device_mapping, tags=None):
+            # The whole message, as a second delivery would carry it: the
+            # block device mappings and tags are buried with the instance.
             delivered.append((build_requests[0].obj_clone(),
-                              request_specs[0].obj_clone()))
+                              request_specs[0].obj_clone(),
+                              copy.deepcopy(block_device_mapping),
+                              copy.deepcopy(tags)))
             return original(mgr, context, build_requests, request_specs,
-                            *a, **kw)
+                            image, admin_password, injected_files,
+                            requested_networks, block_device_mapping,
+                            tags=tags)
         self.useFixture(fixtures.MonkeyPatch(
             'nova.conductor.manager.ComputeTaskManager'
             '.schedule_and_build_instances', record))
-        twin = self._boot(self.small, host='host2', name='twin')
+        # Tagged at boot (2.52): nova writes the tags in each cell that
+        # gets a copy, so the cell0 copy has rows in every table that
+        # instance_destroy cleans up, tags included.
+        body = self._build_server(name='twin', flavor_id=self.small,
+                                  networks='none', host='host2')
+        body['tags'] = ['seed004', 'web']
+        twin = self._wait_for_state_change(
+            self.admin_api.post_server({'server': body}), 'ACTIVE')
         self._boot(self.small, host='host1', name='bystander')
-        build_request, request_spec = delivered[0]
+        build_request, request_spec, bdms, tags = delivered[0]
         ctxt = nova_context.get_admin_context()
         stale = objects.InstanceMapping.get_by_instance_uuid(ctxt, twin['id'])
         stale.cell_mapping = None
@@ -434,7 +450,8 @@ class RealNovaClouds(base.ServersTestBase):
             except exception.NoValidHost as exc:
                 self.conductor.manager.compute_task_mgr._bury_in_cell0(
                     ctxt, request_spec, exc,
-                    instances=[build_request.get_new_instance(ctxt)])
+                    instances=[build_request.get_new_instance(ctxt)],
+                    block_device_mapping=bdms, tags=tags)
         # The API now answers from cell0: the ERROR copy, not the live one.
         seen = self.api.get_server(twin['id'])
         self.assertEqual('ERROR', seen['status'])

@@ -4,7 +4,7 @@ import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
 import {theme} from './theme.js'
 
-const VERB: Record<Step['op'], string> = {check: 'lock+check', delete: 'DELETE', update: 'UPDATE', insert: 'INSERT', restore: 'RESTORE'}
+const VERB: Record<Step['op'], string> = {check: 'lock+check', delete: 'DELETE', update: 'UPDATE', 'update-all': 'UPDATE', 'delete-all': 'DELETE', insert: 'INSERT', restore: 'RESTORE'}
 
 /** pinned_cpus per NUMA cell id of a compute_nodes.numa_topology blob, or null when it is not one. */
 function pinnedCpus(blob: unknown): Map<number, number[]> | null {
@@ -58,6 +58,8 @@ function paramsText(s: Step): string {
 
 function expectedRows(s: Step): string {
   if (s.op === 'check') return String(s.rows.length)
+  // The rows are only known inside the transaction (each is recorded in the undo file).
+  if (s.op === 'update-all' || s.op === 'delete-all') return 'any'
   return '1'
 }
 

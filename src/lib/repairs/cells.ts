@@ -5,7 +5,8 @@
  * instance row of the cell, deleted ones too, oldest first, project/user from the instance,
  * queued_for_delete false), fixes NULL and wrong cell ids of live instances, and resolves an instance
  * live in two cells: the copy that is live and not in ERROR wins, the other is soft-deleted as nova
- * does (deleted = id, deleted_at = now, updated_at kept) with its instance_extra row.
+ * does (deleted = id, deleted_at = now, updated_at kept) with the rows nova's instance_destroy takes
+ * with it (extra, faults, metadata, info cache, ...; tags and console tokens deleted).
  *
  * discover-hosts creates host_mappings for compute hosts without one and sets compute_nodes.mapped,
  * like `discover_hosts`; unlike nova it also maps hosts whose nodes already say mapped = 1 (nova
@@ -18,6 +19,28 @@ import type {CloudModel} from '../domain/model.js'
 import {type CellInfo, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
 import {allCellDbs, cellDbOf, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan, col} from './plan.js'
+
+/**
+ * What nova's instance_destroy (Zed) soft-deletes with an instance, besides instance_extra, and the
+ * column naming the instance. instance_actions and their events stay, as nova keeps them for the
+ * record of what happened to a deleted instance.
+ */
+const DESTROYED_WITH_INSTANCE: ReadonlyArray<readonly [string, string]> = [
+  ['security_group_instance_association', 'instance_uuid'],
+  ['instance_info_caches', 'instance_uuid'],
+  ['instance_metadata', 'instance_uuid'],
+  ['instance_faults', 'instance_uuid'],
+  ['instance_system_metadata', 'instance_uuid'],
+  ['block_device_mapping', 'instance_uuid'],
+  ['migrations', 'instance_uuid'],
+  ['virtual_interfaces', 'instance_uuid'],
+  ['instance_id_mappings', 'uuid'],
+]
+/** Tables without a deleted column: instance_destroy deletes their rows outright. */
+const REMOVED_WITH_INSTANCE: ReadonlyArray<readonly [string, string]> = [
+  ['tags', 'resource_id'],
+  ['console_auth_tokens', 'instance_uuid'],
+]
 
 export interface MapInstancesOptions {
   /** Cell name or uuid (default: every cell). */
@@ -170,6 +193,13 @@ function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: stri
     })
     if (loser.extra !== null)
       b.add({db, table: 'instance_extra', op: 'update', key: {instance_uuid: uuid, deleted: 0}, expect: {}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its instance_extra row with it, as nova's instance_destroy does`, code: f.code})
+    // The rest of what instance_destroy takes with the instance, in that copy's cell only (the other
+    // copy shares the uuid). The snapshot does not read these tables: every such row is locked and
+    // recorded in the undo file when the repair runs, under the instance step's guard above.
+    for (const [table, column] of DESTROYED_WITH_INSTANCE)
+      b.add({db, table, op: 'update-all', where: {[column]: uuid, deleted: 0}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its ${table} rows with it, as nova's instance_destroy does`, code: f.code})
+    for (const [table, column] of REMOVED_WITH_INSTANCE)
+      b.add({db, table, op: 'delete-all', where: {[column]: uuid}, why: `${f.code}: delete its ${table} rows with it, as nova's instance_destroy does (the table has no deleted column)`, code: f.code})
   }
   // The surviving copy must still be live and not errored when we commit.
   b.add({db: cellDbOf(model, b, winner.cell_uuid), table: 'instances', op: 'check', where: {id: winner.id}, rows: [{uuid, deleted: 0, vm_state: winner.vm_state}], why: `${f.code}: the copy in ${winCell.name ?? winCell.uuid} is still live and ${winner.vm_state}`})

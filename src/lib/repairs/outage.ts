@@ -66,6 +66,7 @@ function field(step: Step, name: string): Scalar | undefined {
   if (step.op === 'delete' || step.op === 'update') rows.push(step.expect, step.key)
   if (step.op === 'insert') rows.push(step.unique, step.values)
   if (step.op === 'restore') rows.push(step.before, step.after, step.key)
+  if (step.op === 'update-all' || step.op === 'delete-all') rows.push(step.where)
   for (const r of rows) {
     const v = r?.[name]
     if (typeof v === 'string' || typeof v === 'number') return v

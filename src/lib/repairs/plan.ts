@@ -54,6 +54,25 @@ export interface UpdateStep extends StepBase {
   set: WriteRow
 }
 
+/**
+ * Every row matching `where`, however many there are (none is fine): the snapshot does not hold these
+ * tables, so the rows are only known inside the transaction. Each is locked, written and recorded in
+ * the undo file like any other row. Only for rows that hang off a row another step of the same
+ * transaction guards (an instance's faults and metadata, soft-deleted with it as nova's
+ * instance_destroy does): that step's guard is what makes writing them right.
+ */
+export interface UpdateAllStep extends StepBase {
+  op: 'update-all'
+  where: Row
+  set: WriteRow
+}
+
+/** Delete every row matching `where` (none is fine), each recorded in the undo file; see UpdateAllStep. */
+export interface DeleteAllStep extends StepBase {
+  op: 'delete-all'
+  where: Row
+}
+
 /** Insert one row; `unique` names the natural key that must not exist yet. */
 export interface InsertStep extends StepBase {
   op: 'insert'
@@ -72,7 +91,7 @@ export interface RestoreStep extends StepBase {
   after: Row | null
 }
 
-export type Step = CheckStep | DeleteStep | UpdateStep | InsertStep | RestoreStep
+export type Step = CheckStep | DeleteStep | UpdateStep | UpdateAllStep | DeleteAllStep | InsertStep | RestoreStep
 
 export type RepairKind = 'leaks' | 'providers' | 'pinning' | 'usage' | 'aggregates' | 'map-instances' | 'discover-hosts' | 'undo'
 
@@ -99,6 +118,7 @@ export interface RepairPlan {
 export const PRIMARY_KEYS: Record<string, string[]> = {
   resource_provider_traits: ['resource_provider_id', 'trait_id'],
   resource_provider_aggregates: ['resource_provider_id', 'aggregate_id'],
+  tags: ['resource_id', 'tag'],
 }
 export const primaryKeyOf = (table: string): string[] => PRIMARY_KEYS[table] ?? ['id']
 
@@ -242,15 +262,20 @@ export function stepSql(step: Step): {sql: string; params: Scalar[]} {
       const w = where({...step.key, ...step.expect}, params)
       return {sql: `DELETE FROM ${q(step.table)} WHERE ${w}`, params}
     }
-    case 'update': {
+    case 'update':
+    case 'update-all': {
       const sets = Object.entries(step.set).map(([c, v]) => {
         if (isNow(v)) return `${q(c)} = UTC_TIMESTAMP()`
         if (isColumnRef(v)) return `${q(c)} = ${q(v.$col)}`
         params.push(v)
         return `${q(c)} = ?`
       })
-      const w = where({...step.key, ...step.expect}, params)
+      const w = where(step.op === 'update' ? {...step.key, ...step.expect} : step.where, params)
       return {sql: `UPDATE ${q(step.table)} SET ${sets.join(', ')} WHERE ${w}`, params}
+    }
+    case 'delete-all': {
+      const w = where(step.where, params)
+      return {sql: `DELETE FROM ${q(step.table)} WHERE ${w}`, params}
     }
     case 'insert': {
       const cols = Object.keys(step.values)

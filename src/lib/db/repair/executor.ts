@@ -463,6 +463,22 @@ async function runStep(conn: Connection, step: Step, n: number, planId: string, 
       records.push({db: step.db, table: step.table, key: pk, before, after, step: n})
       return 0
     }
+    case 'update-all':
+    case 'delete-all': {
+      const rows = await lockRows(conn, step.table, step.where)
+      if (rows.length === 0) return 0
+      const {sql, params} = stepSql(step)
+      const res = await write(conn, sql, params, tag)
+      if (res.affectedRows !== rows.length) fail(`locked ${rows.length} row(s) where ${JSON.stringify(step.where)}, ${res.affectedRows} affected`)
+      for (const before of rows) {
+        // By primary key: the write may change the filter itself (deleted = 0).
+        const pk = keyOf(step.table, before)
+        const after = step.op === 'delete-all' ? null : ((await lockRows(conn, step.table, pk))[0] ?? null)
+        if (step.op === 'update-all' && !after) fail(`${describeKey(step.table, pk)} cannot be read back`)
+        records.push({db: step.db, table: step.table, key: pk, before, after, step: n})
+      }
+      return 0
+    }
     case 'insert': {
       const existing = await lockRows(conn, step.table, step.unique)
       if (existing.length > 0) fail(`${describeKey(step.table, step.unique)} exists already: ${show(existing[0])}`)
