@@ -87,6 +87,13 @@ export default tseslint.config(
   // Per folder of src/lib: the packages above, plus the layer rule (these blocks replace the one above there).
   ...layerBlocks(),
   {
+    // Issue 14: the command plumbing stays readable whole. The simulate boot files are being split by
+    // the boot restructuring and join the globs once it lands.
+    files: ['src/lib/cli/**/*.ts', 'src/lib/ui/**/*.ts', 'src/commands/**/*.ts'],
+    ignores: ['src/commands/simulate/boot.ts', 'src/commands/simulate/migrate.ts', 'src/lib/cli/boot-request.ts', 'src/lib/cli/boot-flags.ts'],
+    rules: {'max-lines': ['error', {max: 400}], 'max-lines-per-function': ['error', {max: 80}]},
+  },
+  {
     // Plain Node scripts (the bench's RSS preload, the bin shim) run outside TypeScript.
     files: ['**/*.mjs', 'bin/**/*.js'],
     languageOptions: {globals: {process: 'readonly', console: 'readonly'}},

@@ -1,6 +1,6 @@
 import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
 
-import {CloudctlError, ExitCode, exitCodeHelp} from '../errors.js'
+import {CloudctlError, ExitCode} from '../errors.js'
 import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, renderYaml, selectColumns} from '../output/formats.js'
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
@@ -182,14 +182,14 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   }
 }
 
-export interface DescribedError {
+interface DescribedError {
   code: string
   message: string
   hint?: string
   exitCode: number
 }
 
-export function describeError(err: unknown): DescribedError {
+function describeError(err: unknown): DescribedError {
   if (err instanceof CloudctlError) {
     return {code: err.code, message: scrub(oneLine(err.message)), hint: err.hint ? scrub(err.hint) : undefined, exitCode: err.exitCode}
   }
@@ -232,7 +232,7 @@ function isFlagParseError(e: Error | undefined): boolean {
  * "Expected an integer ...") and end with "See more help with --help": keep every line that says
  * something, on one line, without oclif's own colouring (an empty value shown as "").
  */
-export function oneLine(message: string): string {
+function oneLine(message: string): string {
   const lines = message
     // eslint-disable-next-line no-control-regex
     .replace(/\u001B\[[0-9;]*m/g, '')
@@ -249,5 +249,3 @@ export function oneLine(message: string): string {
   const [head, ...rest] = lines
   return `${head.replace(/:$/, '')}: ${rest.join('; ')}`
 }
-
-export const EXIT_CODES_HELP = exitCodeHelp()

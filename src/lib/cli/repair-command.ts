@@ -180,7 +180,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
  * cannot be appended to was skipped silently: prove both paths writable before the confirmation and
  * before any transaction, by writing to them (root passes access(2) checks whatever the mode says).
  */
-export function preflightWritablePaths(undoDir: string, auditLog: string): void {
+function preflightWritablePaths(undoDir: string, auditLog: string): void {
   const refuse = (what: string, path: string, error: unknown, making = false) => {
     let code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))
     // mkdir -p reports a file in the way as EEXIST: a path component is not a directory.
