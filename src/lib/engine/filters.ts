@@ -293,6 +293,8 @@ export const ServerGroupAntiAffinityFilter: HostFilter = {
   hostPasses(hs, spec) {
     const g = spec.group
     if (!g || g.policy !== 'anti-affinity') return null
+    // A move may land back on the host the instance is on (same-host cold migration): nova lets it.
+    if (spec.instanceUuid && hs.instances.has(spec.instanceUuid)) return null
     let on = 0
     for (const u of hs.instances) if (g.members.has(u)) on++
     const max = g.rules.max_server_per_host ?? 1

@@ -4,10 +4,13 @@
  */
 import {NotFoundError, ConfigError} from '../errors.js'
 import type {CloudModel} from '../domain/model.js'
-import type {Aggregate, ComputeNode, Flavor} from '../domain/snapshot.js'
+import type {ComputeNode, Flavor} from '../domain/snapshot.js'
 import type {PciAlias, SchedulerConfig} from './config.js'
 import {instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} from './numa.js'
 import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement.js'
+import {imageTraitsRequired, TRAIT_KEY} from './request-filters.js'
+
+export {availableZones, RequestFilterFailed, RequestRefused, runRequestFilters} from './request-filters.js'
 
 export interface BootRequest {
   /** Flavor name, flavorid, or numeric id. */
@@ -31,6 +34,22 @@ export interface BootRequest {
   ignoreHosts?: string[]
   forceHosts?: string[]
   forceNodes?: string[]
+  /**
+   * nova-api checks the zone of a new boot (400 when no enabled host is in it); a replay or a move
+   * does not (false: say so in the trace; unset: a library caller, no trace line).
+   */
+  validateZone?: boolean
+  /** A move (cold or live migration) of an existing instance: it is scheduled itself, alone. */
+  move?: MoveRequest
+}
+
+/** What select_destinations is told about the instance a migration moves. */
+export interface MoveRequest {
+  instanceUuid: string
+  /** instance.host: nova puts it in ignore_hosts (unless a same-host cold migration is allowed). */
+  sourceHost: string
+  /** requested_destination.cell: the host manager loads only this cell's compute nodes. */
+  cellUuid: string | null
 }
 
 export interface ServerGroupSpec {
@@ -77,6 +96,12 @@ export interface RequestSpec {
   forbiddenAggregates: Set<string>
   rootRequired: Set<string>
   rootForbidden: Set<string>
+  /** nova-api's zone check (BootRequest.validateZone). */
+  validateZone?: boolean
+  /** Set for a move: the instance being scheduled, its source host and cell. */
+  instanceUuid?: string | null
+  moveSource?: string | null
+  cellUuid?: string | null
 }
 
 export interface PrefilterTrace {
@@ -175,7 +200,8 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
     projectId: req.projectId ?? SIMULATED_PROJECT,
     userId: req.userId ?? SIMULATED_USER,
     availabilityZone: req.availabilityZone ?? null,
-    numInstances: Math.max(1, req.numInstances ?? 1),
+    // A move schedules the one instance (select_destinations with [instance.uuid]).
+    numInstances: req.move ? 1 : Math.max(1, req.numInstances ?? 1),
     hints: req.hints ?? {},
     group,
     isBfv: Boolean(req.bootFromVolume),
@@ -194,114 +220,11 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
     forbiddenAggregates: new Set(),
     rootRequired: new Set(),
     rootForbidden: new Set(),
+    validateZone: req.validateZone,
+    instanceUuid: req.move?.instanceUuid ?? null,
+    moveSource: req.move?.sourceHost ?? null,
+    cellUuid: req.move?.cellUuid ?? null,
   }
-}
-
-export class RequestFilterFailed extends Error {}
-
-const TRAIT_KEY = /^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$/
-
-/** Traits the flavor and image require (ResourceRequest.all_required_traits). */
-function allRequiredTraits(spec: RequestSpec): Set<string> {
-  const out = new Set<string>()
-  for (const [k, v] of Object.entries(spec.extraSpecs)) {
-    const m = TRAIT_KEY.exec(k)
-    if (m && m[1] === 'trait' && v === 'required') out.add(m[3] as string)
-  }
-  for (const t of imageTraitsRequired(spec.image.properties)) out.add(t)
-  const tp = spec.extraSpecs['hw:cpu_thread_policy'] ?? spec.image.properties.hw_cpu_thread_policy
-  if (tp === 'require') out.add('HW_CPU_HYPERTHREADING')
-  return out
-}
-
-/**
- * ImageMetaProps.traits_required: filled only from `trait:NAME=required` image properties; a Glance
- * property literally named traits_required is skipped by ImageMetaProps.from_dict.
- */
-function imageTraitsRequired(props: Record<string, string>): string[] {
-  const out: string[] = []
-  for (const [k, v] of Object.entries(props)) if (/^trait:/.test(k) && v === 'required') out.push(k.slice('trait:'.length))
-  return out
-}
-
-const IMAGE_METADATA_PREFIXES: Record<string, string> = {
-  hw_cdrom_bus: 'COMPUTE_STORAGE_BUS',
-  hw_disk_bus: 'COMPUTE_STORAGE_BUS',
-  hw_video_model: 'COMPUTE_GRAPHICS_MODEL',
-  hw_vif_model: 'COMPUTE_NET_VIF_MODEL',
-  hw_architecture: 'HW_ARCH',
-  hw_emulation_architecture: 'COMPUTE_ARCH',
-  hw_viommu_model: 'COMPUTE_VIOMMU',
-}
-
-/** nova/scheduler/request_filter.py ALL_REQUEST_FILTERS, in order. Mutates spec; throws RequestFilterFailed. */
-export function runRequestFilters(model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): PrefilterTrace[] {
-  const trace: PrefilterTrace[] = []
-  const aggs = model.snapshot.nova_api.aggregates
-  const uuidOf = (a: Aggregate) => a.uuid ?? `aggregate-id-${a.id}`
-
-  // require_tenant_aggregate
-  if (cfg.limit_tenants_to_placement_aggregate) {
-    const mine = aggs.filter((a) => Object.entries(a.metadata).some(([k, v]) => k.startsWith('filter_tenant_id') && v === spec.projectId)).map(uuidOf)
-    if (mine.length > 0) {
-      spec.requiredAggregates.push(mine)
-      trace.push({name: 'require_tenant_aggregate', ran: true, effect: `member_of in:${mine.join(',')} (aggregates for project ${spec.projectId})`})
-    } else if (cfg.placement_aggregate_required_for_tenants) {
-      trace.push({name: 'require_tenant_aggregate', ran: true, effect: `no aggregate for project ${spec.projectId}: NoValidHost (placement_aggregate_required_for_tenants)`})
-      throw new RequestFilterFailed(`No hosts available for tenant ${spec.projectId}: no aggregate carries filter_tenant_id=${spec.projectId} and placement_aggregate_required_for_tenants=True`)
-    } else trace.push({name: 'require_tenant_aggregate', ran: true, effect: 'no tenant aggregate: not restricted'})
-  } else trace.push({name: 'require_tenant_aggregate', ran: false, effect: 'limit_tenants_to_placement_aggregate=False'})
-
-  // map_az_to_placement_aggregate
-  if (!cfg.query_placement_for_availability_zone) trace.push({name: 'map_az_to_placement_aggregate', ran: false, effect: 'query_placement_for_availability_zone=False'})
-  else if (!spec.availabilityZone) trace.push({name: 'map_az_to_placement_aggregate', ran: false, effect: 'no availability zone requested'})
-  else {
-    const inAz = aggs.filter((a) => a.metadata.availability_zone === spec.availabilityZone).map(uuidOf)
-    if (inAz.length > 0) {
-      spec.requiredAggregates.push(inAz)
-      trace.push({name: 'map_az_to_placement_aggregate', ran: true, effect: `AZ ${spec.availabilityZone} -> member_of in:${inAz.join(',')}`})
-    } else trace.push({name: 'map_az_to_placement_aggregate', ran: true, effect: `no aggregate has availability_zone=${spec.availabilityZone}: placement not restricted`})
-  }
-
-  // require_image_type_support
-  if (!cfg.query_placement_for_image_type_support) trace.push({name: 'require_image_type_support', ran: false, effect: 'query_placement_for_image_type_support=False'})
-  else if (spec.isBfv) trace.push({name: 'require_image_type_support', ran: false, effect: 'boot from volume'})
-  else if (!spec.image.diskFormat) trace.push({name: 'require_image_type_support', ran: false, effect: 'no image disk_format given (--image-disk-format)'})
-  else {
-    const t = `COMPUTE_IMAGE_TYPE_${spec.image.diskFormat.toUpperCase()}`
-    spec.rootRequired.add(t)
-    trace.push({name: 'require_image_type_support', ran: true, effect: `root_required ${t}`})
-  }
-
-  // compute_status_filter: always
-  spec.rootForbidden.add('COMPUTE_STATUS_DISABLED')
-  trace.push({name: 'compute_status_filter', ran: true, effect: 'root_required !COMPUTE_STATUS_DISABLED'})
-
-  // isolate_aggregates
-  if (cfg.enable_isolated_aggregate_filtering) {
-    const keys = new Set([...allRequiredTraits(spec)].map((t) => `trait:${t}`))
-    const isolated = aggs.filter((a) => Object.entries(a.metadata).some(([k, v]) => k.startsWith('trait:') && v === 'required' && !keys.has(k))).map(uuidOf)
-    for (const u of isolated) spec.forbiddenAggregates.add(u)
-    trace.push({name: 'isolate_aggregates', ran: true, effect: isolated.length > 0 ? `member_of !in:${isolated.join(',')}` : 'no isolated aggregate'})
-  } else trace.push({name: 'isolate_aggregates', ran: false, effect: 'enable_isolated_aggregate_filtering=False'})
-
-  // transform_image_metadata
-  if (cfg.image_metadata_prefilter) {
-    const added: string[] = []
-    for (const [key, prefix] of Object.entries(IMAGE_METADATA_PREFIXES)) {
-      const v = spec.image.properties[key]
-      if (v !== undefined) added.push(`${prefix}_${v.replace(/-/g, '_').toUpperCase()}`)
-    }
-    for (const t of added) spec.rootRequired.add(t)
-    trace.push({name: 'transform_image_metadata', ran: true, effect: added.length > 0 ? `root_required ${added.join(',')}` : 'no mapped image property'})
-  } else trace.push({name: 'transform_image_metadata', ran: false, effect: 'image_metadata_prefilter=False'})
-
-  // accelerators_filter
-  if (spec.extraSpecs['accel:device_profile']) {
-    spec.rootRequired.add('COMPUTE_ACCELERATORS')
-    trace.push({name: 'accelerators_filter', ran: true, effect: 'root_required COMPUTE_ACCELERATORS'})
-  }
-  return trace
 }
 
 function toInt(v: string): number | null {
@@ -309,31 +232,43 @@ function toInt(v: string): number | null {
   return Number(v)
 }
 
-/** ResourceRequest.from_request_spec + resources_from_request_spec. Also returns warnings nova logs. */
-export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {request: PlacementRequest; warnings: string[]; fatal: string | null} {
-  const warnings: string[] = []
-  let fatal: string | null = null
-  const groups = new Map<string, PlacementGroup>()
-  const group = (suffix: string) => groups.get(suffix) ?? groups.set(suffix, emptyGroup(suffix)).get(suffix) as PlacementGroup
-  let groupPolicy: 'none' | 'isolate' | null = null
-  const validRc = (rc: string) => rc.startsWith('CUSTOM_') || model.rc.id(rc) !== undefined
-  const addResource = (rc: string, amount: number, suffix = '') => {
-    if (!validRc(rc)) {
-      warnings.push(`invalid resource class ${rc} ignored (nova logs "Received an invalid ResourceClass")`)
+/** The request groups being built, with the warnings nova would log while building them. */
+class Groups {
+  readonly map = new Map<string, PlacementGroup>()
+  readonly warnings: string[] = []
+  policy: 'none' | 'isolate' | null = null
+
+  constructor(private readonly model: CloudModel) {}
+
+  group(suffix: string): PlacementGroup {
+    return this.map.get(suffix) ?? (this.map.set(suffix, emptyGroup(suffix)).get(suffix) as PlacementGroup)
+  }
+
+  addResource(rc: string, amount: number, suffix = ''): void {
+    if (!rc.startsWith('CUSTOM_') && this.model.rc.id(rc) === undefined) {
+      this.warnings.push(`invalid resource class ${rc} ignored (nova logs "Received an invalid ResourceClass")`)
       return
     }
-    group(suffix).resources.set(rc, amount)
+    this.group(suffix).resources.set(rc, amount)
   }
-  const addTrait = (t: string, kind: string, suffix = '') => {
-    if (kind === 'required') group(suffix).required.add(t)
-    else if (kind === 'forbidden') group(suffix).forbidden.add(t)
-    else warnings.push(`trait ${t}=${kind} ignored (only required|forbidden)`)
+
+  addTrait(t: string, kind: string, suffix = ''): void {
+    if (kind === 'required') this.group(suffix).required.add(t)
+    else if (kind === 'forbidden') this.group(suffix).forbidden.add(t)
+    else this.warnings.push(`trait ${t}=${kind} ignored (only required|forbidden)`)
   }
-  // _process_extra_specs
+
+  suffixedCount(): number {
+    return [...this.map.keys()].filter((s) => s !== '').length
+  }
+}
+
+/** ResourceRequest._process_extra_specs: resources*, trait* and group_policy. */
+function processExtraSpecs(g: Groups, spec: RequestSpec): void {
   for (const [key, val] of Object.entries(spec.extraSpecs)) {
     if (key === 'group_policy') {
-      if (val === 'none' || val === 'isolate') groupPolicy = val
-      else warnings.push(`invalid group_policy ${val} ignored`)
+      if (val === 'none' || val === 'isolate') g.policy = val
+      else g.warnings.push(`invalid group_policy ${val} ignored`)
       continue
     }
     const m = TRAIT_KEY.exec(key)
@@ -341,59 +276,61 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
     const suffix = m[2] ?? ''
     if (m[1] === 'resources') {
       const n = toInt(val)
-      if (n === null) warnings.push(`resources${suffix}:${m[3]}=${val} ignored (not a non-negative integer)`)
-      else addResource(m[3] as string, n, suffix)
-    } else addTrait(m[3] as string, val, suffix)
+      if (n === null) g.warnings.push(`resources${suffix}:${m[3]}=${val} ignored (not a non-negative integer)`)
+      else g.addResource(m[3] as string, n, suffix)
+    } else g.addTrait(m[3] as string, val, suffix)
   }
-  const suffixedFromFlavor = [...groups.keys()].filter((s) => s !== '').length
-  // _process_image_meta
-  for (const t of imageTraitsRequired(spec.image.properties)) addTrait(t, 'required')
-  // _translate_pinning_policies
+}
+
+/** _translate_pinning_policies: dedicated / mixed CPUs as PCPU, thread policies as a trait. */
+function translatePinningPolicies(g: Groups, spec: RequestSpec): void {
   const cpuPolicy = spec.extraSpecs['hw:cpu_policy'] ?? spec.image.properties.hw_cpu_policy
   const threadPolicy = spec.extraSpecs['hw:cpu_thread_policy'] ?? spec.image.properties.hw_cpu_thread_policy
   let pcpus = 0
   if (cpuPolicy === 'dedicated') {
     pcpus = spec.vcpus
-    addResource('VCPU', 0)
+    g.addResource('VCPU', 0)
   }
   if (cpuPolicy === 'mixed') {
     // len(dedicated mask or realtime mask): the pCPUs of the guest topology numa_get_constraints built
     pcpus = spec.numaTopology?.cells.reduce((n, c) => n + c.pcpuset.length, 0) ?? 0
-    addResource('VCPU', spec.vcpus - pcpus)
+    g.addResource('VCPU', spec.vcpus - pcpus)
   }
   if (cpuPolicy === 'dedicated' || cpuPolicy === 'mixed') {
     if (spec.extraSpecs['hw:emulator_threads_policy'] === 'isolate') pcpus += 1
-    addResource('PCPU', pcpus)
+    g.addResource('PCPU', pcpus)
   }
-  if (threadPolicy === 'isolate') addTrait('HW_CPU_HYPERTHREADING', 'forbidden')
-  if (threadPolicy === 'require') addTrait('HW_CPU_HYPERTHREADING', 'required')
-  // Flavor base resources, unless overridden by extra specs.
+  if (threadPolicy === 'isolate') g.addTrait('HW_CPU_HYPERTHREADING', 'forbidden')
+  if (threadPolicy === 'require') g.addTrait('HW_CPU_HYPERTHREADING', 'required')
+}
+
+/** The flavor's own resources unless extra specs override them, and the feature traits. */
+function flavorResources(g: Groups, spec: RequestSpec): void {
   const merged = new Set<string>()
-  for (const g of groups.values()) for (const rc of g.resources.keys()) merged.add(rc)
-  if (!merged.has('VCPU') && !merged.has('PCPU')) addResource('VCPU', spec.vcpus)
-  if (!merged.has('MEMORY_MB')) addResource('MEMORY_MB', spec.memoryMb)
+  for (const x of g.map.values()) for (const rc of x.resources.keys()) merged.add(rc)
+  if (!merged.has('VCPU') && !merged.has('PCPU')) g.addResource('VCPU', spec.vcpus)
+  if (!merged.has('MEMORY_MB')) g.addResource('MEMORY_MB', spec.memoryMb)
   if (!merged.has('DISK_GB')) {
     let disk = spec.ephemeralGb + Math.ceil(spec.swap / 1024)
     if (!spec.isBfv) disk += spec.rootGb
-    if (disk) addResource('DISK_GB', disk)
+    if (disk) g.addResource('DISK_GB', disk)
   }
-  if (spec.extraSpecs['hw:mem_encryption'] === 'True' || spec.extraSpecs['hw:mem_encryption'] === 'true') addResource('MEM_ENCRYPTION_CONTEXT', 1)
-  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket') addTrait('COMPUTE_SOCKET_PCI_NUMA_AFFINITY', 'required')
-  if ((spec.extraSpecs['os:secure_boot'] ?? spec.image.properties.os_secure_boot) === 'required') addTrait('COMPUTE_SECURITY_UEFI_SECURE_BOOT', 'required')
-  // strip_zeros
-  for (const [suffix, g] of [...groups]) {
-    for (const [rc, n] of [...g.resources]) if (n === 0) g.resources.delete(rc)
-    if (g.resources.size === 0 && g.required.size === 0 && g.forbidden.size === 0 && g.memberOf.length === 0 && g.forbiddenAggregates.size === 0 && !g.inTree) groups.delete(suffix)
-  }
+  if (spec.extraSpecs['hw:mem_encryption'] === 'True' || spec.extraSpecs['hw:mem_encryption'] === 'true') g.addResource('MEM_ENCRYPTION_CONTEXT', 1)
+  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket') g.addTrait('COMPUTE_SOCKET_PCI_NUMA_AFFINITY', 'required')
+  if ((spec.extraSpecs['os:secure_boot'] ?? spec.image.properties.os_secure_boot) === 'required') g.addTrait('COMPUTE_SECURITY_UEFI_SECURE_BOOT', 'required')
+}
+
+/** resources_from_request_spec: destination aggregates, in_tree and the limit (dropped for hints). */
+function destinationScope(g: Groups, model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {limit: number | null; fatal: string | null} {
   let limit: number | null = cfg.max_placement_results
-  // resources_from_request_spec: destination aggregates, in_tree, hints
-  if (spec.requiredAggregates.length > 0) group('').memberOf = spec.requiredAggregates.map((l) => [...l])
-  if (spec.forbiddenAggregates.size > 0) for (const a of spec.forbiddenAggregates) group('').forbiddenAggregates.add(a)
+  let fatal: string | null = null
+  if (spec.requiredAggregates.length > 0) g.group('').memberOf = spec.requiredAggregates.map((l) => [...l])
+  if (spec.forbiddenAggregates.size > 0) for (const a of spec.forbiddenAggregates) g.group('').forbiddenAggregates.add(a)
   if (spec.requestedDestination) {
     const nodes = spec.requestedDestination.nodes
     if (nodes.length === 1) {
       const cn = nodes[0] as ComputeNode
-      if (cn.uuid) group('').inTree = cn.uuid
+      if (cn.uuid) g.group('').inTree = cn.uuid
     } else limit = null
   } else if (spec.forceHosts.length > 0 || spec.forceNodes.length > 0) {
     // resources_from_request_spec targets the first forced host/node the same way (requested_destination wins).
@@ -401,21 +338,39 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
     const node = spec.forceNodes[0]
     const nodes = model.liveComputeNodes.filter((cn) => (host === undefined || cn.host === host) && (node === undefined || cn.hypervisor_hostname === node))
     if (nodes.length === 0) fatal = `No such host - host: ${host ?? 'None'} node: ${node ?? 'None'} (nova raises NoValidHost)`
-    else if (nodes.length === 1 && nodes[0]?.uuid) group('').inTree = nodes[0].uuid
+    else if (nodes.length === 1 && nodes[0]?.uuid) g.group('').inTree = nodes[0].uuid
     else limit = null
   }
   const hints = spec.hints
   if (hints.group || hints.same_host?.length || hints.different_host?.length) limit = null
-  const suffixed = [...groups.keys()].filter((s) => s !== '').length
-  if (suffixed >= 2 && !groupPolicy) {
-    if (suffixedFromFlavor <= 1) groupPolicy = 'none'
+  return {limit, fatal}
+}
+
+/** ResourceRequest.from_request_spec + resources_from_request_spec. Also returns warnings nova logs. */
+export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {request: PlacementRequest; warnings: string[]; fatal: string | null} {
+  const g = new Groups(model)
+  processExtraSpecs(g, spec)
+  const suffixedFromFlavor = g.suffixedCount()
+  // _process_image_meta
+  for (const t of imageTraitsRequired(spec.image.properties)) g.addTrait(t, 'required')
+  translatePinningPolicies(g, spec)
+  flavorResources(g, spec)
+  // strip_zeros
+  for (const [suffix, x] of [...g.map]) {
+    for (const [rc, n] of [...x.resources]) if (n === 0) x.resources.delete(rc)
+    if (x.resources.size === 0 && x.required.size === 0 && x.forbidden.size === 0 && x.memberOf.length === 0 && x.forbiddenAggregates.size === 0 && !x.inTree) g.map.delete(suffix)
+  }
+  const scope = destinationScope(g, model, spec, cfg)
+  let fatal = scope.fatal
+  if (g.suffixedCount() >= 2 && !g.policy) {
+    if (suffixedFromFlavor <= 1) g.policy = 'none'
     else fatal = 'more than one numbered request group and no group_policy: placement answers 400 and nova raises NoValidHost'
   }
   // Unsuffixed group first, then suffixes in the order they appeared (nova's dict order).
-  const ordered = [...groups.values()].sort((a, b) => (a.suffix === '' ? -1 : b.suffix === '' ? 1 : 0))
+  const ordered = [...g.map.values()].sort((a, b) => (a.suffix === '' ? -1 : b.suffix === '' ? 1 : 0))
   return {
-    request: {groups: ordered, groupPolicy, limit, rootRequired: new Set(spec.rootRequired), rootForbidden: new Set(spec.rootForbidden)},
-    warnings,
+    request: {groups: ordered, groupPolicy: g.policy, limit: scope.limit, rootRequired: new Set(spec.rootRequired), rootForbidden: new Set(spec.rootForbidden)},
+    warnings: g.warnings,
     fatal,
   }
 }
