@@ -42,4 +42,27 @@ describe('cloudctl simulate boot', () => {
     expect(r.stderr).toContain('Error: flavor "nope" not found')
     expect(r.stderr).not.toContain('    at ')
   })
+
+  it('--json is the same document on every run with the same seed (no timings)', async () => {
+    const args = ['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', '--num-instances', '3', '--explain', '--json']
+    const [a, b] = await Promise.all([cloudctl(args), cloudctl(args)])
+    expect(a.exitCode).toBe(0)
+    expect(a.stdout).toBe(b.stdout)
+    expect(JSON.parse(a.stdout)).not.toHaveProperty('timings')
+  })
+
+  it("nova-api's availability-zone check is a stage: shown when it passes, the refusal shown before the error", async () => {
+    const demo = 'examples/demo-cloud.yaml'
+    const ok = await cloudctl(['simulate', 'boot', '--snapshot', demo, '--flavor', 'm1.small', '--availability-zone', 'az2'])
+    expect(ok.exitCode).toBe(0)
+    expect(ok.stdout).toMatch(/^ {2}availability_zone \(nova-api\): zone az2 is available \(zones with an enabled nova-compute: az1, az2\)$/m)
+    const bad = await cloudctl(['simulate', 'boot', '--snapshot', demo, '--flavor', 'm1.small', '--availability-zone', 'az9'])
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stdout).toMatch(/availability_zone \(nova-api\): refused \(400\): zone az9 is not available/)
+    expect(bad.stdout).not.toContain('GET /allocation_candidates')
+    expect(bad.stderr).toMatch(/^Error: availability zone "az9" is not available/m)
+    const json = await cloudctl(['simulate', 'boot', '--snapshot', demo, '--flavor', 'm1.small', '--availability-zone', 'az9', '--json'])
+    expect(json.exitCode).toBe(2)
+    expect((JSON.parse(json.stdout) as {error: {hint: string}}).error.hint).toBe('Zones with an enabled nova-compute: az1, az2')
+  })
 })

@@ -64,19 +64,6 @@ export function hostPlaces(model: CloudModel, cfg: SchedulerConfig): HostPlaces 
   }
 }
 
-/**
- * The zones nova-api accepts in a boot request: those of enabled nova-compute services (a zone
- * whose every service is disabled is "not available", and nova-api refuses it).
- */
-export function availableZones(model: CloudModel, cfg: SchedulerConfig): string[] {
-  const places = hostPlaces(model, cfg)
-  const zones = new Set<string>()
-  for (const [host, services] of model.liveServicesByHost) {
-    if (services.some((s) => s.binary === 'nova-compute' && !s.disabled)) zones.add(places.azOf(host))
-  }
-  return [...zones].sort()
-}
-
 /** Live compute nodes in the engine's database order, then those without a uuid. */
 function orderedNodes(model: CloudModel, cfg: SchedulerConfig): ComputeNode[] {
   const base = hostStateBase(model, cfg)

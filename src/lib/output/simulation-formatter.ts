@@ -1,7 +1,39 @@
 /** Human rendering of a `simulate boot` result (the JSON form is the result itself). */
+import type {RecordedRequest} from '../cli/boot-request.js'
 import type {HostVerdict, SimulationResult} from '../engine/index.js'
+import type {BootWhatIfResult} from '../scenario/boot-what-if.js'
+import {renderScenarioChanges} from './capacity-formatter.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
+
+/** What `simulate boot` prints: the recorded request it replays, the what-if changes, the simulation. */
+export function renderBootReport(r: BootWhatIfResult, recorded: RecordedRequest | undefined, opts: {explain?: boolean; why?: string[]} = {}): string {
+  const parts: string[] = []
+  if (recorded) parts.push(renderRecorded(recorded))
+  if (r.scenario) parts.push([...renderScenarioChanges(r.scenario), `  on the snapshot as captured: ${r.scenario.before.summary}`, ''].join('\n'))
+  parts.push(renderSimulation(r, opts))
+  return parts.join('\n')
+}
+
+export function renderRecorded(r: RecordedRequest): string {
+  const fl = r.flavor
+  const specs = Object.entries(fl.extra_specs).map(([k, v]) => `${k}=${v}`)
+  const props = Object.entries(r.image.properties).map(([k, v]) => `${k}=${v}`)
+  const hints = Object.entries(r.scheduler_hints).map(([k, v]) => `${k}=${v.join(',')}`)
+  const lines = [
+    `Replaying the request nova recorded for instance ${r.instance_uuid} (nova_api.request_specs):`,
+    `  flavor ${fl.name ?? fl.flavorid ?? '?'} as recorded: ${fl.vcpus} vCPU, ${fl.memory_mb} MB RAM, root ${fl.root_gb} GB, ephemeral ${fl.ephemeral_gb} GB, swap ${fl.swap} MB${specs.length ? `; ${specs.join(' ')}` : ''}`,
+    `  image ${r.image.id ?? '(none: boot from volume)'}${props.length ? `; ${props.join(' ')}` : ''}`,
+    `  availability zone ${r.availability_zone ?? '(any)'}, project ${r.project_id ?? '?'}, user ${r.user_id ?? '?'}, num_instances ${r.num_instances}`,
+  ]
+  if (hints.length || r.instance_group) lines.push(`  scheduler hints ${hints.join(' ') || '(none)'}${r.instance_group ? `; server group ${r.instance_group}` : ''}`)
+  if (r.requested_destination) lines.push(`  requested destination ${r.requested_destination.host ?? '*'}${r.requested_destination.node ? `/${r.requested_destination.node}` : ''}`)
+  if (r.force_hosts.length || r.force_nodes.length) lines.push(`  forced to ${[...r.force_hosts, ...r.force_nodes].join(', ')} (filters skipped, as nova does)`)
+  if (r.ignore_hosts.length) lines.push(`  ignore_hosts ${r.ignore_hosts.join(', ')}`)
+  if (r.not_simulated.length) lines.push(`  not simulated: ${r.not_simulated.join('; ')}`)
+  if (r.holds_allocations_on.length) lines.push(`  note: the instance still holds allocations on ${r.holds_allocations_on.join(', ')}; the replay counts them as used`)
+  return `${lines.join('\n')}\n`
+}
 
 function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(4)
