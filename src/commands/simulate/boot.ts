@@ -1,19 +1,17 @@
-import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {bootRequestFlags, explainFlags, parseBootFlags, resolveBootRequest, schedulerConfigFromFlags, schedulerFlags} from '../../lib/cli/boot-flags.js'
+import {applySchedulerFlags, bootRequestFlags, explainFlags, parseBootFlags, resolveBootRequest, schedulerFlags} from '../../lib/cli/boot-flags.js'
 import type {RecordedRequest} from '../../lib/cli/boot-request.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
-import {scenarioFlags, scenarioOptionsFrom} from '../../lib/cli/scenario-flags.js'
-import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import {SimulateCommand} from '../../lib/cli/simulate-command.js'
+import {sourceFlags} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ConfigError, ExitCode} from '../../lib/errors.js'
 import {renderBootReport} from '../../lib/output/simulation-formatter.js'
 import {simulateBootWhatIf, type BootWhatIfResult} from '../../lib/scenario/boot-what-if.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export type {BootScenario} from '../../lib/scenario/boot-what-if.js'
 export type SimulateBootResult = BootWhatIfResult & {recorded_request?: RecordedRequest}
 
-export default class SimulateBoot extends CloudctlCommand<typeof SimulateBoot> {
+export default class SimulateBoot extends SimulateCommand<typeof SimulateBoot> {
   static override description = `Runs nova-api's availability-zone check, nova's request filters, placement's allocation-candidate search, the host filters and weighers and the claim, offline, and explains the outcome stage by stage: the placement query, candidates (and how many the limit cut), "Filter X: N -> M hosts", the weighed hosts and the chosen one(s), or a "0/N hosts are available: ..." summary.
 
 Faithful to nova 26 (Zed) / placement 8 by default; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed. The --json document is the same for the same input and seed.
@@ -41,11 +39,11 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
 
   async run(): Promise<SimulateBootResult> {
     const f = this.flags
-    const cfg = schedulerConfigFromFlags(f)
-    const scenario = scenarioOptionsFrom(f)
+    const cfg = applySchedulerFlags(this.schedulerConfig(f.filters), f)
+    const scenario = this.scenarioOptions()
     const parsed = parseBootFlags(f)
     // request_specs are read from live databases only when a replay needs them (large).
-    const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null}, stderrProgress())
+    const snapshot = await this.readSnapshot({requestSpecs: parsed.instance !== null})
     const model = buildModel(snapshot)
     const {request, recorded} = resolveBootRequest(parsed, model)
     const result: SimulateBootResult = simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top})

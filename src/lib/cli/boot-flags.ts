@@ -10,7 +10,6 @@ import {parseMultiplier, type BootRequest, type SchedulerConfig} from '../engine
 import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
 import {bootRequestFromSpec, type RecordedRequest} from './boot-request.js'
 import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from './limits.js'
-import {schedulerConfigFrom} from './scenario-flags.js'
 
 /** The flags that describe what is asked for (a new boot, or changes to a recorded one). */
 export const bootRequestFlags = {
@@ -52,8 +51,6 @@ export const explainFlags = {
 }
 
 export interface SchedulerFlagValues {
-  'nova-conf'?: string
-  filters?: string
   weigher?: string[]
   multiplier?: string[]
   'host-subset-size'?: number
@@ -78,10 +75,8 @@ export interface BootFlagValues {
   node?: string
 }
 
-/** --nova-conf (else Zed's defaults) with the scheduler flags over it. */
-export function schedulerConfigFromFlags(f: SchedulerFlagValues): SchedulerConfig {
-  const cfg = schedulerConfigFrom(f['nova-conf'])
-  if (f.filters !== undefined) cfg.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
+/** The scheduler flags over a configuration (--nova-conf's, else Zed's defaults; --filters already applied). */
+export function applySchedulerFlags(cfg: SchedulerConfig, f: SchedulerFlagValues): SchedulerConfig {
   if (f.weigher?.length) cfg.weight_classes = f.weigher
   for (const m of f.multiplier ?? []) {
     const r = parseMultiplier(m)

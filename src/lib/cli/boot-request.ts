@@ -6,32 +6,13 @@
  */
 import type {CloudModel} from '../domain/model.js'
 import {parseUnwrapped} from '../domain/nova-objects.js'
+import type {RecordedRequest} from '../domain/recorded-request.js'
 import type {Flavor} from '../domain/snapshot.js'
 import type {BootRequest} from '../engine/index.js'
 import {ConfigError, NotFoundError} from '../errors.js'
 import {suggestCommand} from './hooks/command-not-found.js'
 
-/** What the RequestSpec said, as the result shows it (snake_case like nova's own fields). */
-export interface RecordedRequest {
-  instance_uuid: string
-  flavor: {name: string | null; flavorid: string | null; vcpus: number; memory_mb: number; root_gb: number; ephemeral_gb: number; swap: number; extra_specs: Record<string, string>}
-  image: {id: string | null; disk_format: string | null; properties: Record<string, string>}
-  availability_zone: string | null
-  scheduler_hints: Record<string, string[]>
-  instance_group: string | null
-  requested_destination: {host: string | null; node: string | null} | null
-  ignore_hosts: string[]
-  force_hosts: string[]
-  force_nodes: string[]
-  project_id: string | null
-  user_id: string | null
-  num_instances: number
-  is_bfv: boolean
-  /** Parts of the spec the simulation does not model, said rather than dropped silently. */
-  not_simulated: string[]
-  /** Providers the instance itself still holds allocations on: the replay counts them as used. */
-  holds_allocations_on: string[]
-}
+export type {RecordedRequest} from '../domain/recorded-request.js'
 
 type Rec = Record<string, unknown>
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v)

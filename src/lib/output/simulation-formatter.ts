@@ -1,5 +1,5 @@
 /** Human rendering of a `simulate boot` result (the JSON form is the result itself). */
-import type {RecordedRequest} from '../cli/boot-request.js'
+import type {RecordedRequest} from '../domain/recorded-request.js'
 import type {HostVerdict, SimulationResult} from '../engine/index.js'
 import type {BootWhatIfResult} from '../scenario/boot-what-if.js'
 import {renderScenarioChanges} from './capacity-formatter.js'
