@@ -14,7 +14,8 @@ import {buildModel, type CloudModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {defaultSchedulerConfig} from '../../src/lib/engine/config.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, mysqlFloat, providerIndex, toQueryString, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {floatStored} from '../../src/lib/domain/placement-capacity.js'
+import {allocationCandidates, providerIndex, toQueryString, type PlacementRequest} from '../../src/lib/engine/placement.js'
 import {buildRequestSpec, placementRequestFor, runRequestFilters, type BootRequest} from '../../src/lib/engine/request.js'
 import {generateCloud} from '../support/generator.js'
 import {COMPARE, runNova} from './driver.js'
@@ -59,13 +60,13 @@ function cloud(): Snapshot {
   // 1000 MB x FLOAT 1.1 = 1100.0000238 >= 1100 (included)
   const tiny = ++rpId
   p.resource_providers.push({id: tiny, uuid: uuid('5b000000', tiny), name: 'float-host', generation: 1, root_provider_id: tiny, parent_provider_id: null})
-  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 0, total: 10, reserved: 0, min_unit: 1, max_unit: 10, step_size: 1, allocation_ratio: mysqlFloat(0.9)})
-  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 1, total: 1000, reserved: 0, min_unit: 1, max_unit: 2000, step_size: 1, allocation_ratio: mysqlFloat(1.1)})
+  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 0, total: 10, reserved: 0, min_unit: 1, max_unit: 10, step_size: 1, allocation_ratio: floatStored(0.9)})
+  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 1, total: 1000, reserved: 0, min_unit: 1, max_unit: 2000, step_size: 1, allocation_ratio: floatStored(1.1)})
   // ratios that are not exact in float32, on a third of the hosts' VCPU and MEMORY_MB
   for (const inv of p.inventories) {
     if (inv.resource_provider_id % 3 !== 0) continue
-    if (inv.resource_class_id === 0) inv.allocation_ratio = mysqlFloat(0.9)
-    if (inv.resource_class_id === 1) inv.allocation_ratio = mysqlFloat(1.1)
+    if (inv.resource_class_id === 0) inv.allocation_ratio = floatStored(0.9)
+    if (inv.resource_class_id === 1) inv.allocation_ratio = floatStored(1.1)
   }
   return s
 }

@@ -9,7 +9,8 @@ import {describe, expect, it} from 'vitest'
 import {buildModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, emptyGroup, mysqlFloat, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {floatStored} from '../../src/lib/domain/placement-capacity.js'
+import {allocationCandidates, emptyGroup, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
 import {buildCloud, TRAIT_IDS} from './cloud.js'
 
 const RC = {VCPU: 0, MEMORY_MB: 1, DISK_GB: 2, SRIOV_NET_VF: 4, PCPU: 14} as const
@@ -78,7 +79,7 @@ describe('capacity rule at the candidate level', () => {
     const inv = s.placement.inventories.find((i) => i.resource_class_id === RC.VCPU)
     if (!inv) throw new Error('no VCPU inventory')
     inv.reserved = reserved
-    inv.allocation_ratio = mysqlFloat(ratio)
+    inv.allocation_ratio = floatStored(ratio)
     inv.max_unit = 1000 // only the capacity rule is under test here
     const {r} = candidates(s, request([group('', {VCPU: amount})]))
     expect(r.all.length).toBe(ok ? 1 : 0)

@@ -2,7 +2,8 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
-import {allocationCandidates, checkCandidateCapacity, checkClaimCapacity, mysqlFloat, mysqlFloatText, providerIndex} from '../../src/lib/engine/placement.js'
+import {floatRead, floatStored} from '../../src/lib/domain/placement-capacity.js'
+import {allocationCandidates, checkCandidateCapacity, checkClaimCapacity, providerIndex} from '../../src/lib/engine/placement.js'
 import {emptyGroup, inventoryOf, type PlacementRequest} from '../../src/lib/engine/placement.js'
 import {buildCloud} from './cloud.js'
 
@@ -25,7 +26,7 @@ describe('capacity rule (research_context._capacity_check_clause)', () => {
     [3944, 512, 1.5, 5084, 64, true],
     [3944, 512, 1.5, 5085, 64, false],
   ])('total %i reserved %i ratio %f used %i amount %i -> %s', (total, reserved, ratio, used, amount, ok) => {
-    expect(checkCandidateCapacity(inv({total, reserved, allocation_ratio: mysqlFloat(ratio), max_unit: 100000}), used, amount, 'VCPU').ok).toBe(ok)
+    expect(checkCandidateCapacity(inv({total, reserved, allocation_ratio: floatStored(ratio), max_unit: 100000}), used, amount, 'VCPU').ok).toBe(ok)
   })
 
   it.each([
@@ -39,8 +40,8 @@ describe('capacity rule (research_context._capacity_check_clause)', () => {
   })
 
   it('reads FLOAT columns back as placement does', () => {
-    expect(mysqlFloat(0.9)).toBe(0.8999999761581421)
-    expect(mysqlFloatText(0.8999999761581421)).toBe(0.9)
+    expect(floatStored(0.9)).toBe(0.8999999761581421)
+    expect(floatRead(0.8999999761581421)).toBe(0.9)
     // the claim (Python, text value) accepts the exact fit the candidate query (SQL, float value) refused
     const i = inv({total: 10, allocation_ratio: 0.8999999761581421})
     expect(checkCandidateCapacity(i, 0, 9, 'VCPU').ok).toBe(false)

@@ -4,6 +4,7 @@
  */
 import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
+import {SHARING_TRAIT} from '../domain/placement-capacity.js'
 import {
   type HostNumaTopology,
   type InstanceFlavors,
@@ -21,7 +22,6 @@ export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error'
 /** Of the done statuses, those after which the move did not happen. */
 export const MIGRATION_FAILED_STATUSES = new Set(['error', 'failed', 'cancelled'])
 
-export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
 
@@ -412,14 +412,7 @@ export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value])
 }
 
-/** placement stores allocation_ratio as a MySQL FLOAT: read back through a double it is 0.8999999761581421, not 0.9. */
-export function floatColumn(v: number): number {
-  return Number(Math.fround(v).toPrecision(7))
-}
-
-export function capacityOf(inv: {total: number; reserved: number; allocation_ratio: number}): number {
-  return (inv.total - inv.reserved) * floatColumn(inv.allocation_ratio)
-}
+export {capacityOf, floatRead as floatColumn} from '../domain/placement-capacity.js'
 
 export function sortedNumbers(values: Iterable<number>): number[] {
   return [...values].sort((a, b) => a - b)

@@ -5,7 +5,7 @@ export {defaultSchedulerConfig, applyNovaConf, parseMultiplier, ZED_DEFAULT_FILT
 export type {SchedulerConfig, PciAlias} from './config.js'
 export type {BootRequest, MoveRequest, RequestSpec} from './request.js'
 export {availableZones, buildRequestSpec, placementRequestFor, runRequestFilters, findFlavor} from './request.js'
-export {allocationCandidates, providerIndex, toQueryString, mysqlFloat, mysqlFloatText, checkCandidateCapacity, checkClaimCapacity} from './placement.js'
+export {allocationCandidates, providerIndex, toQueryString, checkCandidateCapacity, checkClaimCapacity} from './placement.js'
 export {FILTERS, resolveFilters} from './filters.js'
 export {WEIGHERS, resolveWeighers, normalize, weighHosts} from './weighers.js'
 export {DEFAULT_SEED, createRng} from './rng.js'

@@ -9,26 +9,11 @@
  * - provider summaries / consolidated groups (allocation_candidate._build_provider_summaries):
  *     capacity = int((total - reserved) * ratio) in Python, with the ratio read back as text ("0.9");
  * - the claim (allocation._check_capacity_exceeded) also works in Python on the text value.
+ * The formulas and the two readings of the FLOAT live in domain/placement-capacity.ts.
  */
 import type {CloudModel} from '../domain/model.js'
+import {capacityOf, floatRead, floatStored, SHARING_TRAIT, sqlCapacityOf, summaryCapacityOf} from '../domain/placement-capacity.js'
 import type {Inventory, ResourceProvider} from '../domain/snapshot.js'
-
-export const MISC_SHARES_VIA_AGGREGATE = 'MISC_SHARES_VIA_AGGREGATE'
-
-/** The single-precision value of a MySQL FLOAT, widened to double as MySQL does in arithmetic. */
-export function mysqlFloat(ratio: number): number {
-  return Math.fround(ratio)
-}
-
-/** The value a client reads back for a FLOAT column: the shortest decimal that round-trips in float32. */
-export function mysqlFloatText(ratio: number): number {
-  const f = Math.fround(ratio)
-  for (let p = 1; p <= 9; p++) {
-    const d = Number(f.toPrecision(p))
-    if (Math.fround(d) === f) return d
-  }
-  return f
-}
 
 export interface ProviderInventory {
   rcId: number
@@ -49,9 +34,6 @@ export interface ProviderInventory {
 }
 
 export function inventoryOf(inv: Inventory): ProviderInventory {
-  const usable = inv.total - inv.reserved
-  const ratioText = mysqlFloatText(inv.allocation_ratio)
-  const py = usable * ratioText
   return {
     rcId: inv.resource_class_id,
     total: inv.total,
@@ -60,10 +42,10 @@ export function inventoryOf(inv: Inventory): ProviderInventory {
     maxUnit: inv.max_unit,
     stepSize: inv.step_size,
     ratio: inv.allocation_ratio,
-    sqlCapacity: usable * mysqlFloat(inv.allocation_ratio),
-    pyCapacity: py,
-    summaryCapacity: Math.trunc(py),
-    ratioText,
+    sqlCapacity: sqlCapacityOf(inv),
+    pyCapacity: capacityOf(inv),
+    summaryCapacity: summaryCapacityOf(inv),
+    ratioText: floatRead(inv.allocation_ratio),
   }
 }
 
@@ -100,8 +82,8 @@ function fmtCap(c: number): string {
   return Number.isInteger(c) ? String(c) : c.toFixed(6).replace(/0+$/, '')
 }
 function fmtRatio(r: number): string {
-  const f = Math.fround(r)
-  return f === mysqlFloatText(r) ? String(mysqlFloatText(r)) : `${mysqlFloatText(r)} (float ${f})`
+  const f = floatStored(r)
+  return f === floatRead(r) ? String(floatRead(r)) : `${floatRead(r)} (float ${f})`
 }
 
 export interface ProviderInfo {
@@ -155,7 +137,7 @@ export class ProviderIndex {
       for (const rcId of info.inventories.keys()) push(this.byResourceClass, rcId, info)
       for (const agg of info.aggregates) push(this.byAggregate, agg, info)
       push(this.treeMembers, info.rootId, info)
-      if (info.traits.has(MISC_SHARES_VIA_AGGREGATE)) this.sharing.add(rp.id)
+      if (info.traits.has(SHARING_TRAIT)) this.sharing.add(rp.id)
     }
     this.hasTrees = trees
     this.knownTraits = new Set(model.traitNamesById.values())
