@@ -13,6 +13,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {createRng} from '../../src/lib/engine/rng.js'
+
 export const PYTHON = process.env.CLOUDCTL_PYTHON ?? '/usr/bin/python3'
 const DRIVER = fileURLToPath(new URL('nova_driver.py', import.meta.url))
 
@@ -53,20 +55,13 @@ export function runNova<T>(doc: Record<string, unknown>): T {
   return JSON.parse(out.toString('utf8')) as T
 }
 
-/** mulberry32: the cases are random but the same on every run. */
+/** The engine's seeded generator: the cases are random but the same on every run. */
 export function seeded(seed: number): {int(n: number): number; pick<T>(xs: readonly T[]): T; chance(p: number): boolean} {
-  let a = seed >>> 0
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const rng = createRng(seed)
   return {
-    int: (n) => Math.floor(next() * n),
-    pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number],
-    chance: (p) => next() < p,
+    int: (n) => rng.int(n),
+    pick: (xs) => xs[rng.int(xs.length)] as (typeof xs)[number],
+    chance: (p) => rng.next() < p,
   }
 }
 

@@ -28,13 +28,6 @@ import {buildHostState, hostStateBase, type HostState} from '../engine/host-stat
 import {checkClaimCapacity, placementBadRequest, type PlacementRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory, type UsageView} from '../engine/placement.js'
 import type {RequestSpec} from '../engine/request.js'
 
-/** Filters whose verdict depends on what the simulation consumed and that only get stricter. */
-const COUNTER_FILTERS = new Set(['RamFilter', 'CoreFilter', 'DiskFilter', 'NumInstancesFilter', 'AggregateNumInstancesFilter', 'IoOpsFilter', 'AggregateIoOpsFilter'])
-/** Filters that read neither the flavor nor consumed state: one verdict per host for a whole run. */
-const REQUEST_LEVEL_FILTERS = new Set(['ComputeFilter', 'ImagePropertiesFilter', 'AvailabilityZoneFilter', 'AggregateMultiTenancyIsolation', 'IsolatedHostsFilter', 'SameHostFilter', 'DifferentHostFilter'])
-/** HostState attributes consumeHost changes, by their nova names (ComputeCapabilitiesFilter can read them). */
-const CONSUMED_ATTRS = new Set(['free_ram_mb', 'free_disk_mb', 'vcpus_used', 'num_instances', 'num_io_ops'])
-
 export interface FlavorPlan {
   spec: RequestSpec
   request: PlacementRequest
@@ -126,15 +119,6 @@ function stateAfter(hs: HostState, spec: RequestSpec, k: number): HostState {
     numInstances: hs.numInstances + k,
     numIoOps: hs.numIoOps + k,
   }
-}
-
-function capabilitiesAreDynamic(spec: RequestSpec): boolean {
-  for (const key of Object.keys(spec.extraSpecs)) {
-    const scope = key.split(':')
-    if (scope.length === 1 && CONSUMED_ATTRS.has(key)) return true
-    if (scope[0] === 'capabilities' && CONSUMED_ATTRS.has(scope[1] ?? '')) return true
-  }
-  return false
 }
 
 export function numaLabel(spec: RequestSpec, r: {label: string}): string {
@@ -290,12 +274,11 @@ export function countPerHost(cc: CapacityContext, plan: FlavorPlan, opts: {onlyH
   const stepped: HostFilter[] = []
   let antiAffinity = false
   filters.forEach((f, i) => {
-    if (COUNTER_FILTERS.has(f.name)) counters.push(f)
-    else if (f.name === 'ServerGroupAntiAffinityFilter' && spec.group?.policy === 'anti-affinity') antiAffinity = true
-    else if (f.name === 'NUMATopologyFilter' && spec.numaTopology) stepped.push(f)
-    else if (f.name === 'PciPassthroughFilter' && spec.pciRequests.length > 0) stepped.push(f)
-    else if (f.name === 'ComputeCapabilitiesFilter' && capabilitiesAreDynamic(spec)) stepped.push(f)
-    else if (REQUEST_LEVEL_FILTERS.has(f.name)) requestLevel.push(i)
+    const reads = f.reads(spec)
+    if (reads === 'counters') counters.push(f)
+    else if (reads === 'group') antiAffinity = true
+    else if (reads === 'placed') stepped.push(f)
+    else if (reads === 'request') requestLevel.push(i)
     else flavorStatic.push(i)
   })
   const maxPerHost = spec.group?.rules.max_server_per_host ?? 1

@@ -24,10 +24,25 @@ export interface FilterContext {
   numaFits: Map<string, FittedCell[]>
 }
 
+/**
+ * What a filter's verdict reads beyond the host's own state. capacity/fast.ts evaluates a filter as
+ * rarely as this allows:
+ * - 'request': only the request (hints, image, zone, project): one verdict per host for every flavor;
+ * - 'flavor': the flavor too, never what the simulation placed: one verdict per host and flavor;
+ * - 'counters': the counters consumeHost moves (free RAM and disk, vCPUs used, instances, I/O ops),
+ *   only ever stricter as instances land: evaluated on the state after k instances;
+ * - 'placed': what exactly was placed (NUMA cells, PCI pools, consumed capability values): stepped
+ *   one instance at a time;
+ * - 'group': the server group's members on the host (anti-affinity's max_server_per_host).
+ */
+export type FilterInput = 'request' | 'flavor' | 'counters' | 'placed' | 'group'
+
 export interface HostFilter {
   name: string
   /** nova's run_filter_once_per_request: skipped for the 2nd and later instances of a request. */
   runOncePerRequest: boolean
+  /** What the verdict reads for this request beyond the host's own state (capacity's fast path asks). */
+  reads(spec: RequestSpec): FilterInput
   hostPasses(hs: HostState, spec: RequestSpec, ctx: FilterContext): Reason | null
 }
 
@@ -44,6 +59,7 @@ function parseTs(ts: string | null): number | null {
 export const ComputeFilter: HostFilter = {
   name: 'ComputeFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, _spec, ctx) {
     const svc = hs.service
     if (!svc) return reject('no compute service', `${hs.host} has no nova-compute service row`)
@@ -155,6 +171,19 @@ function hostAttr(hs: HostState, name: string): unknown {
   return Object.prototype.hasOwnProperty.call(map, name) ? map[name] : undefined
 }
 
+/** HostState attributes consumeHost changes, by their nova names. */
+const CONSUMED_ATTRS = new Set(['free_ram_mb', 'free_disk_mb', 'vcpus_used', 'num_instances', 'num_io_ops'])
+
+/** Whether the request's extra specs compare a capability that placing an instance changes. */
+function capabilitiesReadConsumed(spec: RequestSpec): boolean {
+  for (const key of Object.keys(spec.extraSpecs)) {
+    const scope = key.split(':')
+    if (scope.length === 1 && CONSUMED_ATTRS.has(key)) return true
+    if (scope[0] === 'capabilities' && CONSUMED_ATTRS.has(scope[1] ?? '')) return true
+  }
+  return false
+}
+
 const HOST_ATTRS_WITHOUT_VALUE = new Set(['numa_topology', 'pci_stats', 'aggregates', 'instances', 'metrics', 'updated', 'limits', 'service'])
 
 function capability(hs: HostState, scope: string[]): {value: unknown; floatLike: boolean} | null {
@@ -183,6 +212,7 @@ function capability(hs: HostState, scope: string[]): {value: unknown; floatLike:
 export const ComputeCapabilitiesFilter: HostFilter = {
   name: 'ComputeCapabilitiesFilter',
   runOncePerRequest: true,
+  reads: (spec) => (capabilitiesReadConsumed(spec) ? 'placed' : 'flavor'),
   hostPasses(hs, spec) {
     for (const [key, req] of Object.entries(spec.extraSpecs)) {
       let scope = key.split(':')
@@ -270,6 +300,7 @@ function versionSatisfies(have: string, predicate: string): boolean {
 export const ImagePropertiesFilter: HostFilter = {
   name: 'ImagePropertiesFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec, ctx) {
     const p = spec.image.properties
     const wanted = [canonArch(p.hw_architecture ?? ctx.cfg.image_properties_default_architecture), canonHv(p.img_hv_type), canonVmMode(p.hw_vm_mode)]
@@ -290,6 +321,7 @@ export const ImagePropertiesFilter: HostFilter = {
 export const ServerGroupAntiAffinityFilter: HostFilter = {
   name: 'ServerGroupAntiAffinityFilter',
   runOncePerRequest: false,
+  reads: (spec) => (spec.group?.policy === 'anti-affinity' ? 'group' : 'flavor'),
   hostPasses(hs, spec) {
     const g = spec.group
     if (!g || g.policy !== 'anti-affinity') return null
@@ -306,6 +338,7 @@ export const ServerGroupAntiAffinityFilter: HostFilter = {
 export const ServerGroupAffinityFilter: HostFilter = {
   name: 'ServerGroupAffinityFilter',
   runOncePerRequest: false,
+  reads: () => 'flavor',
   hostPasses(hs, spec) {
     const g = spec.group
     if (!g || g.policy !== 'affinity') return null
@@ -319,6 +352,7 @@ export const ServerGroupAffinityFilter: HostFilter = {
 export const NUMATopologyFilter: HostFilter = {
   name: 'NUMATopologyFilter',
   runOncePerRequest: false,
+  reads: (spec) => (spec.numaTopology ? 'placed' : 'flavor'),
   hostPasses(hs, spec, ctx) {
     const p = spec.image.properties
     const policies = [spec.extraSpecs['hw:cpu_policy'], p.hw_cpu_policy]
@@ -363,6 +397,7 @@ function countByCell(pools: PciPool[]): Map<number, number> {
 export const AvailabilityZoneFilter: HostFilter = {
   name: 'AvailabilityZoneFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec, ctx) {
     const az = spec.availabilityZone
     if (!az) return null
@@ -375,6 +410,7 @@ export const AvailabilityZoneFilter: HostFilter = {
 export const AggregateInstanceExtraSpecsFilter: HostFilter = {
   name: 'AggregateInstanceExtraSpecsFilter',
   runOncePerRequest: true,
+  reads: () => 'flavor',
   hostPasses(hs, spec) {
     const specs = Object.entries(spec.extraSpecs)
     if (specs.length === 0) return null
@@ -397,6 +433,7 @@ export const AggregateInstanceExtraSpecsFilter: HostFilter = {
 export const AggregateMultiTenancyIsolation: HostFilter = {
   name: 'AggregateMultiTenancyIsolation',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec) {
     const md = aggregateMetadata(hs, 'filter_tenant_id')
     if (md.size === 0) return null
@@ -409,6 +446,7 @@ export const AggregateMultiTenancyIsolation: HostFilter = {
 export const IsolatedHostsFilter: HostFilter = {
   name: 'IsolatedHostsFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec, ctx) {
     const {isolated_hosts: hosts, isolated_images: images, restrict_isolated_hosts_to_isolated_images: restrict} = ctx.cfg
     const hostIsolated = hosts.includes(hs.host)
@@ -422,6 +460,7 @@ export const IsolatedHostsFilter: HostFilter = {
 export const SameHostFilter: HostFilter = {
   name: 'SameHostFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec) {
     const want = spec.hints.same_host
     if (!want || want.length === 0) return null
@@ -432,6 +471,7 @@ export const SameHostFilter: HostFilter = {
 export const DifferentHostFilter: HostFilter = {
   name: 'DifferentHostFilter',
   runOncePerRequest: true,
+  reads: () => 'request',
   hostPasses(hs, spec) {
     const avoid = spec.hints.different_host
     if (!avoid || avoid.length === 0) return null
@@ -446,6 +486,7 @@ function ioOps(name: string, perAggregate: boolean): HostFilter {
   return {
     name,
     runOncePerRequest: false,
+    reads: () => 'counters',
     hostPasses(hs, _spec, ctx) {
       const max = perAggregate ? aggregateNumber(hs, 'max_io_ops_per_host', ctx.cfg.max_io_ops_per_host, 'int').value : ctx.cfg.max_io_ops_per_host
       return hs.numIoOps < max ? null : reject('too many I/O operations', `${hs.numIoOps} I/O-heavy operations, max_io_ops_per_host=${max}`, max, hs.numIoOps)
@@ -457,6 +498,7 @@ function numInstances(name: string, perAggregate: boolean): HostFilter {
   return {
     name,
     runOncePerRequest: false,
+    reads: () => 'counters',
     hostPasses(hs, _spec, ctx) {
       const max = perAggregate ? aggregateNumber(hs, 'max_instances_per_host', ctx.cfg.max_instances_per_host, 'int').value : ctx.cfg.max_instances_per_host
       return hs.numInstances < max ? null : reject('too many instances', `${hs.numInstances} instances, max_instances_per_host=${max}`, max, hs.numInstances)
@@ -510,6 +552,7 @@ export function pciSupports(pools: PciPool[], requests: PciRequest[]): {ok: true
 export const PciPassthroughFilter: HostFilter = {
   name: 'PciPassthroughFilter',
   runOncePerRequest: false,
+  reads: (spec) => (spec.pciRequests.length > 0 ? 'placed' : 'flavor'),
   hostPasses(hs, spec) {
     if (spec.pciRequests.length === 0) return null
     const r = pciSupports(hs.pciPools, spec.pciRequests)
@@ -522,6 +565,7 @@ export const PciPassthroughFilter: HostFilter = {
 export const RamFilter: HostFilter = {
   name: 'RamFilter',
   runOncePerRequest: false,
+  reads: () => 'counters',
   hostPasses(hs, spec) {
     const limit = hs.totalUsableRamMb * hs.ramAllocationRatio
     const usable = limit - (hs.totalUsableRamMb - hs.freeRamMb)
@@ -532,6 +576,7 @@ export const RamFilter: HostFilter = {
 export const CoreFilter: HostFilter = {
   name: 'CoreFilter',
   runOncePerRequest: false,
+  reads: () => 'counters',
   hostPasses(hs, spec) {
     if (!hs.vcpusTotal) return null
     if (spec.vcpus > hs.vcpusTotal) return reject('insufficient vCPUs', `needs ${spec.vcpus} vCPUs, host has ${hs.vcpusTotal} (cannot overcommit against itself)`, spec.vcpus, hs.vcpusTotal)
@@ -543,6 +588,7 @@ export const CoreFilter: HostFilter = {
 export const DiskFilter: HostFilter = {
   name: 'DiskFilter',
   runOncePerRequest: false,
+  reads: () => 'counters',
   hostPasses(hs, spec) {
     const requested = 1024 * ((spec.isBfv ? 0 : spec.rootGb) + spec.ephemeralGb) + spec.swap
     const total = hs.totalUsableDiskGb * 1024
