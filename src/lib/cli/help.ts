@@ -1,4 +1,6 @@
-import {Command, Help, type Interfaces} from '@oclif/core'
+import type {Command, Interfaces} from '@oclif/core'
+// The help module alone: the package index loads every export (and semver) on each `--help`.
+import {Help} from '@oclif/core/help'
 
 import {exitCodeHelp} from '../errors.js'
 
