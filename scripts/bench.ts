@@ -79,6 +79,8 @@ async function main(): Promise<void> {
   process.stderr.write(`building the CLI\n`)
   // Emit in place rather than `npm run build` (which empties dist/ first): the bench may run beside tests.
   await execa('npx', ['tsc', '-p', 'tsconfig.json'], {cwd: ROOT})
+  // The manifest is part of the build: a stale one would hide new commands and flags from --help.
+  await execa('npx', ['oclif', 'manifest'], {cwd: ROOT})
 
   process.stderr.write(`generating ${HOSTS} hosts / ${INSTANCES} instances\n`)
   let t0 = performance.now()
