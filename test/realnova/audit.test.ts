@@ -12,7 +12,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cloudctl} from '../support/cli.js'
 import type {DbKey} from '../../src/lib/repairs/plan.js'
 import {type Dump, type RowChange, closeConnection, diffDumps, dumpAll, openConnection} from '../repairs/support.js'
-import {ENABLE_HINT, type PlacementServer, type RealCloud, missingNova, novaManage, playScenarios, realCloud, startPlacement} from './support.js'
+import {ENABLE_HINT, type PlacementServer, type RealCloud, missingNova, novaManage, playScenarios, realCloud, rebootRepaired, repairedRows, startPlacement} from './support.js'
 
 interface Finding {
   code: string
@@ -182,6 +182,8 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
   /** Every row before the repairs (duplicate scenarios: the repair's reach and its undo are compared with it). */
   let beforeRepairs: Dump | undefined
   let repairChanges: RowChange[] = []
+  /** Undo files of the repairs, in the order they ran. */
+  const undoFiles: string[] = []
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'realnova-state-'))
@@ -220,6 +222,7 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     for (const args of spec.repairs) {
       const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
       expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
+      for (const f of readdirSync(stateDir).filter((x) => x.endsWith('.json')).sort()) if (!undoFiles.includes(join(stateDir, f))) undoFiles.push(join(stateDir, f))
     }
     const {findings} = await audit(cloud as RealCloud)
     expect(incidents(findings)).toEqual(spec.after ?? [])
@@ -261,6 +264,16 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     expect(sim.exitCode, sim.output).toBe(0)
     expect(sim.result.instances.map((i) => i.host)).toEqual([host])
   })
+
+  it.runIf(spec.blockedBoot === true)('real nova boots it there once it reads the repaired rows (the same play, the rows the repairs wrote, the same request through the API)', async () => {
+    const blocked = (cloud as RealCloud).notes.blocked_boot as {host: string}
+    const rows = await repairedRows(undoFiles)
+    // The pinning and usage repairs write host2's compute node row, and nothing else.
+    expect(rows.map((r) => [r.table, r.key])).toEqual([['compute_nodes', {host: blocked.host, hypervisor_hostname: blocked.host}]])
+    const outcome = await rebootRepaired(scenario, rows)
+    expect(outcome.before_repair.fault).toMatch(/^No valid host was found/)
+    expect(outcome.after_repair, JSON.stringify(outcome)).toMatchObject({status: 'ACTIVE', host: blocked.host, fault: null})
+  }, 900_000)
 
   it.runIf(spec.duplicate !== undefined)(`real nova-manage cell_v2 verify_instance afterwards: the API uses the ${spec.duplicate?.after} copy`, async () => {
     const v = await verifyDuplicate(cloud as RealCloud)

@@ -4,6 +4,7 @@
   factory.py drop --prefix P
   factory.py templates
   factory.py dumps [--jobs N] [SCENARIO...]  -> plays the uncached ones
+  factory.py reboot --scenario NAME --changes FILE  -> reboot.py's outcome
 
 Schemas come from the real `nova-manage api_db sync`, `cell_v2 map_cell0`,
 `cell_v2 create_cell`, `db sync` and `placement-manage db sync`, run once
@@ -407,6 +408,41 @@ def drop(prefix):
         conn.close()
 
 
+# ------------------------------------------------------------------ reboot
+
+def reboot(scenario, changes_path):
+    """reboot.py on the scenario with the repaired rows: the outcome of the
+    blocked boot once real nova reads what cloudctl wrote. Cached like the
+    dumps, by the scenario's play, reboot.py and the rows (without the
+    repair's timestamps), which a repair of the same dump writes the same."""
+    with open(changes_path) as f:
+        changes = json.load(f)
+    with open(os.path.join(HERE, 'reboot.py')) as f:
+        mine = f.read()
+    key = _key('reboot', scenario, _version('python3-nova'),
+               _version('python3-placement'), driver_hash(scenario), mine,
+               json.dumps(changes, sort_keys=True))
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, 'reboot-%s-%s.json' % (scenario, key))
+    with open(os.path.join(CACHE, '.lock-reboot-%s' % scenario), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(path):
+            log = path[:-5] + '.log'
+            env = dict(os.environ, REALNOVA_DUMP=path,
+                       REALNOVA_REPAIRED=os.path.abspath(changes_path))
+            with open(log, 'w') as out:
+                rc = subprocess.run(
+                    [PYTHON, '-m', 'testtools.run',
+                     'reboot.RepairedClouds.test_%s' % scenario],
+                    cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
+                ).returncode
+            if rc != 0 or not os.path.exists(path):
+                raise FactoryError('reboot of %s failed in the nova harness; '
+                                   'see %s' % (scenario, log))
+        with open(path) as f:
+            return json.load(f)
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog='factory.py')
     sub = p.add_subparsers(dest='cmd', required=True)
@@ -416,6 +452,9 @@ def main(argv):
     d = sub.add_parser('drop')
     d.add_argument('--prefix', required=True)
     sub.add_parser('templates')
+    r = sub.add_parser('reboot')
+    r.add_argument('--scenario', required=True)
+    r.add_argument('--changes', required=True)
     ds = sub.add_parser('dumps')
     ds.add_argument('--jobs', type=int, default=2)
     ds.add_argument('scenario', nargs='*')
@@ -425,6 +464,8 @@ def main(argv):
             out = cloud(args.scenario, args.prefix)
         elif args.cmd == 'dumps':
             out = ensure_dumps(args.scenario or scenarios(), args.jobs)
+        elif args.cmd == 'reboot':
+            out = reboot(args.scenario, args.changes)
         elif args.cmd == 'drop':
             drop(args.prefix)
             out = {}

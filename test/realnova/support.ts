@@ -61,6 +61,65 @@ export async function realCloud(scenario: string): Promise<RealCloud> {
   return {...out, prefix, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
 }
 
+/** One row cloudctl's repairs wrote, by its natural key: the columns they changed, before and after. */
+export interface RepairedRow {
+  table: string
+  key: Record<string, unknown>
+  before: Record<string, unknown>
+  after: Record<string, unknown>
+}
+
+/** Natural keys the reboot matches rows by (ids and uuids differ from play to play). */
+const NATURAL_KEYS: Record<string, string[]> = {compute_nodes: ['host', 'hypervisor_hostname']}
+
+/**
+ * What the repairs wrote, from their undo files in the order they ran: one entry per row, the first
+ * before-image and the last after-image of each changed column. updated_at is the repair's clock (the
+ * reboot stamps its own). A table without a natural key here is fatal: the reboot would not know it.
+ */
+export async function repairedRows(undoFiles: string[]): Promise<RepairedRow[]> {
+  const {readFile} = await import('node:fs/promises')
+  const out = new Map<string, RepairedRow>()
+  for (const file of undoFiles) {
+    const undo = JSON.parse(await readFile(file, 'utf8')) as {records: Array<{table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}>}
+    for (const r of undo.records) {
+      const cols = NATURAL_KEYS[r.table]
+      if (!cols || !r.before || !r.after) throw new Error(`the reboot cannot carry ${r.before && r.after ? 'an update' : 'an insert or delete'} of ${r.table}`)
+      const key = Object.fromEntries(cols.map((c) => [c, r.before?.[c]]))
+      const id = JSON.stringify([r.table, key])
+      const row = out.get(id) ?? {table: r.table, key, before: {}, after: {}}
+      out.set(id, row)
+      for (const [c, v] of Object.entries(r.after)) {
+        if (c === 'updated_at' || JSON.stringify(r.before[c]) === JSON.stringify(v)) continue
+        if (!(c in row.before)) row.before[c] = r.before[c]
+        row.after[c] = v
+      }
+    }
+  }
+  return [...out.values()]
+}
+
+export interface RebootOutcome {
+  written: Array<Record<string, unknown>>
+  before_repair: {server: string; fault: string}
+  after_repair: {server: string; status: string; host: string | null; fault: string | null}
+}
+
+/**
+ * The scenario played again in nova's harness with the repaired rows written into its databases, and
+ * the boot the fault had blocked sent once more through the real API (reboot.py; cached).
+ */
+export async function rebootRepaired(scenario: string, rows: RepairedRow[]): Promise<RebootOutcome> {
+  const {writeFile, rm} = await import('node:fs/promises')
+  const dir = await privateDir()
+  try {
+    await writeFile(`${dir}/changes.json`, JSON.stringify(rows), {mode: 0o600})
+    return JSON.parse(await factory(['reboot', '--scenario', scenario, '--changes', `${dir}/changes.json`])) as RebootOutcome
+  } finally {
+    await rm(dir, {recursive: true, force: true})
+  }
+}
+
 /** The real placement WSGI app (Debian's placement-api) over a cloud's placement database, noauth2. */
 export interface PlacementServer {
   url: string
