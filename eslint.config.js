@@ -87,10 +87,16 @@ export default tseslint.config(
   // Per folder of src/lib: the packages above, plus the layer rule (these blocks replace the one above there).
   ...layerBlocks(),
   {
-    // Issue 14: the command plumbing stays readable whole. The simulate boot files are being split by
-    // the boot restructuring and join the globs once it lands.
-    files: ['src/lib/cli/**/*.ts', 'src/lib/ui/**/*.ts', 'src/commands/**/*.ts'],
-    ignores: ['src/commands/simulate/boot.ts', 'src/commands/simulate/migrate.ts', 'src/lib/cli/boot-request.ts', 'src/lib/cli/boot-flags.ts'],
+    // Issue 14: the command plumbing, and the scheduler pipeline around the one large algorithm
+    // (placement.ts, numa.ts, filters.ts), stays readable whole.
+    files: [
+      'src/lib/cli/**/*.ts',
+      'src/lib/ui/**/*.ts',
+      'src/commands/**/*.ts',
+      'src/lib/engine/{pipeline,request,request-filters,host-list,result,explain,state,migrate}.ts',
+      'src/lib/scenario/{index,boot-what-if}.ts',
+      'src/lib/output/{simulation,migration}-formatter.ts',
+    ],
     rules: {'max-lines': ['error', {max: 400}], 'max-lines-per-function': ['error', {max: 80}]},
   },
   {

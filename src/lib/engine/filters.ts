@@ -2,6 +2,7 @@
  * Stage 6: host filters, named and behaving as nova's (nova/scheduler/filters/*.py, Zed). Each
  * returns null (pass) or a Reason that says why, with numbers where there are numbers.
  */
+import type {Service} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
 import {aggregateMetadata, aggregateNumber, pyFloat, type HostState, type PciPool} from './host-state.js'
 import {fitInstanceToHost, type FittedCell} from './numa.js'
@@ -64,16 +65,19 @@ export const ComputeFilter: HostFilter = {
     const svc = hs.service
     if (!svc) return reject('no compute service', `${hs.host} has no nova-compute service row`)
     if (svc.disabled) return reject('disabled', `nova-compute on ${hs.host} is disabled${svc.disabled_reason ? ` (reason: ${svc.disabled_reason})` : ''}`)
-    if (svc.forced_down) return reject('compute service down', `nova-compute on ${hs.host} is forced down`)
-    // servicegroup db driver: last_seen_up, else created_at (updated_at is not consulted)
-    const last = parseTs(svc.last_seen_up) ?? parseTs(svc.created_at)
-    if (last === null) return reject('compute service down', `nova-compute on ${hs.host} has never reported`)
-    const elapsed = (ctx.now.getTime() - last) / 1000
-    if (Math.abs(elapsed) > ctx.cfg.service_down_time) {
-      return reject('compute service down', `nova-compute on ${hs.host} last reported ${Math.round(elapsed)}s before the snapshot (service_down_time=${ctx.cfg.service_down_time}s)`)
-    }
-    return null
+    const down = serviceDown(svc, ctx.now, ctx.cfg.service_down_time)
+    return down === null ? null : reject('compute service down', `nova-compute on ${hs.host} ${down}`)
   },
+}
+
+/** servicegroup's is_up (db driver), whatever the disabled flag: null when up, else why it is down. */
+export function serviceDown(svc: Service, now: Date, serviceDownTime: number): string | null {
+  if (svc.forced_down) return 'is forced down'
+  // last_seen_up, else created_at (updated_at is not consulted)
+  const last = parseTs(svc.last_seen_up) ?? parseTs(svc.created_at)
+  if (last === null) return 'has never reported'
+  const elapsed = (now.getTime() - last) / 1000
+  return Math.abs(elapsed) > serviceDownTime ? `last reported ${Math.round(elapsed)}s before the snapshot (service_down_time=${serviceDownTime}s)` : null
 }
 
 // ---------------------------------------------------------------- extra_specs_ops

@@ -39,11 +39,11 @@ function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(4)
 }
 
-export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; why?: string[]} = {}): string {
+export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; why?: string[]; verb?: string} = {}): string {
   const c = theme()
   const out: string[] = []
   const rq = r.request
-  out.push(c.bold(`Boot ${rq.num_instances} x ${rq.flavor}`) + ` (${rq.vcpus} vCPU, ${rq.memory_mb} MB RAM, ${rq.disk_gb} GB disk${rq.boot_from_volume ? ', boot from volume' : ''})` + (rq.availability_zone ? ` in AZ ${rq.availability_zone}` : '') + `  seed=${r.seed}`)
+  out.push(c.bold(`${opts.verb ?? 'Boot'} ${rq.num_instances} x ${rq.flavor}`) + ` (${rq.vcpus} vCPU, ${rq.memory_mb} MB RAM, ${rq.disk_gb} GB disk${rq.boot_from_volume ? ', boot from volume' : ''})` + (rq.availability_zone ? ` in AZ ${rq.availability_zone}` : '') + `  seed=${r.seed}`)
   if (rq.numa) out.push(`  NUMA request: ${rq.numa}`)
   const ran = r.prefilters.filter((p) => p.ran)
   if (ran.length > 0) {
