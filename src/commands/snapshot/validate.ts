@@ -18,7 +18,7 @@ export interface SnapshotValidateResult {
 
 export default class SnapshotValidate extends CloudctlCommand<typeof SnapshotValidate> {
   static override args = {
-    file: Args.string({description: 'Snapshot file (JSON or YAML, optionally .gz).', required: true}),
+    file: Args.string({description: 'Snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz).', required: true}),
   }
 
   static override description =

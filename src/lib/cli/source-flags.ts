@@ -11,7 +11,7 @@ import type {SourceOptions} from '../snapshot/source.js'
 export const sourceFlags = {
   snapshot: Flags.string({
     char: 's',
-    summary: 'Read a snapshot file (JSON or YAML, optionally .gz) instead of the live databases.',
+    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz) instead of the live databases.',
     helpGroup: 'SOURCE',
     env: 'CLOUDCTL_SNAPSHOT',
   }),
