@@ -6,10 +6,10 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {defaultSchedulerConfig, type SchedulerConfig} from '../../src/lib/engine/config.js'
+import {defaultSchedulerConfig, type EngineRelease, type SchedulerConfig} from '../../src/lib/engine/config.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
 import type {RequestSpec} from '../../src/lib/engine/request.js'
-import {multiplierFor, normalize, resolveWeighers, weighHosts, WEIGHERS} from '../../src/lib/engine/weighers.js'
+import {imagePropsWeight, multiplierFor, normalize, resolveWeighers, weighHosts, WEIGHERS} from '../../src/lib/engine/weighers.js'
 import {aggregate, hostState, requestSpec} from './states.js'
 
 const cfg = (over: Partial<SchedulerConfig> = {}): SchedulerConfig => ({...defaultSchedulerConfig(), ...over})
@@ -75,9 +75,16 @@ describe('each weigher: raw value, normalisation, default multiplier', () => {
     expect(weigh(['ServerGroupSoftAntiAffinityWeigher'], hosts, {spec: {group}}).map((w) => w.weight)).toEqual([0, 0])
   })
 
-  it('nova default multipliers', () => {
-    const c = defaultSchedulerConfig()
-    expect(Object.values(WEIGHERS).map((w) => [w.name, c[w.option], Boolean(w.negateMultiplier)])).toEqual([
+  it('nova default multipliers, per release: all_weighers of each and the value of each option', () => {
+    const defaults = (release: EngineRelease) => {
+      const c = defaultSchedulerConfig(release)
+      return c.weight_classes.map((n) => {
+        const w = WEIGHERS[n]
+        if (!w) throw new Error(`${n} is not an engine weigher`)
+        return [w.name, c[w.option], Boolean(w.negateMultiplier)]
+      })
+    }
+    const zed = [
       ['RAMWeigher', 1, false],
       ['CPUWeigher', 1, false],
       ['DiskWeigher', 1, false],
@@ -87,7 +94,65 @@ describe('each weigher: raw value, normalisation, default multiplier', () => {
       ['ServerGroupSoftAntiAffinityWeigher', 1, false],
       ['BuildFailureWeigher', 1000000, true],
       ['CrossCellWeigher', 1000000, false],
+    ]
+    expect(defaults('zed')).toEqual(zed)
+    // nova 31: three more weighers in nova/scheduler/weights, one of them on by default
+    expect(defaults('2025.1')).toEqual([...zed, ['HypervisorVersionWeigher', 1, false], ['NumInstancesWeigher', 0, false], ['ImagePropertiesWeigher', 0, false]])
+  })
+})
+
+describe('2025.1 weighers (nova 31)', () => {
+  it('HypervisorVersionWeigher prefers the newer hypervisor; an unreported version counts 0; no minval', () => {
+    const hosts = [h('old', {hypervisorVersion: 6000000}), h('new', {hypervisorVersion: 8000000}), h('none', {hypervisorVersion: null as unknown as number})]
+    const out = weigh(['HypervisorVersionWeigher'], hosts, {cfg: {hypervisor_version_weight_multiplier: 1}})
+    expect(out.map((w) => [w.hs.host, w.parts?.[0]?.raw, w.weight])).toEqual([
+      ['new', 8000000, 1],
+      ['old', 6000000, 0.75],
+      ['none', 0, 0],
     ])
+    // only the hosts' own min / max bound it: 6000000 .. 8000000
+    const two = weigh(['HypervisorVersionWeigher'], hosts.slice(0, 2), {cfg: {hypervisor_version_weight_multiplier: -2}})
+    expect(two.map((w) => [w.hs.host, w.weight])).toEqual([
+      ['old', 0],
+      ['new', -2],
+    ])
+  })
+
+  it('NumInstancesWeigher: positive packs, negative spreads, 0 (default) leaves the order', () => {
+    const hosts = [h('a', {numInstances: 1}), h('b', {numInstances: 5}), h('c', {numInstances: 3})]
+    expect(weigh(['NumInstancesWeigher'], hosts, {cfg: {num_instances_weight_multiplier: 1}}).map((w) => [w.hs.host, w.weight])).toEqual([
+      ['b', 1],
+      ['c', 0.5],
+      ['a', 0],
+    ])
+    expect(weigh(['NumInstancesWeigher'], hosts, {cfg: {num_instances_weight_multiplier: -1}}).map((w) => w.hs.host)).toEqual(['a', 'c', 'b'])
+    expect(weigh(['NumInstancesWeigher'], hosts).map((w) => w.hs.host)).toEqual(['a', 'b', 'c'])
+  })
+
+  it('ImagePropertiesWeigher counts the instances sharing each requested property value, by image_props_weight_setting when set', () => {
+    const win = {os_distro: 'windows', hw_machine_type: 'pc'}
+    const existing = [{os_distro: 'linux'}, {os_distro: 'linux', hw_machine_type: 'pc'}, win]
+    // (os_distro, windows) on one instance, (hw_machine_type, pc) on two; linux is not asked for
+    expect(imagePropsWeight(win, existing, {})).toBe(3)
+    expect(imagePropsWeight(win, existing, {os_distro: 2, hw_machine_type: -1})).toBe(0)
+    // a property the setting does not name counts 0
+    expect(imagePropsWeight(win, existing, {os_distro: 1})).toBe(1)
+    expect(imagePropsWeight({}, existing, {})).toBe(0)
+  })
+
+  it('ImagePropertiesWeigher weighs hosts by their instances when the multiplier is not 0, and is 0 everywhere at its default', () => {
+    const hosts = [h('none', {instanceImageProps: []}), h('lin', {instanceImageProps: [{os_distro: 'linux'}, {os_distro: 'linux', hw_machine_type: 'pc'}]})]
+    const spec = {image: {id: 'img', diskFormat: null, properties: {os_distro: 'linux'}}}
+    expect(weigh(['ImagePropertiesWeigher'], hosts, {spec, cfg: {image_props_weight_multiplier: 1}}).map((w) => [w.hs.host, w.parts?.[0]?.raw, w.weight])).toEqual([
+      ['lin', 2, 1],
+      ['none', 0, 0],
+    ])
+    expect(weigh(['ImagePropertiesWeigher'], hosts, {spec, cfg: {image_props_weight_multiplier: -1}}).map((w) => w.hs.host)).toEqual(['none', 'lin'])
+    // snapshots carry no instance image properties: at the default multiplier nothing is read...
+    const unknown = [h('a'), h('b')]
+    expect(weigh(['ImagePropertiesWeigher'], unknown, {spec}).map((w) => w.weight)).toEqual([0, 0])
+    // ...and a non-zero one is refused rather than guessed
+    expect(() => weigh(['ImagePropertiesWeigher'], unknown, {spec, cfg: {image_props_weight_multiplier: 1}})).toThrow(/does not capture/)
   })
 })
 

@@ -4,7 +4,7 @@ import {capacityFor} from '../../lib/capacity/index.js'
 import {AuditCommand, type AuditResult, auditAllFlags} from '../../lib/cli/audit-command.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {formatFlags} from '../../lib/cli/format-flags.js'
-import {schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import {releaseChoice, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {AUDIT_CHECKS} from '../../lib/checks/index.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderAuditHtml} from '../../lib/output/audit-html.js'
@@ -71,7 +71,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
         if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model), 'HTML report', '--html')
         if (!metrics) return
         // The figure `simulate capacity` shows for every default flavor (same scheduler options and seed).
-        const capacity = capacityFor(model, {config: schedulerConfigFrom(f['nova-conf']), seed: 42})
+        const capacity = capacityFor(model, {config: schedulerConfigFrom(f['nova-conf'], releaseChoice(model.snapshot, undefined).release), seed: 42})
         text = renderOpenMetrics({report, model, capacity, durationSeconds: (performance.now() - started) / 1000})
       },
     })

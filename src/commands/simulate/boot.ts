@@ -1,6 +1,7 @@
 import {applySchedulerFlags, bootRequestFlags, explainFlags, parseBootFlags, resolveBootRequest, schedulerFlags} from '../../lib/cli/boot-flags.js'
 import type {RecordedRequest} from '../../lib/cli/boot-request.js'
-import {scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
 import {sourceFlags} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -9,12 +10,12 @@ import {renderBootReport} from '../../lib/output/simulation-formatter.js'
 import {simulateBootWhatIf, type BootWhatIfResult} from '../../lib/scenario/boot-what-if.js'
 
 export type {BootScenario} from '../../lib/scenario/boot-what-if.js'
-export type SimulateBootResult = BootWhatIfResult & {recorded_request?: RecordedRequest}
+export type SimulateBootResult = BootWhatIfResult & {recorded_request?: RecordedRequest; scheduler_release: SimulatedReleaseChoice}
 
 export default class SimulateBoot extends SimulateCommand<typeof SimulateBoot> {
   static override description = `Runs nova-api's availability-zone check, nova's request filters, placement's allocation-candidate search, the host filters and weighers and the claim, offline, and explains the outcome stage by stage: the placement query, candidates (and how many the limit cut), "Filter X: N -> M hosts", the weighed hosts and the chosen one(s), or a "0/N hosts are available: ..." summary.
 
-Faithful to nova 26 (Zed) / placement 8 by default; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed. The --json document is the same for the same input and seed.
+Faithful to nova 26 (Zed) / placement 8 or nova 31 (2025.1) / placement 13: the release the snapshot was captured from, or --release; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed. The --json document is the same for the same input and seed.
 
 The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/--like, --apply-repairs) change the snapshot in memory first and show the outcome on the snapshot as captured beside it.`
 
@@ -32,6 +33,7 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     ...bootRequestFlags,
     ...schedulerFlags,
     ...explainFlags,
+    ...releaseFlags,
     ...scenarioFlags,
   }
 
@@ -39,15 +41,18 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
 
   async run(): Promise<SimulateBootResult> {
     const f = this.flags
-    const cfg = applySchedulerFlags(this.schedulerConfig(f.filters), f)
+    applySchedulerFlags(this.schedulerConfig(f.filters), f)
     const scenario = this.scenarioOptions()
     const parsed = parseBootFlags(f)
     // request_specs are read from live databases only when a replay needs them (large).
     const snapshot = await this.readSnapshot({requestSpecs: parsed.instance !== null})
+    const release = this.simulatedRelease(snapshot)
+    const cfg = applySchedulerFlags(this.schedulerConfig(f.filters, release.release), f)
     const model = buildModel(snapshot)
     const {request, recorded} = resolveBootRequest(parsed, model)
-    const result: SimulateBootResult = simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top})
+    const result: SimulateBootResult = Object.assign(simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top}), {scheduler_release: release})
     if (recorded) result.recorded_request = recorded
+    this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
     this.out(renderBootReport(result, recorded, {explain: f.explain, why: f.why}))
     if (result.refusal) throw new ConfigError(result.refusal.message, result.refusal.hint)
     this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)

@@ -5,14 +5,15 @@ import {Flags} from '@oclif/core'
 
 import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
-import {scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
+import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
 import {sourceFlags} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
 import {renderCapacity} from '../../lib/output/capacity-formatter.js'
 
-export type SimulateCapacityResult = CapacityResult
+export type SimulateCapacityResult = CapacityResult & {scheduler_release?: SimulatedReleaseChoice}
 
 export default class SimulateCapacity extends SimulateCommand<typeof SimulateCapacity> {
   static override description = `For each flavor (default: every public, enabled flavor), how many more instances fit, counted with the scheduler engine and consumption (filters, NUMA pinning, server groups, traits, max_unit, allocation ratios), not by division; the naive division figure is shown beside it. Broken down per availability zone and aggregate, per host with --per-host (with what refuses the next instance there).
@@ -44,6 +45,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
     hint: Flags.string({summary: 'Scheduler hint group=UUID (count what the group still admits).'}),
     seed: Flags.integer({summary: 'Seed of the random choices (first member of an affinity group, --mix, --drain).', default: 42}),
     html: Flags.string({summary: 'Also write a standalone HTML report (charts per AZ, no network needed) to this file.'}),
+    ...releaseFlags,
     ...scenarioFlags,
   }
 
@@ -51,7 +53,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
 
   async run(): Promise<SimulateCapacityResult> {
     const f = this.flags
-    const config = this.schedulerConfig(f.filters)
+    this.schedulerConfig(f.filters)
     const scenario = this.scenarioOptions()
     const mix = f.mix === undefined ? undefined : parseMix(checkMixShares(f.mix))
     let group: string | undefined
@@ -61,6 +63,8 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       group = m[1]
     }
     const snapshot = await this.readSnapshot()
+    const release = this.simulatedRelease(snapshot)
+    const config = this.schedulerConfig(f.filters, release.release)
     const {report, scenario: compared} = capacityWhatIf(snapshot, scenario, {
       config,
       flavors: f.flavor,
@@ -72,7 +76,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       seed: f.seed,
       request: {projectId: f.project, ...(group ? {hints: {group}} : {})},
     })
-    const result: SimulateCapacityResult = {...report, seed: f.seed, scenario: compared}
+    const result: SimulateCapacityResult = {...report, seed: f.seed, scenario: compared, scheduler_release: release}
     if (f.html !== undefined) {
       const file = resolve(f.html)
       try {
@@ -85,6 +89,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
     }
     // The per-host usage feeds the HTML charts; --json carries it only with --per-host.
     if (!f['per-host']) delete result.hostUsage
+    this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
     this.out(renderCapacity(result, {bars: Boolean(process.stdout.isTTY)}))
     return result
   }

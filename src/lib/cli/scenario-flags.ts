@@ -1,7 +1,8 @@
 import {Flags, type Interfaces} from '@oclif/core'
 
 import {readNovaConf} from '../config/nova-conf.js'
-import {applyNovaConf, defaultSchedulerConfig, type SchedulerConfig} from '../engine/index.js'
+import {simulatedRelease, type SimulatedRelease, type SimulatedReleaseChoice, type SnapshotRelease} from '../domain/release.js'
+import {applyNovaConf, defaultSchedulerConfig, ENGINE_RELEASES, type SchedulerConfig} from '../engine/index.js'
 import {ConfigError} from '../errors.js'
 import {ADD_HOSTS_HELP, MAX_ADD_HOSTS} from './limits.js'
 import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
@@ -18,6 +19,19 @@ export const scenarioFlags = {
   'add-hosts': Flags.integer({summary: ADD_HOSTS_HELP, min: 1, max: MAX_ADD_HOSTS, helpGroup: 'WHAT-IF'}),
   like: Flags.string({summary: 'The host --add-hosts copies.', helpGroup: 'WHAT-IF'}),
   'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
+}
+
+/** `--release`: whose scheduler defaults `simulate boot` and `simulate capacity` use. */
+export const releaseFlags = {
+  release: Flags.string({
+    summary: "Simulate this nova release's scheduler defaults (filters, weighers and multipliers, placement options, NUMA rules); default: the release the snapshot's databases were written by (Zed when unknown). --nova-conf and the flags still override.",
+    options: [...ENGINE_RELEASES],
+  }),
+}
+
+/** The release a simulation of this snapshot stands for (the flag wins over the detected one). */
+export function releaseChoice(snapshot: {release?: SnapshotRelease}, flag: string | undefined): SimulatedReleaseChoice {
+  return simulatedRelease(snapshot.release, flag as SimulatedRelease | undefined)
 }
 
 /** The values of scenarioFlags as oclif parses them. */
@@ -37,12 +51,13 @@ export function scenarioOptionsFrom(flags: ScenarioFlagValues): ScenarioOptions 
 }
 
 /**
- * The scheduler configuration `simulate boot` and `simulate capacity` start from: Zed's defaults,
- * overlaid with the [filter_scheduler], [scheduler] and allocation-ratio options of --nova-conf
- * (read as oslo.config reads it; every [pci] alias line kept, it is a multi-valued option).
+ * The scheduler configuration `simulate boot` and `simulate capacity` start from: the release's
+ * defaults, overlaid with the [filter_scheduler], [scheduler], [placement] and allocation-ratio
+ * options of --nova-conf (read as oslo.config reads it; every [pci] alias line kept, it is a
+ * multi-valued option).
  */
-export function schedulerConfigFrom(novaConf: string | undefined): SchedulerConfig {
-  const cfg = defaultSchedulerConfig()
+export function schedulerConfigFrom(novaConf: string | undefined, release: SimulatedRelease = 'zed'): SchedulerConfig {
+  const cfg = defaultSchedulerConfig(release)
   if (!novaConf) return cfg
   const conf = readNovaConf(novaConf)
   const aliases = conf.multi.pci?.alias

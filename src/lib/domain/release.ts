@@ -188,3 +188,27 @@ export function databaseReleaseLabel(d: DatabaseRelease | undefined): string {
   if (d === undefined) return 'not recorded'
   return d.alembic_version !== null && !d.name.includes(d.alembic_version) ? `${d.name} (alembic ${d.alembic_version})` : d.name
 }
+
+/** The releases whose scheduler the engine simulates (src/lib/engine/config.ts ENGINE_RELEASES). */
+export type SimulatedRelease = 'zed' | '2025.1'
+
+export interface SimulatedReleaseChoice {
+  release: SimulatedRelease
+  /** How it was chosen, for the output: 'detected', 'given', or why another release stands in. */
+  note: string
+}
+
+/**
+ * Which release's scheduler defaults a simulation of this snapshot uses. A snapshot that is
+ * 2025.1 by every database gets 2025.1's; Zed and older get Zed's. Between the two (2023.1-2024.2,
+ * or a range reaching both) cloudctl has read neither release's code, so it takes Zed's, which
+ * those releases started from, and says so; a snapshot without a release (generated clouds, files
+ * from older cloudctl) is simulated as Zed, as before releases were told apart.
+ */
+export function simulatedRelease(snapshot: SnapshotRelease | undefined, given?: SimulatedRelease): SimulatedReleaseChoice {
+  if (given !== undefined) return {release: given, note: `--release ${given}`}
+  if (snapshot?.first === undefined || snapshot.last === undefined) return {release: 'zed', note: `release not recorded in the snapshot (${snapshot?.name ?? 'no release header'}): Zed's defaults`}
+  if (releaseAtLeast(snapshot.first, '2025.1')) return {release: '2025.1', note: `detected ${snapshot.name}`}
+  if (!releaseAtLeast(snapshot.last, '2023.1')) return {release: 'zed', note: `detected ${snapshot.name}`}
+  return {release: 'zed', note: `detected ${snapshot.name}; cloudctl knows the scheduler of Zed and 2025.1 only, so Zed's defaults (pass --release 2025.1 for 2025.1's)`}
+}

@@ -1,7 +1,15 @@
 /**
- * Scheduler configuration, named as in nova.conf. Defaults are Zed's (nova 26): see
- * nova/conf/scheduler.py, nova/conf/compute.py and /work/shared/reference/blobs.md.
+ * Scheduler configuration, named as in nova.conf. The defaults are those of the nova release the
+ * simulation stands for: Zed (nova 26 / placement 8) or 2025.1 (nova 31 / placement 13), read from
+ * each release's nova/conf/scheduler.py, nova/conf/compute.py, placement/conf/placement.py and its
+ * scheduler/weights and scheduler/filters directories.
  */
+import {ConfigError} from '../errors.js'
+
+/** The releases whose defaults the engine knows (each verified against that release's own code). */
+export const ENGINE_RELEASES = ['zed', '2025.1'] as const
+export type EngineRelease = (typeof ENGINE_RELEASES)[number]
+
 export const ZED_DEFAULT_FILTERS = [
   'ComputeFilter',
   'ComputeCapabilitiesFilter',
@@ -23,6 +31,36 @@ export const ALL_WEIGHERS = [
   'CrossCellWeigher',
 ] as const
 
+/** Weighers that nova 31 (2025.1) loads beside Zed's: all_weighers finds them in the same directory. */
+export const WEIGHERS_ADDED_AFTER_ZED = ['HypervisorVersionWeigher', 'NumInstancesWeigher', 'ImagePropertiesWeigher'] as const
+
+/** `all_weighers` of a release. */
+export function allWeighers(release: EngineRelease): string[] {
+  return release === 'zed' ? [...ALL_WEIGHERS] : [...ALL_WEIGHERS, ...WEIGHERS_ADDED_AFTER_ZED]
+}
+
+/**
+ * Filters and weighers a release's nova does not have: naming one in enabled_filters /
+ * weight_classes stops nova-scheduler from starting (the loader finds no such class), so the
+ * engine refuses it the same way.
+ */
+const NOT_IN_RELEASE: Record<EngineRelease, Record<string, string>> = {
+  zed: Object.fromEntries(WEIGHERS_ADDED_AFTER_ZED.map((w) => [w, 'added after Zed'])),
+  // nova 31 deleted nova/scheduler/filters/availability_zone_filter.py (placement's AZ prefilter
+  // is the only way); the option that turned that prefilter off went with it.
+  '2025.1': {AvailabilityZoneFilter: 'removed before 2025.1: availability zones are always mapped to placement aggregates'},
+}
+
+/** Names of `enabled_filters` / `weight_classes` the config's release lacks, with why. */
+export function notInRelease(cfg: SchedulerConfig): string[] {
+  const missing = NOT_IN_RELEASE[cfg.release]
+  return [...cfg.enabled_filters, ...cfg.weight_classes].flatMap((raw) => {
+    const name = raw.split('.').pop() as string
+    const why = missing[name]
+    return why === undefined ? [] : [`${name} (${why})`]
+  })
+}
+
 export interface PciAlias {
   name: string
   vendor_id?: string
@@ -32,6 +70,8 @@ export interface PciAlias {
 }
 
 export interface SchedulerConfig {
+  /** The nova release whose behaviour and defaults are simulated. */
+  release: EngineRelease
   // [filter_scheduler]
   enabled_filters: string[]
   weight_classes: string[]
@@ -46,6 +86,14 @@ export interface SchedulerConfig {
   soft_anti_affinity_weight_multiplier: number
   build_failure_weight_multiplier: number
   cross_cell_move_weight_multiplier: number
+  /** 2025.1: HypervisorVersionWeigher (default 1.0, prefers newer hypervisors). */
+  hypervisor_version_weight_multiplier: number
+  /** 2025.1: NumInstancesWeigher (default 0.0). */
+  num_instances_weight_multiplier: number
+  /** 2025.1: ImagePropertiesWeigher (default 0.0: the weigher returns 0 without looking). */
+  image_props_weight_multiplier: number
+  /** 2025.1: [filter_scheduler] image_props_weight_setting, parsed (property -> ratio). */
+  image_props_weight_setting: Record<string, number>
   max_io_ops_per_host: number
   max_instances_per_host: number
   isolated_hosts: string[]
@@ -73,12 +121,25 @@ export interface SchedulerConfig {
   packing_host_numa_cells_allocation_strategy: boolean
   // [pci] alias
   pci_alias: PciAlias[]
+  /**
+   * placement.conf [placement] of placement 13 (2025.1): a cap on the candidates placement
+   * generates (-1: none) and the order it visits root providers in while generating them.
+   */
+  max_allocation_candidates: number
+  allocation_candidates_generation_strategy: 'depth-first' | 'breadth-first'
 }
 
-export function defaultSchedulerConfig(): SchedulerConfig {
+/**
+ * The defaults of a release. The default enabled_filters and every multiplier Zed has are the same
+ * in nova 31; 2025.1 adds three weighers (HypervisorVersionWeigher at 1.0, the other two at 0.0),
+ * drops query_placement_for_availability_zone (always on) and, in placement 13, adds the candidate
+ * cap (off by default).
+ */
+export function defaultSchedulerConfig(release: EngineRelease = 'zed'): SchedulerConfig {
   return {
+    release,
     enabled_filters: [...ZED_DEFAULT_FILTERS],
-    weight_classes: [...ALL_WEIGHERS],
+    weight_classes: allWeighers(release),
     host_subset_size: 1,
     shuffle_best_same_weighed_hosts: false,
     ram_weight_multiplier: 1.0,
@@ -90,6 +151,11 @@ export function defaultSchedulerConfig(): SchedulerConfig {
     soft_anti_affinity_weight_multiplier: 1.0,
     build_failure_weight_multiplier: 1000000.0,
     cross_cell_move_weight_multiplier: 1000000.0,
+    // Zed has neither the weighers nor the options; the values only matter when a weigher runs.
+    hypervisor_version_weight_multiplier: release === 'zed' ? 0.0 : 1.0,
+    num_instances_weight_multiplier: 0.0,
+    image_props_weight_multiplier: 0.0,
+    image_props_weight_setting: {},
     max_io_ops_per_host: 8,
     max_instances_per_host: 50,
     isolated_hosts: [],
@@ -113,6 +179,8 @@ export function defaultSchedulerConfig(): SchedulerConfig {
     initial_disk_allocation_ratio: 1.0,
     packing_host_numa_cells_allocation_strategy: false,
     pci_alias: [],
+    max_allocation_candidates: -1,
+    allocation_candidates_generation_strategy: 'depth-first',
   }
 }
 
@@ -127,6 +195,9 @@ export const MULTIPLIER_ALIASES: Record<string, keyof SchedulerConfig> = {
   soft_anti_affinity: 'soft_anti_affinity_weight_multiplier',
   build_failure: 'build_failure_weight_multiplier',
   cross_cell_move: 'cross_cell_move_weight_multiplier',
+  hypervisor_version: 'hypervisor_version_weight_multiplier',
+  num_instances: 'num_instances_weight_multiplier',
+  image_props: 'image_props_weight_multiplier',
 }
 
 /** Parse `ram=2.0` or `ram_weight_multiplier=2.0`; returns the option name and value or an error text. */
@@ -142,8 +213,29 @@ export function parseMultiplier(text: string): {option: keyof SchedulerConfig; v
 }
 
 /**
+ * `name=ratio, name=ratio` as nova's utils.parse_options reads image_props_weight_setting: a
+ * pair without '=' or with a ratio that is not a number is skipped (nova logs a warning).
+ */
+export function parseWeightSetting(items: string[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const item of items) {
+    const eq = item.indexOf('=')
+    if (eq < 0) continue
+    // the name is kept as written (nova partitions on '=' and does not strip it)
+    const name = item.slice(0, eq)
+    const text = item.slice(eq + 1).trim()
+    const value = Number(text)
+    if (name === '' || text === '' || !Number.isFinite(value)) continue
+    out[name] = value
+  }
+  return out
+}
+
+/**
  * Apply nova.conf sections (as parsed INI: section -> key -> string) over a config. Unknown keys
- * are ignored, as oslo.config ignores options it does not register.
+ * are ignored, as oslo.config ignores options it does not register: an option a release does not
+ * have is ignored for that release. placement.conf's [placement] candidate options are read from
+ * the same sections (nova's own [placement] section is keystone auth, which the engine ignores).
  */
 export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Record<string, unknown>>): SchedulerConfig {
   const out = {...cfg}
@@ -166,8 +258,9 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
   }
   const wc = get(fs, 'weight_classes')
   if (wc !== undefined) {
-    out.weight_classes = list(wc).flatMap((w) => (w.endsWith('all_weighers') ? [...ALL_WEIGHERS] : [w.split('.').pop() as string]))
+    out.weight_classes = list(wc).flatMap((w) => (w.endsWith('all_weighers') ? allWeighers(out.release) : [w.split('.').pop() as string]))
   }
+  const epoxy = out.release !== 'zed'
   const nums: Array<[string, keyof SchedulerConfig]> = [
     [fs, 'host_subset_size'],
     [fs, 'ram_weight_multiplier'],
@@ -179,6 +272,14 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
     [fs, 'soft_anti_affinity_weight_multiplier'],
     [fs, 'build_failure_weight_multiplier'],
     [fs, 'cross_cell_move_weight_multiplier'],
+    ...(epoxy
+      ? ([
+          [fs, 'hypervisor_version_weight_multiplier'],
+          [fs, 'num_instances_weight_multiplier'],
+          [fs, 'image_props_weight_multiplier'],
+          ['placement', 'max_allocation_candidates'],
+        ] as Array<[string, keyof SchedulerConfig]>)
+      : []),
     [fs, 'max_io_ops_per_host'],
     [fs, 'max_instances_per_host'],
     ['scheduler', 'max_placement_results'],
@@ -199,7 +300,7 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
     [fs, 'restrict_isolated_hosts_to_isolated_images'],
     ['scheduler', 'limit_tenants_to_placement_aggregate'],
     ['scheduler', 'placement_aggregate_required_for_tenants'],
-    ['scheduler', 'query_placement_for_availability_zone'],
+    ...(epoxy ? [] : ([['scheduler', 'query_placement_for_availability_zone']] as Array<[string, keyof SchedulerConfig]>)),
     ['scheduler', 'query_placement_for_image_type_support'],
     ['scheduler', 'enable_isolated_aggregate_filtering'],
     ['scheduler', 'image_metadata_prefilter'],
@@ -208,6 +309,16 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
   for (const [sec, opt] of bools) {
     const v = get(sec, opt as string)
     if (v !== undefined) (out as Record<string, unknown>)[opt] = bool(v)
+  }
+  if (epoxy) {
+    const setting = get(fs, 'image_props_weight_setting')
+    if (setting !== undefined) out.image_props_weight_setting = parseWeightSetting(list(setting))
+    const strategy = get('placement', 'allocation_candidates_generation_strategy')
+    if (strategy !== undefined) {
+      // oslo.config refuses to start placement on a value outside the option's choices.
+      if (strategy !== 'depth-first' && strategy !== 'breadth-first') throw new ConfigError(`[placement] allocation_candidates_generation_strategy must be depth-first or breadth-first, got "${strategy}"`)
+      out.allocation_candidates_generation_strategy = strategy
+    }
   }
   const arch = get(fs, 'image_properties_default_architecture')
   if (arch) out.image_properties_default_architecture = arch

@@ -217,8 +217,12 @@ export const ComputeCapabilitiesFilter: HostFilter = {
   name: 'ComputeCapabilitiesFilter',
   runOncePerRequest: true,
   reads: (spec) => (capabilitiesReadConsumed(spec) ? 'placed' : 'flavor'),
-  hostPasses(hs, spec) {
-    for (const [key, req] of Object.entries(spec.extraSpecs)) {
+  hostPasses(hs, spec, ctx) {
+    let specs = Object.entries(spec.extraSpecs)
+    const bits = spec.extraSpecs['hw:maxphysaddr_bits']
+    // nova 31 turns hw:maxphysaddr_bits into a capability check on cpu_info (placed last)
+    if (ctx.cfg.release !== 'zed' && bits !== undefined) specs = [...specs.filter(([k]) => k !== 'hw:maxphysaddr_bits'), ['capabilities:cpu_info:maxphysaddr:bits', `>= ${bits}`]]
+    for (const [key, req] of specs) {
       let scope = key.split(':')
       if (scope.length === 1) {
         const has = hostAttr(hs, key) !== undefined || HOST_ATTRS_WITHOUT_VALUE.has(key) || key in hs.stats
@@ -312,9 +316,18 @@ export const ImagePropertiesFilter: HostFilter = {
     const text = `architecture=${wanted[0] ?? '*'} hv_type=${wanted[1] ?? '*'} vm_mode=${wanted[2] ?? '*'}`
     if (hs.supportedInstances.length === 0) return reject('image properties not supported', `image asks ${text} but the compute node advertises no supported_instances`)
     const version = p.img_hv_requested_version
+    // nova 31 also compares hw_maxphysaddr_bits with cpu_info's maxphysaddr bits
+    const bits = ctx.cfg.release === 'zed' ? undefined : p.hw_maxphysaddr_bits
     for (const entry of hs.supportedInstances) {
       if (!wanted.every((w) => !w || entry.includes(w))) continue
-      if (!version || !hs.hypervisorVersion || versionSatisfies(versionToStr(hs.hypervisorVersion), version)) return null
+      if (!version || !hs.hypervisorVersion || versionSatisfies(versionToStr(hs.hypervisorVersion), version)) {
+        if (!bits) return null
+        const info: unknown = hs.cpuInfo
+        // A real HostState's cpu_info is the compute node's JSON text, on which nova 31 calls .get()
+        if (typeof info === 'string') return reject('image properties not supported', `image asks hw_maxphysaddr_bits=${bits}: nova ${ctx.cfg.release}'s ImagePropertiesFilter raises AttributeError on ${hs.host}'s cpu_info (a JSON string), which fails the request`)
+        const have = (info as {maxphysaddr?: {bits?: number}} | null)?.maxphysaddr?.bits
+        if (!have || have >= Number(bits)) return null
+      }
     }
     return reject('image properties not supported', `image asks ${text}${version ? ` hypervisor version ${version}` : ''}; host supports ${JSON.stringify(hs.supportedInstances)} (hypervisor_version ${hs.hypervisorVersion})`)
   },
@@ -375,6 +388,7 @@ export const NUMATopologyFilter: HostFilter = {
       packing: ctx.cfg.packing_host_numa_cells_allocation_strategy,
       pciCountByCell,
       pciRequested: spec.pciRequests.length > 0,
+      release: ctx.cfg.release,
     })
     if (!fit.ok) {
       const need = req.cells.reduce((n, c) => n + c.pcpuset.length, 0) + (req.emulatorThreadsIsolated ? 1 : 0)
@@ -438,10 +452,12 @@ export const AggregateMultiTenancyIsolation: HostFilter = {
   name: 'AggregateMultiTenancyIsolation',
   runOncePerRequest: true,
   reads: () => 'request',
-  hostPasses(hs, spec) {
-    const md = aggregateMetadata(hs, 'filter_tenant_id')
+  hostPasses(hs, spec, ctx) {
+    // Zed reads the filter_tenant_id key only; nova 31 every key starting with it (filter_tenant_id_gr1 ...)
+    const zed = ctx.cfg.release === 'zed'
+    const md = aggregateMetadata(hs, zed ? 'filter_tenant_id' : undefined)
     if (md.size === 0) return null
-    const ids = md.get('filter_tenant_id')
+    const ids = zed ? md.get('filter_tenant_id') : new Set([...md].flatMap(([k, v]) => (k.startsWith('filter_tenant_id') ? [...v] : [])))
     if (ids && ids.size > 0 && !ids.has(spec.projectId)) return reject('aggregate reserved for other projects', `${hs.host} is reserved for project(s) ${[...ids].join(',')}, not ${spec.projectId}`)
     return null
   },

@@ -43,6 +43,11 @@ export interface HostState {
   aggregates: Aggregate[]
   /** Instance uuids on the host (HostState.instances keys). */
   instances: Set<string>
+  /**
+   * The image properties of each instance on the host (Instance.image_meta, for 2025.1's
+   * ImagePropertiesWeigher); absent when the source does not carry them (snapshots do not).
+   */
+  instanceImageProps?: Array<Record<string, string>>
   stats: Record<string, string>
   supportedInstances: string[][]
   hypervisorType: string

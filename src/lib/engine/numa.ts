@@ -6,6 +6,7 @@
  */
 import type {HostNumaCell, HostNumaTopology, MemPages} from '../domain/nova-objects.js'
 import {PyIntSet} from './pyset.js'
+import type {EngineRelease} from './config.js'
 
 export type CpuPolicy = 'shared' | 'dedicated' | 'mixed'
 export type ThreadPolicy = 'prefer' | 'isolate' | 'require'
@@ -517,20 +518,29 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
   return {pinning, reserved: reserved ?? []}
 }
 
-/** _numa_fit_instance_cell */
-export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, limits: {cpu: number; ram: number} | null, numReserved: number): FittedCell | FitFailure {
+/**
+ * _numa_fit_instance_cell. `release` changes where a pinned cell's memory is checked: Zed compares
+ * it with the cell's free memory (memory - memory_usage) after the pCPU count, whatever the page
+ * size; nova 31 checks it in the memory step instead, against the free small pages when the host
+ * reports page sizes (no overcommit) or the free memory when it does not, and not at all when a
+ * page size was requested (the free-pages check of the size stands for it).
+ */
+export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, limits: {cpu: number; ram: number} | null, numReserved: number, release: EngineRelease = 'zed'): FittedCell | FitFailure {
   let pagesize: number | null = null
+  const pinned = inst.cpuPolicy === 'dedicated' || inst.cpuPolicy === 'mixed'
+  const epoxy = release !== 'zed'
   if (inst.pagesize) {
     const ps = pagesizeFor(cell, inst)
     if (ps === 'unsupported' || ps === null) return {reason: `cell ${cell.id}: page size request ${inst.pagesize} cannot be met`}
     pagesize = ps
   } else if (cell.mempages.length > 0) {
-    const fits = canFitPagesize(cell, smallestPagesize(cell), inst.memory * 1024, false)
-    if (!fits) return {reason: `cell ${cell.id}: ${inst.memory} MB does not fit in its small pages`}
+    const fits = canFitPagesize(cell, smallestPagesize(cell), inst.memory * 1024, epoxy && pinned)
+    if (!fits) return {reason: `cell ${cell.id}: ${inst.memory} MB does not fit in its ${epoxy && pinned ? 'free ' : ''}small pages`}
+  } else if (epoxy && pinned) {
+    if (availMemory(cell) < inst.memory) return {reason: `cell ${cell.id}: needs ${inst.memory} MB, ${availMemory(cell)} MB available (pinned: no overcommit)`}
   } else if (inst.memory > cell.memory) {
     return {reason: `cell ${cell.id}: ${inst.memory} MB > cell memory ${cell.memory} MB`}
   }
-  const pinned = inst.cpuPolicy === 'dedicated' || inst.cpuPolicy === 'mixed'
   const shared = inst.cpuPolicy === null || inst.cpuPolicy === 'shared' || inst.cpuPolicy === 'mixed'
   if (pinned && inst.pcpuset.length + numReserved > cell.pcpuset.length) {
     return {reason: `cell ${cell.id}: needs ${inst.pcpuset.length + numReserved} dedicated pCPUs, cell has ${cell.pcpuset.length} in cpu_dedicated_set`}
@@ -544,7 +554,7 @@ export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, l
     if (need > free.length) {
       return {reason: `cell ${cell.id}: needs ${need} free pCPUs, has ${free.length} (pcpuset ${fmtSet(cell.pcpuset)}, pinned_cpus ${fmtSet(cell.pinned_cpus)})`}
     }
-    if (inst.memory > availMemory(cell)) return {reason: `cell ${cell.id}: needs ${inst.memory} MB, ${availMemory(cell)} MB available`}
+    if (!epoxy && inst.memory > availMemory(cell)) return {reason: `cell ${cell.id}: needs ${inst.memory} MB, ${availMemory(cell)} MB available`}
     const packed = packOntoCores(cell, inst, numReserved)
     if ('reason' in packed) return packed
     pinning = packed.pinning
@@ -585,6 +595,8 @@ export interface NumaFitOptions {
   /** numa node -> device count, when the host has PCI pools */
   pciCountByCell?: Map<number, number>
   pciRequested?: boolean
+  /** The nova release whose rules apply (default Zed). */
+  release?: EngineRelease
 }
 
 export type NumaFit = {ok: true; cells: FittedCell[]} | {ok: false; reason: string}
@@ -598,7 +610,7 @@ const requestKeys = new WeakMap<InstanceTopologyRequest, string>()
 export function fitInstanceToHost(host: HostNumaTopology, req: InstanceTopologyRequest, opts: NumaFitOptions): NumaFit {
   let rk = requestKeys.get(req)
   if (rk === undefined) requestKeys.set(req, (rk = JSON.stringify(req)))
-  const key = `${rk}|${opts.limits ? `${opts.limits.cpu}/${opts.limits.ram}` : '-'}|${opts.packing}|${opts.pciRequested ?? false}|${opts.pciCountByCell ? [...opts.pciCountByCell].join(';') : '-'}`
+  const key = `${rk}|${opts.limits ? `${opts.limits.cpu}/${opts.limits.ram}` : '-'}|${opts.packing}|${opts.pciRequested ?? false}|${opts.release ?? 'zed'}|${opts.pciCountByCell ? [...opts.pciCountByCell].join(';') : '-'}`
   let perHost = fitCache.get(host)
   if (!perHost) fitCache.set(host, (perHost = new Map()))
   let got = perHost.get(key)
@@ -642,7 +654,7 @@ function fitUncached(host: HostNumaTopology, req: InstanceTopologyRequest, opts:
       }
       const ic = ids[i] === base.id && pagesizes[i] === base.pagesize ? base : {...base, id: ids[i] as number, pagesize: pagesizes[i] as number | null}
       const reserved = req.emulatorThreadsIsolated && chosen.length === 0 ? 1 : 0
-      const got = fitInstanceCell(hc, ic, opts.limits, reserved)
+      const got = fitInstanceCell(hc, ic, opts.limits, reserved, opts.release)
       if ('reason' in got) {
         if (ic.pagesize) {
           const ps = pagesizeFor(hc, ic)

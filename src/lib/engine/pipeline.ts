@@ -5,7 +5,7 @@
  * repeated per instance, with an EngineState that a capacity planner can clone and keep using.
  */
 import type {CloudModel} from '../domain/model.js'
-import type {SchedulerConfig} from './config.js'
+import {notInRelease, type SchedulerConfig} from './config.js'
 import {collectPlacementVerdicts, summarize} from './explain.js'
 import {FILTERS, resolveFilters, type FilterContext, type HostFilter, type Reason, pciSupports} from './filters.js'
 import {candidateHostStates, narrowHosts} from './host-list.js'
@@ -40,6 +40,8 @@ function resolvePlugins(cfg: SchedulerConfig): {filters: HostFilter[]; weighers:
   if (unknownFilters.length > 0) throw new ConfigError(`unknown scheduler filter(s): ${unknownFilters.join(', ')}`, `Known filters: ${Object.keys(FILTERS).join(', ')}`)
   const {weighers, unknown: unknownWeighers} = resolveWeighers(cfg.weight_classes)
   if (unknownWeighers.length > 0) throw new ConfigError(`unknown weigher(s): ${unknownWeighers.join(', ')}`)
+  const absent = notInRelease(cfg)
+  if (absent.length > 0) throw new ConfigError(`nova ${cfg.release} has no ${absent.join(', ')}`, 'Drop it from enabled_filters / weight_classes, or simulate the release that has it (--release).')
   return {filters, weighers}
 }
 
@@ -72,7 +74,7 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
 
   const idx = providerIndex(model)
   const state = opts.state ?? createEngineState()
-  const cands = allocationCandidates(idx, pr.request, state.usageView(idx))
+  const cands = allocationCandidates(idx, pr.request, state.usageView(idx), {maxCandidates: cfg.max_allocation_candidates, strategy: cfg.allocation_candidates_generation_strategy})
   recordPlacement(result, cands, pr.request)
   const run: Run = {model, cfg, spec, idx, state, result, verdicts: new Map(), rng: createRng(seed), topWeighed: opts.topWeighed ?? 5}
   const hosts = narrowHosts(candidateHostStates(model, idx, cands, spec, cfg, state, result, run.verdicts), spec, run.verdicts)

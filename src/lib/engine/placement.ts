@@ -369,7 +369,50 @@ interface GroupCtx {
  * which candidates survive `limit`) depends on per-process hash seeds; the engine orders by anchor
  * root provider id, then provider id, which is the InnoDB primary-key order the SQL returns.
  */
-export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, usage: UsageView): CandidateResult {
+/**
+ * placement 13's [placement] options (2025.1); placement 8 (Zed) has neither, which is the default
+ * here: no cap.
+ */
+export interface CandidateGeneration {
+  /** max_allocation_candidates: -1 is no cap. */
+  maxCandidates: number
+  strategy: 'depth-first' | 'breadth-first'
+}
+
+/**
+ * Placement 13 stops generating once max_allocation_candidates distinct candidates passed every
+ * check, before exclude_nested_providers and `limit`. depth-first takes all of one anchor root's
+ * candidates before the next root's; breadth-first takes one from each viable root in turn. The
+ * survivors keep the engine's order (anchor root, then provider).
+ */
+export function capCandidates<T extends {anchorRootId: number}>(all: T[], gen: CandidateGeneration): T[] {
+  const max = gen.maxCandidates
+  if (max < 0 || all.length <= max) return all
+  if (gen.strategy === 'depth-first') return all.slice(0, max)
+  const byAnchor = new Map<number, number[]>()
+  all.forEach((a, i) => {
+    const l = byAnchor.get(a.anchorRootId)
+    if (l) l.push(i)
+    else byAnchor.set(a.anchorRootId, [i])
+  })
+  const queues = [...byAnchor.values()]
+  const picked: number[] = []
+  for (let round = 0; picked.length < max; round++) {
+    let any = false
+    for (const q of queues) {
+      if (round >= q.length) continue
+      any = true
+      picked.push(q[round] as number)
+      if (picked.length === max) break
+    }
+    if (!any) break
+  }
+  return picked.sort((a, b) => a - b).map((i) => all[i] as T)
+}
+
+const NO_CAP: CandidateGeneration = {maxCandidates: -1, strategy: 'depth-first'}
+
+export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, usage: UsageView, gen: CandidateGeneration = NO_CAP): CandidateResult {
   const diag: CandidateDiagnostics = {stoppedAt: null, rejectedRoots: new Map(), notes: []}
   const empty = (why: string): CandidateResult => {
     diag.stoppedAt = why
@@ -476,7 +519,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
       keepFitting(idx, usage, areqs.slice(k, end), anchor, all, diag)
       k = end
     }
-    return finish(idx, req, all, diag, truncated, multiGroupRcs)
+    return finish(idx, req, capCandidates(all, gen), diag, truncated, multiGroupRcs)
   }
 
   // Merge groups per anchor, apply group_policy, consolidate, re-check capacity.
@@ -537,7 +580,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
     }
     if (seen.size === 0 && rejectedWhy && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(rejectedWhy))
   }
-  return finish(idx, req, all, diag, truncated, multiGroupRcs)
+  return finish(idx, req, capCandidates(all, gen), diag, truncated, multiGroupRcs)
 }
 
 /** Apply the limit (after ordering, as placement does) and collect the provider summaries. */

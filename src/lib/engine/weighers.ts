@@ -6,6 +6,7 @@
  * hosts sorted by total, descending and stable. A single host is not weighed.
  */
 import type {SchedulerConfig} from './config.js'
+import {ConfigError} from '../errors.js'
 import {aggregateNumber, type HostState} from './host-state.js'
 import type {RequestSpec} from './request.js'
 
@@ -21,7 +22,7 @@ export interface Weigher {
    */
   minval?: number
   maxval?: number
-  raw(hs: HostState, spec: RequestSpec): number
+  raw(hs: HostState, spec: RequestSpec, cfg: SchedulerConfig): number
 }
 
 const PCI_MAX_DEVS = 100
@@ -32,6 +33,25 @@ function groupMembersOn(hs: HostState, spec: RequestSpec, policy: string): numbe
   let n = 0
   for (const u of hs.instances) if (g.members.has(u)) n++
   return n
+}
+
+/**
+ * ImagePropertiesWeigher._weigh_object: how many (property, value) pairs of the instances already
+ * on the host match the requested image's, each counted once per instance carrying it, scaled by
+ * the property's ratio in image_props_weight_setting when that is set (a property it does not
+ * name counts 0). Nothing is looked at while the global multiplier is 0, as nova skips the work.
+ */
+export function imagePropsWeight(requested: Record<string, string>, existing: Array<Record<string, string>>, setting: Record<string, number>): number {
+  const pairs = new Map<string, number>()
+  for (const props of existing) for (const [k, v] of Object.entries(props)) pairs.set(`${k}\u0000${v}`, (pairs.get(`${k}\u0000${v}`) ?? 0) + 1)
+  const bySetting = Object.keys(setting).length > 0
+  let weight = 0
+  for (const [k, v] of Object.entries(requested)) {
+    const n = pairs.get(`${k}\u0000${v}`)
+    if (n === undefined) continue
+    weight += bySetting ? (setting[k] ?? 0) * n : n
+  }
+  return weight
 }
 
 export const WEIGHERS: Record<string, Weigher> = {
@@ -54,6 +74,24 @@ export const WEIGHERS: Record<string, Weigher> = {
   BuildFailureWeigher: {name: 'BuildFailureWeigher', option: 'build_failure_weight_multiplier', negateMultiplier: true, raw: (hs) => hs.failedBuilds},
   // A boot has no requested_destination cell with allow_cross_cell_move: always 0.
   CrossCellWeigher: {name: 'CrossCellWeigher', option: 'cross_cell_move_weight_multiplier', raw: () => 0},
+  // 2025.1 (nova 31). No minval: the hosts' own min / max bound the normalisation.
+  HypervisorVersionWeigher: {name: 'HypervisorVersionWeigher', option: 'hypervisor_version_weight_multiplier', raw: (hs) => hs.hypervisorVersion || 0},
+  NumInstancesWeigher: {name: 'NumInstancesWeigher', option: 'num_instances_weight_multiplier', raw: (hs) => hs.numInstances},
+  ImagePropertiesWeigher: {
+    name: 'ImagePropertiesWeigher',
+    option: 'image_props_weight_multiplier',
+    raw(hs, spec, cfg) {
+      // nova tests the global option, not the per-aggregate multiplier
+      if (cfg.image_props_weight_multiplier === 0) return 0
+      if (hs.instanceImageProps === undefined) {
+        throw new ConfigError(
+          `ImagePropertiesWeigher with image_props_weight_multiplier=${cfg.image_props_weight_multiplier} weighs the image properties of the instances on each host, which cloudctl does not capture`,
+          'Set image_props_weight_multiplier to 0 (its default) or drop ImagePropertiesWeigher from weight_classes for the simulation.',
+        )
+      }
+      return imagePropsWeight(spec.image.properties, hs.instanceImageProps, cfg.image_props_weight_setting)
+    },
+  },
 }
 
 export function resolveWeighers(names: string[]): {weighers: Weigher[]; unknown: string[]} {
@@ -169,7 +207,7 @@ export function weighHosts(hosts: HostState[], spec: RequestSpec, weighers: Weig
     for (let k = 0; k < W; k++) {
       const w = weighers[k] as Weigher
       for (let i = 0; i < n; i++) {
-        let v = w.raw(hosts[i] as HostState, spec)
+        let v = w.raw(hosts[i] as HostState, spec, cfg)
         if (w.minval !== undefined && v < w.minval) v = w.minval
         if (w.maxval !== undefined && v > w.maxval) v = w.maxval
         raw[i] = v
