@@ -1,5 +1,6 @@
 /**
- * Runs nova's and placement's own code (Zed) with /usr/bin/python3 for the comparison suites.
+ * Runs nova's and placement's own code (Zed) with /usr/bin/python3 for the comparison suites, and
+ * nova 31 / placement 13 (2025.1) inside the chroot test/releases/epoxy-chroot.sh builds.
  *
  * The suites run whenever that python can import nova and placement. Otherwise they are skipped
  * with one line on stderr, except under CI=true, where a missing nova is an error (CI installs
@@ -8,7 +9,7 @@
  */
 import {execFileSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -50,9 +51,56 @@ function decide(): boolean {
 
 export const COMPARE = decide()
 
-export function runNova<T>(doc: Record<string, unknown>): T {
-  const out = execFileSync(PYTHON, [DRIVER], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
-  return JSON.parse(out.toString('utf8')) as T
+export type CompareRelease = 'zed' | '2025.1'
+
+export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+const CHROOT_SCRIPT = fileURLToPath(new URL('../releases/epoxy-chroot.sh', import.meta.url))
+
+/**
+ * Whether the 2025.1 replays run: they need the chroot with nova's test packages (the script's
+ * --check) and root to enter it. CI builds the chroot first, so there a missing one is an error;
+ * elsewhere the suites say once why they are skipped.
+ */
+function decideEpoxy(): boolean {
+  if (!COMPARE) return false
+  let why: string | null = null
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) why = 'not root (chroot needs it)'
+  else {
+    try {
+      execFileSync('bash', [CHROOT_SCRIPT, '--check'], {stdio: 'ignore', env: {...process.env, CLOUDCTL_EPOXY_CHROOT: EPOXY_CHROOT}})
+    } catch {
+      why = `no ready chroot at ${EPOXY_CHROOT} (bash test/releases/epoxy-chroot.sh builds it, as root, in ~7 min)`
+    }
+  }
+  if (why === null) return true
+  if (process.env.CI === 'true' || process.env.CLOUDCTL_COMPARE_NOVA === '1') throw new Error(`test/compare-nova: nova 2025.1 replays cannot run: ${why}`)
+  try {
+    closeSync(openSync(join(tmpdir(), `cloudctl-compare-epoxy-skipped-${process.ppid}`), 'wx'))
+    process.stderr.write(`test/compare-nova 2025.1 replays skipped: ${why}\n`)
+  } catch {
+    // already said in this run
+  }
+  return false
+}
+
+/** The releases the replays run against here: Zed always (when COMPARE), 2025.1 with its chroot. */
+export const COMPARE_RELEASES: CompareRelease[] = COMPARE ? (decideEpoxy() ? ['zed', '2025.1'] : ['zed']) : []
+
+/** Runs nova_driver.py on one release's nova: the host's (Zed) or, copied into it, the chroot's (2025.1). */
+export function runNova<T>(doc: Record<string, unknown>, release: CompareRelease = 'zed'): T {
+  if (release === 'zed') {
+    const out = execFileSync(PYTHON, [DRIVER], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
+    return JSON.parse(out.toString('utf8')) as T
+  }
+  const dir = mkdtempSync(join(EPOXY_CHROOT, 'tmp', 'cloudctl-driver-'))
+  try {
+    copyFileSync(DRIVER, join(dir, 'nova_driver.py'))
+    const inside = dir.slice(EPOXY_CHROOT.replace(/\/+$/, '').length)
+    const out = execFileSync('chroot', [EPOXY_CHROOT, '/usr/bin/python3', `${inside}/nova_driver.py`], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
+    return JSON.parse(out.toString('utf8')) as T
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
 }
 
 /** The engine's seeded generator: the cases are random but the same on every run. */
@@ -67,9 +115,10 @@ export function seeded(seed: number): {int(n: number): number; pick<T>(xs: reado
 
 const CACHE = fileURLToPath(new URL('.cache/', import.meta.url))
 
-function packageVersion(name: string): string | null {
+function packageVersion(name: string, release: CompareRelease = 'zed'): string | null {
+  const admin = release === 'zed' ? [] : [`--admindir=${EPOXY_CHROOT}/var/lib/dpkg`]
   try {
-    return execFileSync('dpkg-query', ['-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8').trim() || null
+    return execFileSync('dpkg-query', [...admin, '-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8').trim() || null
   } catch {
     return null
   }
@@ -80,23 +129,31 @@ function packageVersion(name: string): string | null {
  * under test wrapped) and returns its JSON lines. Recordings are cached in test/compare-nova/.cache
  * (gitignored), keyed by the python3-nova and python3-placement versions and the recorders' own
  * text, so a second run replays without running the tests again; without dpkg there is no cache.
+ * With release 2025.1 the recorder and its sources are copied into the chroot and run by its
+ * python (nova 31); those recordings are cached under their own name.
  */
-export function recorded<T>(recorder: string, sources: string[], env: Record<string, string> = {}): T[] {
-  const script = fileURLToPath(new URL(recorder, import.meta.url))
-  const versions = [packageVersion('python3-nova'), packageVersion('python3-placement')]
+export function recorded<T>(recorder: string, sources: string[], env: Record<string, string> = {}, release: CompareRelease = 'zed'): T[] {
+  const versions = [packageVersion('python3-nova', release), packageVersion('python3-placement', release)]
   const hash = createHash('sha256')
-  hash.update(PYTHON)
+  hash.update(release === 'zed' ? PYTHON : `${EPOXY_CHROOT}:/usr/bin/python3`)
   for (const v of versions) hash.update(`\0${v ?? ''}`)
   for (const f of [recorder, ...sources]) hash.update(`\0${readFileSync(fileURLToPath(new URL(f, import.meta.url)), 'utf8')}`)
   for (const [k, v] of Object.entries(env).sort()) hash.update(`\0${k}=${v}`)
-  const key = `${recorder.replace(/\.py$/, '')}-${hash.digest('hex').slice(0, 16)}.jsonl`
+  const key = `${recorder.replace(/\.py$/, '')}${release === 'zed' ? '' : `-${release}`}-${hash.digest('hex').slice(0, 16)}.jsonl`
   const cacheable = versions.every((v) => v !== null) && process.env.CLOUDCTL_COMPARE_CACHE !== '0'
   const cached = join(CACHE, key)
   if (cacheable && existsSync(cached)) return parseLines<T>(readFileSync(cached, 'utf8'))
-  const dir = mkdtempSync(join(tmpdir(), 'cloudctl-rec-'))
+  const dir = mkdtempSync(join(release === 'zed' ? tmpdir() : join(EPOXY_CHROOT, 'tmp'), 'cloudctl-rec-'))
   try {
     const file = join(dir, 'cases.jsonl')
-    execFileSync(PYTHON, [script], {env: {...process.env, ...env, RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+    if (release === 'zed') {
+      execFileSync(PYTHON, [fileURLToPath(new URL(recorder, import.meta.url))], {env: {...process.env, ...env, RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+    } else {
+      for (const f of [recorder, ...sources]) copyFileSync(fileURLToPath(new URL(f, import.meta.url)), join(dir, f))
+      const inside = dir.slice(EPOXY_CHROOT.replace(/\/+$/, '').length)
+      const vars = Object.entries({...env, RECORD: `${inside}/cases.jsonl`}).map(([k, v]) => `${k}=${v}`)
+      execFileSync('chroot', [EPOXY_CHROOT, 'env', ...vars, '/usr/bin/python3', `${inside}/${recorder}`], {stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+    }
     const text = readFileSync(file, 'utf8')
     if (cacheable) {
       mkdirSync(CACHE, {recursive: true})
@@ -105,8 +162,10 @@ export function recorded<T>(recorder: string, sources: string[], env: Record<str
       writeFileSync(tmp, text)
       renameSync(tmp, cached)
       // recordings of an older nova or recorder are never read again
+      // (the same recorder's recordings of another release are kept: Zed's name has no release in it)
       const prefix = key.slice(0, key.lastIndexOf('-') + 1)
-      for (const f of readdirSync(CACHE)) if (f.startsWith(prefix) && f !== key && f.endsWith('.jsonl')) rmSync(join(CACHE, f), {force: true})
+      const same = (f: string) => f.startsWith(prefix) && /^[0-9a-f]{16}\.jsonl$/.test(f.slice(prefix.length))
+      for (const f of readdirSync(CACHE)) if (same(f) && f !== key) rmSync(join(CACHE, f), {force: true})
     }
     return parseLines<T>(text)
   } finally {

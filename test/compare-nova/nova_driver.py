@@ -17,6 +17,7 @@ python3-placement packages.
 """
 import datetime
 import json
+import inspect
 import sys
 import warnings
 
@@ -82,7 +83,10 @@ def numa(doc):
                 ram_allocation_ratio=case['limits']['ram'])
         host = _host_topology(objects, case['host'])
         try:
-            got = hardware.numa_fit_instance_to_host(host, inst, limits=limits)
+            # nova 31 added provider_mapping (PCI in placement) as a required third argument
+            extra = ({'provider_mapping': None} if 'provider_mapping' in
+                     inspect.signature(hardware.numa_fit_instance_to_host).parameters else {})
+            got = hardware.numa_fit_instance_to_host(host, inst, limits=limits, **extra)
         except ValueError as e:
             out.append({'constraints': cons, 'raised': str(e)})
             continue

@@ -1,13 +1,15 @@
 /**
  * cloudctl's NUMA fitting against nova's own hardware.numa_get_constraints and
- * numa_fit_instance_to_host (python3-nova, Zed) on random host topologies and flavors.
+ * numa_fit_instance_to_host on random host topologies and flavors, for Zed (python3-nova 26) and
+ * 2025.1 (nova 31 in the chroot of test/releases), the engine set to each release.
  * Skipped when /usr/bin/python3 cannot import nova (driver.ts).
  */
 import {describe, expect, it} from 'vitest'
 
 import type {HostNumaCell, HostNumaTopology} from '../../src/lib/domain/nova-objects.js'
+import type {EngineRelease} from '../../src/lib/engine/config.js'
 import {fitInstanceToHost, instanceTopologyFor} from '../../src/lib/engine/numa.js'
-import {COMPARE, runNova, seeded} from './driver.js'
+import {COMPARE, COMPARE_RELEASES, runNova, seeded} from './driver.js'
 
 interface Case {
   host: HostNumaTopology
@@ -97,7 +99,7 @@ function randomFlavor(r: ReturnType<typeof seeded>): Case['flavor'] {
   return {vcpus: nodes === '2' && vcpus % 2 ? vcpus + 1 : vcpus, memory_mb, extra_specs}
 }
 
-function engineOutcome(c: Case): NovaOutcome {
+function engineOutcome(c: Case, release: EngineRelease): NovaOutcome {
   let t
   try {
     t = instanceTopologyFor(c.flavor.vcpus, c.flavor.memory_mb, c.flavor.extra_specs, {})
@@ -106,21 +108,21 @@ function engineOutcome(c: Case): NovaOutcome {
   }
   if (!t) return {constraints: null}
   const constraints = t.cells.map((x) => ({cpuset: x.cpuset, pcpuset: x.pcpuset, memory: x.memory}))
-  const fit = fitInstanceToHost(c.host, t, {limits: c.limits, packing: c.packing})
+  const fit = fitInstanceToHost(c.host, t, {limits: c.limits, packing: c.packing, release})
   if (!fit.ok) return {constraints, fit: null}
   return {constraints, fit: fit.cells.map((x) => ({id: x.id, pinning: Object.fromEntries(x.pinning.map(([v, p]) => [String(v), p])), reserved: [...x.cpusetReserved].sort((a, b) => a - b)}))}
 }
 
 describe.skipIf(!COMPARE)('compare with nova: NUMA fitting', () => {
-  it('agrees with numa_get_constraints and numa_fit_instance_to_host on random cases (NUMA_CASES, default 400)', () => {
+  it.each(COMPARE_RELEASES)('nova %s: agrees with numa_get_constraints and numa_fit_instance_to_host on random cases (NUMA_CASES, default 400)', (release) => {
     const r = seeded(Number(process.env.NUMA_SEED ?? 20240603))
     const cases: Case[] = Array.from({length: Number(process.env.NUMA_CASES ?? 400)}, () => ({host: randomHost(r), flavor: randomFlavor(r), limits: r.chance(0.8) ? {cpu: r.pick([1, 4, 16]), ram: r.pick([1, 1.5])} : null, packing: r.chance(0.3)}))
-    const nova = runNova<NovaOutcome[]>({mode: 'numa', cases})
+    const nova = runNova<NovaOutcome[]>({mode: 'numa', cases}, release)
     const mismatches: string[] = []
     let fits = 0
     cases.forEach((c, i) => {
       const n = nova[i] as NovaOutcome
-      const e = engineOutcome(c)
+      const e = engineOutcome(c, release)
       if (n.fit) fits++
       const norm = (o: NovaOutcome) => (o.error ? {error: true} : o.raised ? {raised: true} : {constraints: o.constraints, fit: o.fit ?? null})
       const en = e.error ? {error: true} : norm(e)

@@ -11,6 +11,7 @@ goes to stderr.
 
     RECORD=/tmp/cases.jsonl /usr/bin/python3 record_hardware.py
 """
+import inspect
 import json
 import os
 import sys
@@ -182,11 +183,16 @@ def install():
     _wrap('numa_get_constraints',
           lambda flavor, image_meta: {'flavor': _flavor(flavor), 'image': _image(image_meta)},
           lambda t: {'topology': None if t is None else _instance(t)})
-    _wrap('numa_fit_instance_to_host',
-          lambda host_topology, instance_topology, limits=None, pci_requests=None, pci_stats=None: {
-              'host': _host(host_topology), 'instance': _instance(instance_topology),
-              'limits': _limits(limits), 'pci': bool(pci_requests) or bool(pci_stats),
-              'packing': _conf_packing()},
+    # bound to the real signature: nova 31 put provider_mapping (PCI in placement) third
+    fit_sig = inspect.signature(hardware.numa_fit_instance_to_host)
+
+    def describe_fit(*args, **kwargs):
+        a = fit_sig.bind(*args, **kwargs).arguments
+        return {'host': _host(a['host_topology']), 'instance': _instance(a['instance_topology']),
+                'limits': _limits(a.get('limits')),
+                'pci': bool(a.get('pci_requests')) or bool(a.get('pci_stats')),
+                'packing': _conf_packing()}
+    _wrap('numa_fit_instance_to_host', describe_fit,
           lambda t: {'topology': None if t is None else _instance(t)})
     _wrap('numa_usage_from_instance_numa',
           lambda host_topology, instance_topology, free=False: {

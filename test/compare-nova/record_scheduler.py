@@ -10,7 +10,12 @@ unchanged (the wrappers return what the real code returns and re-raise what
 it raises); their summary goes to stderr.
 
     RECORD=/tmp/cases.jsonl /usr/bin/python3 record_scheduler.py
+
+It runs on the nova it imports: Zed's on the host, nova 31's (2025.1) inside the chroot of
+test/releases/epoxy-chroot.sh. Modules a release does not have (Zed has no hypervisor_version
+weigher, nova 31 no availability_zone_filter) and their tests are left out.
 """
+import importlib.util
 import json
 import math
 import os
@@ -35,6 +40,13 @@ import record_hardware as rh  # noqa: E402
 objects.register_all()
 CONF = nova.conf.CONF
 
+def _exists(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
 # the filters and weighers the engine implements (src/lib/engine/{filters,weighers}.ts)
 FILTER_MODULES = [
     'compute_filter', 'compute_capabilities_filter', 'image_props_filter',
@@ -44,7 +56,8 @@ FILTER_MODULES = [
     'pci_passthrough_filter',
 ]
 WEIGHER_MODULES = ['ram', 'cpu', 'disk', 'io_ops', 'pci', 'affinity',
-                   'compute', 'cross_cell']
+                   'compute', 'cross_cell', 'hypervisor_version', 'num_instances',
+                   'image_props']
 TESTS = (['nova.tests.unit.scheduler.filters.test_extra_specs_ops']
          + ['nova.tests.unit.scheduler.filters.test_%s' % m for m in [
              'compute_filters', 'compute_capabilities_filters',
@@ -55,7 +68,11 @@ TESTS = (['nova.tests.unit.scheduler.filters.test_extra_specs_ops']
          + ['nova.tests.unit.scheduler.weights.test_%s' % m for m in [
              'weights_ram', 'weights_cpu', 'weights_disk', 'weights_ioopsweight',
              'weights_pci', 'weights_affinity', 'weights_compute', 'cross_cell',
-             'weights_hosts']])
+             'weights_hosts', 'weights_hypervisor_version', 'weights_num_instances',
+             'weights_image_props']])
+FILTER_MODULES = [m for m in FILTER_MODULES if _exists('nova.scheduler.filters.' + m)]
+WEIGHER_MODULES = [m for m in WEIGHER_MODULES if _exists('nova.scheduler.weights.' + m)]
+TESTS = [t for t in TESTS if _exists(t)]
 
 
 class Unrecordable(Exception):
@@ -133,7 +150,18 @@ HOST_FIELDS = ['host', 'nodename', 'cell_uuid', 'uuid', 'free_ram_mb', 'free_dis
                'disk_allocation_ratio']
 
 
-def _host_state(hs, api=None):
+def _image_props(hs):
+    """Each instance's image properties as the ImagePropertiesWeigher reads them (str of each value)."""
+    out = []
+    for inst in (_attr(hs, 'instances') or {}).values():
+        if isinstance(inst, mock.NonCallableMock):
+            raise Unrecordable('an instance is a mock')
+        meta = inst.image_meta
+        out.append({} if not meta else {k: str(v) for k, v in meta.properties.to_dict().items()})
+    return out
+
+
+def _host_state(hs, api=None, image_props=False):
     out = {}
     for f in HOST_FIELDS:
         out[f] = _plain(_attr(hs, f), f)
@@ -168,6 +196,8 @@ def _host_state(hs, api=None):
     if isinstance(inst, mock.NonCallableMock):
         raise Unrecordable('instances is a mock')
     out['instances'] = sorted(inst.keys())
+    if image_props:
+        out['instance_image_props'] = _image_props(hs)
     out['service'] = _service(_attr(hs, 'service'), api)
     return out
 
@@ -234,8 +264,14 @@ def _conf():
              'soft_anti_affinity_weight_multiplier', 'build_failure_weight_multiplier',
              'cross_cell_move_weight_multiplier']
     out = {n: _plain(getattr(fs, n), n) for n in names}
+    # options of one release only (nova 31's weighers; Zed's AZ prefilter switch)
+    for n in ('hypervisor_version_weight_multiplier', 'num_instances_weight_multiplier',
+              'image_props_weight_multiplier', 'image_props_weight_setting'):
+        if hasattr(fs, n):
+            out[n] = _plain(getattr(fs, n), n)
     out['default_availability_zone'] = CONF.default_availability_zone
-    out['query_placement_for_availability_zone'] = CONF.scheduler.query_placement_for_availability_zone
+    if hasattr(CONF.scheduler, 'query_placement_for_availability_zone'):
+        out['query_placement_for_availability_zone'] = CONF.scheduler.query_placement_for_availability_zone
     out['packing_host_numa_cells_allocation_strategy'] = CONF.compute.packing_host_numa_cells_allocation_strategy
     return out
 
@@ -329,7 +365,8 @@ def _wrap_weigher(cls, mod):
         mocked = _mocked([mod, filter_utils], self)
         if mocked:
             rec['mocked'] = mocked
-        return _record(rec, lambda: {'host': _host_state(host_state), 'spec': _spec(weight_properties), 'conf': _conf()},
+        props = type(self).__name__ == 'ImagePropertiesWeigher'
+        return _record(rec, lambda: {'host': _host_state(host_state, image_props=props), 'spec': _spec(weight_properties), 'conf': _conf()},
                        lambda: real(self, host_state, weight_properties), lambda r: {'raw': _plain(r, 'raw')})
     cls._weigh_object = _weigh_object
 
@@ -343,9 +380,11 @@ def _wrap_handler():
         if mocked:
             rec['mocked'] = mocked
 
+        props = any(type(w).__name__ == 'ImagePropertiesWeigher' for w in weighers)
+
         def describe():
             return {'weighers': [type(w).__name__ for w in weighers],
-                    'hosts': [_host_state(h) for h in obj_list],
+                    'hosts': [_host_state(h, image_props=props) for h in obj_list],
                     'spec': _spec(weighing_properties), 'conf': _conf()}
         return _record(rec, describe, lambda: real(self, weighers, obj_list, weighing_properties),
                        lambda r: {'order': [[w.obj.host, w.obj.nodename, _plain(w.weight, 'weight')] for w in r]})

@@ -1,12 +1,14 @@
 /**
  * Replays nova's own unit tests for the scheduler filters, extra_specs_ops and the weighers
- * (python3-nova, Zed) through the engine: record_scheduler.py runs them with
+ * through the engine, for each release: Zed (the host's python3-nova 26) and 2025.1 (nova 31 in
+ * the chroot of test/releases/epoxy-chroot.sh), each with the engine set to that release: record_scheduler.py runs them with
  * extra_specs_ops.match, every filter's host_passes, every weigher's _weigh_object and the weight
  * handler wrapped to record each call (the HostState fields, the RequestSpec parts, the nova.conf
  * values in effect, and the answer), then each recorded call is asked of the engine's
  * extraSpecMatch / filter / weigher / weighHosts. Prints an agreement table; a disagreement fails
  * unless its test is listed, with the reason, under "Known disagreements with nova's scheduler unit
  * tests" in docs/engine.md (and a listed test that now agrees fails too, so the list stays true).
+ * An entry that holds for one release only names it: "- `test id` (what, 2025.1): reason".
  */
 import {readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
@@ -14,13 +16,13 @@ import {describe, expect, it} from 'vitest'
 
 import type {HostNumaTopology} from '../../src/lib/domain/nova-objects.js'
 import type {Aggregate, Flavor} from '../../src/lib/domain/snapshot.js'
-import {defaultSchedulerConfig, type SchedulerConfig} from '../../src/lib/engine/config.js'
+import {defaultSchedulerConfig, notInRelease, parseWeightSetting, type EngineRelease, type SchedulerConfig} from '../../src/lib/engine/config.js'
 import {extraSpecMatch, FILTERS, type FilterContext} from '../../src/lib/engine/filters.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
 import type {CpuPolicy, InstanceTopologyRequest, ThreadPolicy} from '../../src/lib/engine/numa.js'
 import type {RequestSpec} from '../../src/lib/engine/request.js'
 import {WEIGHERS, weighHosts} from '../../src/lib/engine/weighers.js'
-import {COMPARE, recorded} from './driver.js'
+import {COMPARE, COMPARE_RELEASES, recorded} from './driver.js'
 
 interface RecHostCell {
   id: number
@@ -68,6 +70,8 @@ interface RecHost {
   /** what a stubbed utils.aggregate_values_from_key answered (the aggregate filters' key) */
   aggregate_values?: string[]
   instances: string[]
+  /** recorded for ImagePropertiesWeigher only: each instance's image properties */
+  instance_image_props?: Array<Record<string, string>>
   service: {disabled: boolean; disabled_reason: string | null; up: boolean | null} | null
 }
 interface RecSpec {
@@ -156,6 +160,7 @@ function hostOf(h: RecHost, filter?: string): HostState {
     pciPools: h.pci_pools,
     aggregates,
     instances: new Set(h.instances),
+    ...(h.instance_image_props ? {instanceImageProps: h.instance_image_props} : {}),
     stats: (h.stats ?? {}) as Record<string, string>,
     supportedInstances: h.supported_instances ?? [],
     hypervisorType: h.hypervisor_type as string,
@@ -214,9 +219,9 @@ function specOf(s: RecSpec | null, readsPolicies = false): RequestSpec {
   }
 }
 
-function configOf(c: RecConf): SchedulerConfig {
-  const cfg = defaultSchedulerConfig() as unknown as Record<string, unknown>
-  for (const [k, v] of Object.entries(c)) if (k in cfg) cfg[k] = v
+function configOf(c: RecConf, release: EngineRelease): SchedulerConfig {
+  const cfg = defaultSchedulerConfig(release) as unknown as Record<string, unknown>
+  for (const [k, v] of Object.entries(c)) if (k in cfg) cfg[k] = k === 'image_props_weight_setting' ? parseWeightSetting(v as string[]) : v
   return cfg as unknown as SchedulerConfig
 }
 
@@ -231,37 +236,37 @@ function notReplayable(spec: RecSpec | null, hosts: RecHost[]): string | null {
   return null
 }
 
-function replayFilter(r: Extract<Rec, {fn: 'filter'}>): Verdict {
+function replayFilter(r: Extract<Rec, {fn: 'filter'}>, release: EngineRelease): Verdict {
   const f = FILTERS[r.name]
   if (!f) return {kind: 'skipped', reason: `${r.name} is not implemented by the engine`}
   const {host, spec, conf} = r.input
   const why = notReplayable(spec, [host])
   if (why) return {kind: 'skipped', reason: why}
   if (r.name === 'ComputeFilter' && host.service !== null && !host.service.disabled && host.service.up === null) return {kind: 'skipped', reason: 'no servicegroup answer recorded'}
-  const ctx: FilterContext = {cfg: configOf(conf), now: NOW, numaFits: new Map()}
+  const ctx: FilterContext = {cfg: configOf(conf, release), now: NOW, numaFits: new Map()}
   const reason = f.hostPasses(hostOf(host, r.name), specOf(spec, r.name === 'ServerGroupAffinityFilter'), ctx)
   const engine = reason === null
   if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${engine ? 'passes' : `rejects (${reason?.message})`}`}
   return r.output.passes === engine ? {kind: 'agree'} : {kind: 'disagree', detail: `nova ${r.output.passes ? 'passes' : 'rejects'}, engine ${engine ? 'passes' : `rejects: ${reason?.message}`}`}
 }
 
-function replayWeigh(r: Extract<Rec, {fn: 'weigh'}>): Verdict {
+function replayWeigh(r: Extract<Rec, {fn: 'weigh'}>, release: EngineRelease): Verdict {
   const w = WEIGHERS[r.name]
   if (!w) return {kind: 'skipped', reason: `${r.name} is not implemented by the engine`}
   const why = notReplayable(r.input.spec, [r.input.host])
   if (why) return {kind: 'skipped', reason: why}
-  const engine = w.raw(hostOf(r.input.host), specOf(r.input.spec))
+  const engine = w.raw(hostOf(r.input.host), specOf(r.input.spec), configOf(r.input.conf, release))
   if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${engine}`}
   return Math.abs(r.output.raw - engine) <= 1e-9 * Math.max(1, Math.abs(engine)) ? {kind: 'agree'} : {kind: 'disagree', detail: `raw weight: nova ${r.output.raw}, engine ${engine}`}
 }
 
-function replayWeighed(r: Extract<Rec, {fn: 'weighed'}>): Verdict {
+function replayWeighed(r: Extract<Rec, {fn: 'weighed'}>, release: EngineRelease): Verdict {
   const missing = r.input.weighers.filter((n) => !WEIGHERS[n])
   if (missing.length > 0) return {kind: 'skipped', reason: `the handler ran ${missing.join(', ')}, not an engine weigher`}
   const why = notReplayable(r.input.spec, r.input.hosts)
   if (why) return {kind: 'skipped', reason: why}
   const weighers = r.input.weighers.map((n) => WEIGHERS[n] as NonNullable<(typeof WEIGHERS)[string]>)
-  const engine = weighHosts(r.input.hosts.map((h) => hostOf(h)), specOf(r.input.spec), weighers, configOf(r.input.conf)).map((x) => [x.hs.host, x.hs.nodename, x.weight] as [string, string, number])
+  const engine = weighHosts(r.input.hosts.map((h) => hostOf(h)), specOf(r.input.spec), weighers, configOf(r.input.conf, release)).map((x) => [x.hs.host, x.hs.nodename, x.weight] as [string, string, number])
   if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${JSON.stringify(engine)}`}
   const nova = r.output.order
   const ok = nova.length === engine.length && nova.every(([h, n, w], i) => {
@@ -277,23 +282,28 @@ function replayMatch(r: Extract<Rec, {fn: 'match'}>): Verdict {
   return r.output.result === engine ? {kind: 'agree'} : {kind: 'disagree', detail: `nova ${r.output.result}, engine ${engine}`}
 }
 
-/** `- \`<test id>\` (<what>): reason` lines of the docs section, as "test id|what". */
-function knownDisagreements(): Set<string> {
+/**
+ * `- \`<test id>\` (<what>[, <release>]): reason` lines of the docs section, as "test id|what" for
+ * the release asked (an entry without a release holds for every release).
+ */
+function knownDisagreements(release: EngineRelease): Set<string> {
   const text = readFileSync(DOCS, 'utf8')
   const start = text.indexOf(SECTION)
   if (start < 0) throw new Error(`docs/engine.md has no "${SECTION.slice(4)}" section`)
   const end = text.indexOf('\n#', start + 5)
   const out = new Set<string>()
-  for (const m of text.slice(start, end < 0 ? undefined : end).matchAll(/^- `([^`]+)` \(([A-Za-z_.]+)\): \S/gm)) out.add(`${m[1] as string}|${m[2] as string}`)
+  for (const m of text.slice(start, end < 0 ? undefined : end).matchAll(/^- `([^`]+)` \(([A-Za-z_.]+)(?:, (zed|2025\.1))?\): \S/gm)) {
+    if (m[3] === undefined || m[3] === release) out.add(`${m[1] as string}|${m[2] as string}`)
+  }
   return out
 }
 
 const label = (r: Rec) => (r.fn === 'match' ? 'extra_specs_ops.match' : r.fn === 'weighed' ? 'weight handler' : r.name)
 
 describe.skipIf(!COMPARE)("compare with nova: nova's own unit tests for the scheduler filters and weighers, replayed", () => {
-  it('every recorded call agrees, or its test is listed with the reason in docs/engine.md', () => {
-    const records = recorded<Rec>('record_scheduler.py', ['record_hardware.py'])
-    const known = knownDisagreements()
+  it.each(COMPARE_RELEASES)('nova %s: every recorded call agrees, or its test is listed with the reason in docs/engine.md', (release) => {
+    const records = recorded<Rec>('record_scheduler.py', ['record_hardware.py'], {}, release)
+    const known = knownDisagreements(release)
     const table = new Map<string, {recorded: number; agree: number; explained: number; unexplained: number; skipped: number}>()
     const unexplained: string[] = []
     const skippedWhy = new Map<string, number>()
@@ -307,9 +317,9 @@ describe.skipIf(!COMPARE)("compare with nova: nova's own unit tests for the sche
       if (r.unrecordable) v = {kind: 'skipped', reason: `not expressible as JSON (${r.unrecordable})`}
       else if (r.mocked) v = {kind: 'skipped', reason: `the test mocks ${r.mocked.join(', ')}, so nova's answer is the mock's`}
       else if (r.fn === 'match') v = replayMatch(r)
-      else if (r.fn === 'filter') v = replayFilter(r)
-      else if (r.fn === 'weigh') v = replayWeigh(r)
-      else v = replayWeighed(r)
+      else if (r.fn === 'filter') v = replayFilter(r, release)
+      else if (r.fn === 'weigh') v = replayWeigh(r, release)
+      else v = replayWeighed(r, release)
       const key = `${r.test ?? '(no test)'}|${what}`
       if (v.kind === 'agree') row.agree++
       else if (v.kind === 'skipped') {
@@ -325,13 +335,15 @@ describe.skipIf(!COMPARE)("compare with nova: nova's own unit tests for the sche
       }
     }
     const stale = [...known].filter((k) => !disagreeing.has(k))
-    const lines = ['', "nova's scheduler unit tests (filters, extra_specs_ops, weighers) replayed through the engine", '  function / class                      recorded  agree  explained  unexplained  not replayed']
+    const lines = ['', `nova ${release}: nova's scheduler unit tests (filters, extra_specs_ops, weighers) replayed through the engine`, '  function / class                      recorded  agree  explained  unexplained  not replayed']
     for (const [what, row] of [...table].sort((a, b) => a[0].localeCompare(b[0]))) lines.push(`  ${what.padEnd(38)}${String(row.recorded).padStart(8)}${String(row.agree).padStart(7)}${String(row.explained).padStart(11)}${String(row.unexplained).padStart(13)}${String(row.skipped).padStart(14)}`)
     for (const [why, n] of skippedWhy) lines.push(`  not replayed, ${n}x ${why}`)
     console.log(lines.join('\n'))
     // every implemented filter and weigher, extra_specs_ops and the handler must have been exercised
     const replayed = new Set([...table].filter(([, row]) => row.agree + row.explained > 0).map(([what]) => what))
-    const expected = ['extra_specs_ops.match', 'weight handler', ...Object.keys(WEIGHERS), ...Object.keys(FILTERS).filter((n) => !['RamFilter', 'CoreFilter', 'DiskFilter'].includes(n))]
+    // (those of this release: nova 31 has no AvailabilityZoneFilter, Zed none of the 2025.1 weighers)
+    const inRelease = (n: string) => notInRelease({...defaultSchedulerConfig(release), enabled_filters: [n], weight_classes: []}).length === 0
+    const expected = ['extra_specs_ops.match', 'weight handler', ...Object.keys(WEIGHERS), ...Object.keys(FILTERS).filter((n) => !['RamFilter', 'CoreFilter', 'DiskFilter'].includes(n))].filter(inRelease)
     expect(expected.filter((n) => !replayed.has(n))).toEqual([])
     expect(unexplained.slice(0, 15).join('\n')).toBe('')
     expect(stale).toEqual([])

@@ -9,20 +9,26 @@ ROOT="${CLOUDCTL_EPOXY_CHROOT:-/srv/trixie}"
 READY="$ROOT/.cloudctl-epoxy-ready"
 BASE="$ROOT/.cloudctl-base-ready"
 PKGS="python3-nova python3-placement nova-common placement-common python3-pymysql"
+# nova's own unit tests and functional harness (test/compare-nova recorders, test/realnova plays).
+# The marker holds the list, so a chroot built before a package was added gets it on the next run.
+TEST_PKGS="python3-oslotest python3-ddt python3-testscenarios python3-fixtures python3-testtools python3-wsgi-intercept"
+TEST_READY="$ROOT/.cloudctl-epoxy-test-pkgs"
 
 log() { printf '== epoxy-chroot: %s\n' "$*"; }
 
+test_ready() { [ -f "$TEST_READY" ] && [ "$(cat "$TEST_READY")" = "$TEST_PKGS" ]; }
+
 if [ "${1:-}" = "--check" ]; then
-  [ -f "$READY" ] && exit 0 || exit 1
+  [ -f "$READY" ] && test_ready && exit 0 || exit 1
 fi
-if [ -f "$READY" ]; then log "ready at $ROOT"; exit 0; fi
+if [ -f "$READY" ] && test_ready; then log "ready at $ROOT"; exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then echo "epoxy-chroot: must run as root (debootstrap, chroot, mount)" >&2; exit 2; fi
 
 # Two CI jobs on one machine must not build the same chroot at once.
 mkdir -p "$(dirname "$ROOT")"
 exec 9>"$ROOT.lock"
 flock 9
-if [ -f "$READY" ]; then log "ready at $ROOT (built by a concurrent run)"; exit 0; fi
+if [ -f "$READY" ] && test_ready; then log "ready at $ROOT (built by a concurrent run)"; exit 0; fi
 
 mirror() {
   # The host's own Debian mirror (deb822 sources first, then the classic list).
@@ -62,6 +68,27 @@ if [ ! -f "$BASE" ]; then
   touch "$BASE"
 fi
 
+install_test_pkgs() {
+  test_ready && return 0
+  log "installing nova's test dependencies in the chroot"
+  mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+  chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive bash -c \
+    "apt-get -o DPkg::Lock::Timeout=600 install -y -qq $TEST_PKGS >/dev/null \
+     || { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq $TEST_PKGS >/dev/null; }"
+  cleanup
+  # nova's functional API fixture looks for api-paste.ini beside its package.
+  mkdir -p "$ROOT/usr/lib/python3/dist-packages/etc/nova"
+  ln -sf /etc/nova/api-paste.ini "$ROOT/usr/lib/python3/dist-packages/etc/nova/api-paste.ini"
+  printf '%s' "$TEST_PKGS" >"$TEST_READY"
+}
+
+if [ -f "$READY" ]; then
+  # Built before the test packages were part of it: add them only.
+  install_test_pkgs
+  log "ready at $ROOT"
+  exit 0
+fi
+
 # The packages' debconf would otherwise try to create databases of their own.
 printf 'nova-common nova/configure_db boolean false\nplacement-common placement/configure_db boolean false\n' \
   | chroot "$ROOT" debconf-set-selections
@@ -72,4 +99,5 @@ chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive bash -c \
 cleanup
 chroot "$ROOT" nova-manage --version >/dev/null 2>&1 || { echo "epoxy-chroot: nova-manage does not run in $ROOT" >&2; exit 1; }
 touch "$READY"
+install_test_pkgs
 log "ready at $ROOT"
