@@ -1,7 +1,7 @@
 /**
  * The snapshot: what cloudctl read from nova_api, every cell database and placement, row by row.
  *
- * Rows keep the database's own column names (snake_case) so that an operator can compare a snapshot
+ * Rows keep the database's own column names (one spec per table, tables/*.ts, gives the row types) (snake_case) so that an operator can compare a snapshot
  * with `SELECT` output, and JSON columns keep the exact text nova wrote: repairs guard their writes
  * with observed values, and a re-serialised blob would never match. Parsed views of the blobs live in
  * the derived model (model.ts), never in the file.
@@ -12,6 +12,20 @@
  */
 
 import type {SnapshotRelease} from './release.js'
+import type {RowOf} from './tables/define.js'
+import type {AGGREGATES, BUILD_REQUESTS, FLAVORS, HOST_MAPPINGS, INSTANCE_GROUPS, INSTANCE_MAPPINGS, REQUEST_SPECS} from './tables/nova-api.js'
+import type {COMPUTE_NODES, INSTANCE_EXTRA, INSTANCES, MIGRATIONS, SERVICES} from './tables/nova-cell.js'
+import type {
+  ALLOCATIONS,
+  CONSUMERS,
+  INVENTORIES,
+  PLACEMENT_AGGREGATES,
+  PROJECTS,
+  RESOURCE_PROVIDER_AGGREGATES,
+  RESOURCE_PROVIDER_TRAITS,
+  RESOURCE_PROVIDERS,
+  TRAITS,
+} from './tables/placement.js'
 
 export const SNAPSHOT_FORMAT_VERSION = 1
 
@@ -46,72 +60,21 @@ export const CELL0_UUID = '00000000-0000-0000-0000-000000000000'
 
 // ---------------------------------------------------------------- nova_api
 
-export interface HostMapping {
-  id: number
-  cell_id: number
-  host: string
-}
-
-export interface InstanceMapping {
-  id: number
-  instance_uuid: string
-  cell_id: number | null
-  project_id: string
-  user_id: string | null
-  queued_for_delete: boolean | null
-  created_at: Timestamp
-}
+export type HostMapping = RowOf<typeof HOST_MAPPINGS>
+export type InstanceMapping = RowOf<typeof INSTANCE_MAPPINGS>
 
 /** project_id of the marker row `nova-manage cell_v2 map_instances` keeps between batches. */
 export const MAP_INSTANCES_MARKER_PROJECT = 'INSTANCE_MIGRATION_MARKER'
 
-export interface Flavor {
-  id: number
-  flavorid: string
-  name: string
-  memory_mb: number
-  vcpus: number
-  swap: number
-  root_gb: number | null
-  ephemeral_gb: number | null
-  rxtx_factor: number | null
-  vcpu_weight: number | null
-  disabled: boolean | null
-  is_public: boolean | null
-  description: string | null
-  extra_specs: Record<string, string>
-}
-
-export interface Aggregate {
-  id: number
-  uuid: string | null
-  name: string | null
-  hosts: string[]
-  metadata: Record<string, string>
-}
-
-export interface BuildRequest {
-  id: number
-  instance_uuid: string | null
-  project_id: string
-  created_at: Timestamp
-}
-
-export interface RequestSpecRow {
-  instance_uuid: string
-  /** RequestSpec versioned-object JSON, as stored. */
-  spec: string
-}
-
-export interface InstanceGroup {
-  id: number
-  uuid: string
-  name: string | null
-  project_id: string | null
-  user_id: string | null
-  policies: Array<{policy: string | null; rules: string | null}>
-  members: string[]
-}
+/** A flavor with its flavor_extra_specs folded in. */
+export type Flavor = RowOf<typeof FLAVORS>
+/** An aggregate with its aggregate_hosts and aggregate_metadata folded in. */
+export type Aggregate = RowOf<typeof AGGREGATES>
+export type BuildRequest = RowOf<typeof BUILD_REQUESTS>
+/** spec: the RequestSpec versioned-object JSON, as stored. */
+export type RequestSpecRow = RowOf<typeof REQUEST_SPECS>
+/** A server group with its instance_group_policy and instance_group_member rows folded in. */
+export type InstanceGroup = RowOf<typeof INSTANCE_GROUPS>
 
 export interface NovaApiTables {
   host_mappings: HostMapping[]
@@ -125,132 +88,20 @@ export interface NovaApiTables {
 }
 
 // ---------------------------------------------------------------- cell databases
+// `deleted` is 0 for a live row and the row id once soft-deleted; soft-deleted instances are kept
+// (the leak checks need them). Blob columns (cpu_info, numa_topology, ...) keep the JSON text as stored.
 
-export interface Service {
-  cell_uuid: string
-  id: number
-  uuid: string | null
-  host: string | null
-  binary: string | null
-  topic: string | null
-  report_count: number
-  disabled: boolean | null
-  disabled_reason: string | null
-  forced_down: boolean | null
-  last_seen_up: Timestamp
-  version: number | null
-  /** 0 for a live row; the row id once soft-deleted (`openstack compute service delete`). */
-  deleted: number
-  deleted_at: Timestamp
-  created_at: Timestamp
-  updated_at: Timestamp
-}
-
-export interface ComputeNode {
-  cell_uuid: string
-  id: number
-  uuid: string | null
-  service_id: number | null
-  host: string | null
-  hypervisor_hostname: string | null
-  hypervisor_type: string
-  hypervisor_version: number
-  host_ip: string | null
-  vcpus: number
-  memory_mb: number
-  local_gb: number
-  vcpus_used: number
-  memory_mb_used: number
-  local_gb_used: number
-  free_ram_mb: number | null
-  free_disk_gb: number | null
-  disk_available_least: number | null
-  current_workload: number | null
-  running_vms: number | null
-  cpu_allocation_ratio: number | null
-  ram_allocation_ratio: number | null
-  disk_allocation_ratio: number | null
-  /** Raw JSON text as stored (versioned objects / plain JSON). */
-  cpu_info: string
-  supported_instances: string | null
-  pci_stats: string | null
-  stats: string | null
-  numa_topology: string | null
-  mapped: number | null
-  deleted: number
-  deleted_at: Timestamp
-  created_at: Timestamp
-  updated_at: Timestamp
-}
-
-export interface InstanceExtra {
-  numa_topology: string | null
-  pci_requests: string | null
-  flavor: string | null
-}
-
-export interface Instance {
-  cell_uuid: string
-  id: number
-  uuid: string
-  host: string | null
-  node: string | null
-  vm_state: string | null
-  task_state: string | null
-  power_state: number | null
-  project_id: string | null
-  user_id: string | null
-  instance_type_id: number | null
-  vcpus: number | null
-  memory_mb: number | null
-  root_gb: number | null
-  ephemeral_gb: number | null
-  availability_zone: string | null
-  display_name: string | null
-  image_ref: string | null
-  os_type: string | null
-  architecture: string | null
-  launched_at: Timestamp
-  terminated_at: Timestamp
-  created_at: Timestamp
-  updated_at: Timestamp
-  /** 0 live; the row id once soft-deleted. Soft-deleted rows are kept: the leak checks need them. */
-  deleted: number
-  deleted_at: Timestamp
-  hidden: boolean | null
-  /** instance_extra columns of the live row; null when the instance has no instance_extra row. */
-  extra: InstanceExtra | null
-  /**
-   * compute_nodes.id of the node the instance is on (nova 2023.2+); absent when the schema has no
-   * such column, null on rows an older nova wrote.
-   */
-  compute_id?: number | null
-}
-
-export type MigrationType = 'migration' | 'resize' | 'live-migration' | 'evacuation'
-
-export interface Migration {
-  cell_uuid: string
-  id: number
-  uuid: string | null
-  instance_uuid: string | null
-  source_compute: string | null
-  dest_compute: string | null
-  dest_host: string | null
-  source_node: string | null
-  dest_node: string | null
-  status: string | null
-  migration_type: MigrationType | null
-  old_instance_type_id: number | null
-  new_instance_type_id: number | null
-  hidden: boolean | null
-  cross_cell_move: boolean | null
-  deleted: number
-  created_at: Timestamp
-  updated_at: Timestamp
-  /** compute_nodes.id of the destination node (nova 2023.2+); absent or null like Instance.compute_id. */
-  dest_compute_id?: number | null
-}
+export type Service = RowOf<typeof SERVICES>
+export type ComputeNode = RowOf<typeof COMPUTE_NODES>
+/** instance_extra columns of an instance's live row. */
+export type InstanceExtra = RowOf<typeof INSTANCE_EXTRA>
+/**
+ * extra: the live instance_extra row, null when there is none. compute_id (nova 2023.2+): absent when
+ * the schema has no such column, null on rows an older nova wrote; migrations' dest_compute_id alike.
+ */
+export type Instance = RowOf<typeof INSTANCES>
+export type Migration = RowOf<typeof MIGRATIONS>
+export type MigrationType = NonNullable<Migration['migration_type']>
 
 export interface NovaCellTables {
   services: Service[]
@@ -261,54 +112,13 @@ export interface NovaCellTables {
 
 // ---------------------------------------------------------------- placement
 
-export interface ResourceProvider {
-  id: number
-  uuid: string
-  name: string | null
-  generation: number | null
-  root_provider_id: number | null
-  parent_provider_id: number | null
-}
-
-export interface Inventory {
-  id: number
-  resource_provider_id: number
-  resource_class_id: number
-  total: number
-  reserved: number
-  min_unit: number
-  max_unit: number
-  step_size: number
-  /** MySQL FLOAT, as read (single precision widened to double: 0.9 reads as 0.8999999761581421). */
-  allocation_ratio: number
-}
-
-export interface Allocation {
-  id: number
-  resource_provider_id: number
-  consumer_id: string
-  resource_class_id: number
-  used: number
-}
-
-export interface Consumer {
-  id: number
-  uuid: string
-  project_id: number
-  user_id: number
-  generation: number
-  consumer_type_id: number | null
-}
-
-export interface NamedRow {
-  id: number
-  name: string
-}
-
-export interface ExternalIdRow {
-  id: number
-  external_id: string
-}
+export type ResourceProvider = RowOf<typeof RESOURCE_PROVIDERS>
+/** allocation_ratio: the MySQL FLOAT widened to double (0.9 reads 0.8999999761581421; placement-capacity.ts). */
+export type Inventory = RowOf<typeof INVENTORIES>
+export type Allocation = RowOf<typeof ALLOCATIONS>
+export type Consumer = RowOf<typeof CONSUMERS>
+export type NamedRow = RowOf<typeof TRAITS>
+export type ExternalIdRow = RowOf<typeof PROJECTS>
 
 export interface PlacementTables {
   resource_providers: ResourceProvider[]
@@ -321,9 +131,9 @@ export interface PlacementTables {
   /** CUSTOM_* classes only: standard classes have fixed ids and no rows (resource-classes.ts). */
   resource_classes: NamedRow[]
   traits: NamedRow[]
-  resource_provider_traits: Array<{resource_provider_id: number; trait_id: number}>
-  placement_aggregates: Array<{id: number; uuid: string | null}>
-  resource_provider_aggregates: Array<{resource_provider_id: number; aggregate_id: number}>
+  resource_provider_traits: Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>
+  placement_aggregates: Array<RowOf<typeof PLACEMENT_AGGREGATES>>
+  resource_provider_aggregates: Array<RowOf<typeof RESOURCE_PROVIDER_AGGREGATES>>
 }
 
 export interface Snapshot {

@@ -4,71 +4,32 @@
  * a million rows and must say which table, row and column is wrong in one line.
  */
 import {SNAPSHOT_FORMAT_VERSION, type Snapshot} from '../domain/snapshot.js'
+import {type Kind, type RowColumn, rowColumns, type TableSpec} from '../domain/tables/define.js'
+import {NOVA_API_SNAPSHOT_TABLES, NOVA_CELL_SNAPSHOT_TABLES, PLACEMENT_SNAPSHOT_TABLES} from '../domain/tables/index.js'
 
-type Kind = 'i' | 'n' | 's' | 'b' | 'o' | 'a'
-interface Col {
-  name: string
-  kind: Kind
-  nullable: boolean
-  optional: boolean
-}
+type Col = RowColumn
 
-/** 'id:i uuid:s? extra:o?' — i integer, n number, s string, b boolean, o object, a array; ? nullable; ! optional key */
+/** 'name:s? error:s?!' — i integer, n number, s string, b boolean, o object, a array; ? nullable; ! optional key */
 function cols(spec: string): Col[] {
   return spec
     .trim()
     .split(/\s+/)
     .map((tok) => {
-      const [name, t] = tok.split(':')
+      const [name, t] = tok.split(':') as [string, string]
       return {name, kind: t[0] as Kind, nullable: t.includes('?'), optional: t.includes('!')}
     })
 }
 
-const TS = 's?' // DATETIME as text, or null
+const section = (specs: TableSpec[]): Record<string, Col[]> => Object.fromEntries(specs.map((t) => [t.name, rowColumns(t)]))
 
+/** Row columns per section and table: the table specs' rows, and the cells list (not a table). */
 export const TABLE_COLUMNS: Record<string, Record<string, Col[]>> = {
   root: {
     cells: cols(`id:i uuid:s name:s? database_connection:s? transport_url:s? disabled:b is_cell0:b status:s error:s?!`),
   },
-  nova_api: {
-    host_mappings: cols('id:i cell_id:i host:s'),
-    instance_mappings: cols(`id:i instance_uuid:s cell_id:i? project_id:s user_id:s? queued_for_delete:b? created_at:${TS}`),
-    flavors: cols(
-      'id:i flavorid:s name:s memory_mb:i vcpus:i swap:i root_gb:i? ephemeral_gb:i? rxtx_factor:n? vcpu_weight:i? disabled:b? is_public:b? description:s? extra_specs:o',
-    ),
-    aggregates: cols('id:i uuid:s? name:s? hosts:a metadata:o'),
-    build_requests: cols(`id:i instance_uuid:s? project_id:s created_at:${TS}`),
-    request_specs: cols('instance_uuid:s spec:s'),
-    instance_groups: cols('id:i uuid:s name:s? project_id:s? user_id:s? policies:a members:a'),
-  },
-  nova: {
-    services: cols(
-      `cell_uuid:s id:i uuid:s? host:s? binary:s? topic:s? report_count:i disabled:b? disabled_reason:s? forced_down:b? last_seen_up:${TS} version:i? deleted:i deleted_at:${TS} created_at:${TS} updated_at:${TS}`,
-    ),
-    compute_nodes: cols(
-      `cell_uuid:s id:i uuid:s? service_id:i? host:s? hypervisor_hostname:s? hypervisor_type:s hypervisor_version:i host_ip:s? vcpus:i memory_mb:i local_gb:i vcpus_used:i memory_mb_used:i local_gb_used:i free_ram_mb:i? free_disk_gb:i? disk_available_least:i? current_workload:i? running_vms:i? cpu_allocation_ratio:n? ram_allocation_ratio:n? disk_allocation_ratio:n? cpu_info:s supported_instances:s? pci_stats:s? stats:s? numa_topology:s? mapped:i? deleted:i deleted_at:${TS} created_at:${TS} updated_at:${TS}`,
-    ),
-    instances: cols(
-      `cell_uuid:s id:i uuid:s host:s? node:s? vm_state:s? task_state:s? power_state:i? project_id:s? user_id:s? instance_type_id:i? vcpus:i? memory_mb:i? root_gb:i? ephemeral_gb:i? availability_zone:s? display_name:s? image_ref:s? os_type:s? architecture:s? launched_at:${TS} terminated_at:${TS} created_at:${TS} updated_at:${TS} deleted:i deleted_at:${TS} hidden:b? extra:o? compute_id:i?!`,
-    ),
-    migrations: cols(
-      `cell_uuid:s id:i uuid:s? instance_uuid:s? source_compute:s? dest_compute:s? dest_host:s? source_node:s? dest_node:s? status:s? migration_type:s? old_instance_type_id:i? new_instance_type_id:i? hidden:b? cross_cell_move:b? deleted:i created_at:${TS} updated_at:${TS} dest_compute_id:i?!`,
-    ),
-  },
-  placement: {
-    resource_providers: cols('id:i uuid:s name:s? generation:i? root_provider_id:i? parent_provider_id:i?'),
-    inventories: cols('id:i resource_provider_id:i resource_class_id:i total:i reserved:i min_unit:i max_unit:i step_size:i allocation_ratio:n'),
-    allocations: cols('id:i resource_provider_id:i consumer_id:s resource_class_id:i used:i'),
-    consumers: cols('id:i uuid:s project_id:i user_id:i generation:i consumer_type_id:i?'),
-    consumer_types: cols('id:i name:s'),
-    projects: cols('id:i external_id:s'),
-    users: cols('id:i external_id:s'),
-    resource_classes: cols('id:i name:s'),
-    traits: cols('id:i name:s'),
-    resource_provider_traits: cols('resource_provider_id:i trait_id:i'),
-    placement_aggregates: cols('id:i uuid:s?'),
-    resource_provider_aggregates: cols('resource_provider_id:i aggregate_id:i'),
-  },
+  nova_api: section(NOVA_API_SNAPSHOT_TABLES),
+  nova: section(NOVA_CELL_SNAPSHOT_TABLES),
+  placement: section(PLACEMENT_SNAPSHOT_TABLES),
 }
 
 const OPTIONAL_TABLES = new Set(['request_specs'])
