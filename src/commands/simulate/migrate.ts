@@ -4,7 +4,8 @@ import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {applySchedulerFlags, explainFlags, schedulerFlags} from '../../lib/cli/boot-flags.js'
 import {bootRequestFromSpec, type RecordedRequest} from '../../lib/cli/boot-request.js'
 import {stderrProgress} from '../../lib/cli/progress-printer.js'
-import {schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import {releaseChoice, releaseFlags, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
+import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {simulateMigration, type MigrationResult} from '../../lib/engine/migrate.js'
@@ -12,7 +13,7 @@ import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
 import {renderMigration} from '../../lib/output/migration-formatter.js'
 import {loadSnapshot} from '../../lib/snapshot/load.js'
 
-export type SimulateMigrateResult = MigrationResult & {recorded_request: RecordedRequest}
+export type SimulateMigrateResult = MigrationResult & {recorded_request: RecordedRequest; scheduler_release: SimulatedReleaseChoice}
 
 export default class SimulateMigrate extends CloudctlCommand<typeof SimulateMigrate> {
   static override description = `Where nova would cold-migrate (or, with --live, live-migrate) an instance, or why it cannot, offline: the checks nova-api and the conductor make first (instance state, source nova-compute up, a --host that is not the source), then the request nova recorded for the instance (nova_api.request_specs) scheduled as a move, stage by stage.
@@ -34,27 +35,35 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
     live: Flags.boolean({summary: 'A live migration (default: a cold migration).'}),
     ...schedulerFlags,
     ...explainFlags,
+    ...releaseFlags,
   }
 
   static override summary = 'Simulate where nova would migrate an instance (cold or --live), or why it fails with NoValidHost.'
 
   async run(): Promise<SimulateMigrateResult> {
     const f = this.flags
-    const base = schedulerConfigFrom(f['nova-conf'])
-    if (f.filters !== undefined) base.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
-    const cfg = applySchedulerFlags(base, f)
+    const configFor = (release: SimulatedReleaseChoice['release']) => {
+      const base = schedulerConfigFrom(f['nova-conf'], release)
+      if (f.filters !== undefined) base.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
+      return applySchedulerFlags(base, f)
+    }
+    // once before the snapshot, so that a bad option is refused without a database
+    configFor('zed')
     const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: true}, stderrProgress())
+    const release = releaseChoice(snapshot, f.release)
+    const cfg = configFor(release.release)
     const model = buildModel(snapshot)
     const uuid = f.instance.trim()
     const {request, recorded} = bootRequestFromSpec(model, uuid)
     const migration = simulateMigration(model, uuid, request, cfg, {live: f.live, host: f.host ?? null, seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top})
-    const result: SimulateMigrateResult = {...migration, recorded_request: recorded}
+    const result: SimulateMigrateResult = {...migration, recorded_request: recorded, scheduler_release: release}
     if (f.why?.length && result.simulation) {
       const known = new Set(model.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
       const missing = f.why.filter((h) => !known.has(h))
       if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl hosts list` for the hosts.')
       result.simulation.verdicts = result.simulation.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
     }
+    this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
     this.out(renderMigration(result, {explain: f.explain, why: f.why}))
     if (result.refusal) throw new ConfigError(result.refusal.message, result.refusal.hint, 'MigrationRefused')
     this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)
