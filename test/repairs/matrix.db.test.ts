@@ -5,6 +5,7 @@
  * - only tables the repair is meant to write changed, in no database besides,
  * - every provider whose allocations, inventories, traits or aggregate links changed (and still
  *   exists) has generation + 1, every surviving consumer whose allocations changed too,
+ * - the re-captured snapshot is applyPlan(before, plan): the plan's own account of what it writes,
  * - a second run plans nothing (exit 0), and `repair undo FILE --apply --yes` restores the exact
  *   before-state of every table of every database.
  */
@@ -18,7 +19,8 @@ import {buildModel} from '../../src/lib/domain/model.js'
 import {cloudctl} from '../support/cli.js'
 import {formatTs} from '../support/builders.js'
 import {type FaultCode, generateCloud} from '../support/generator.js'
-import {type RepairWorld, type RowChange, diffDumps, repairWorld} from './support.js'
+import type {RepairPlan} from '../../src/lib/repairs/plan.js'
+import {type RepairWorld, type RowChange, dbNow, diffDumps, expectAppliedState, repairWorld} from './support.js'
 
 interface Case {
   code: FaultCode
@@ -106,7 +108,8 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
 
     const gone = new Set([c.code, ...g.planted.flatMap((p) => p.alsoExpected ?? [])])
     const before = await world.dump()
-    const findingsBefore = findingKeys(await world.capture())
+    const snapshotBefore = await world.capture()
+    const findingsBefore = findingKeys(snapshotBefore)
     expect([...findingsBefore].some((k) => k.startsWith(`${c.code} `)), `${c.code} planted`).toBe(true)
 
     if (c.refusedWithout) {
@@ -116,9 +119,13 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
     }
     const dry = await cloudctl([...c.args, ...src])
     expect(dry.exitCode, dry.stderr).toBe(3)
+    const since = dbNow()
     const r = await cloudctl([...c.args, ...src, '--apply', '--yes', '--json', ...state])
     expect(r.exitCode, r.stderr).toBe(4)
-    const undoFile = (JSON.parse(r.stdout) as {applied: {undo_file: string}}).applied.undo_file
+    const out = JSON.parse(r.stdout) as {plan: RepairPlan; applied: {undo_file: string}}
+    const undoFile = out.applied.undo_file
+    // The databases hold exactly what the plan says it writes (applyPlan), column for column.
+    expectAppliedState(await world.capture(), snapshotBefore, out.plan, since)
 
     const changes = diffDumps(before, await world.dump())
     expect(changes.length).toBeGreaterThan(0)

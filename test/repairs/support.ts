@@ -5,6 +5,7 @@
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {expect} from 'vitest'
 
 import {runChecks} from '../../src/lib/checks/index.js'
 import {captureLive} from '../../src/lib/db/capture.js'
@@ -13,8 +14,9 @@ import {type ExecuteHooks, type ExecuteResult, executePlan} from '../../src/lib/
 import {buildModel, type CloudModel} from '../../src/lib/domain/model.js'
 import type {Finding} from '../../src/lib/domain/finding.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
+import {applyPlan} from '../../src/lib/repairs/apply.js'
 import type {DbKey, RepairPlan} from '../../src/lib/repairs/plan.js'
-import {type TestCloud, createTestCloud, seedSnapshot} from '../support/db.js'
+import {type TestCloud, createTestCloud, seedSnapshot, sortLikeCapture} from '../support/db.js'
 
 export type Dump = Map<string, Map<string, string>> // "db/table" -> row key -> JSON of the row
 
@@ -125,6 +127,41 @@ export async function findingsOf(world: RepairWorld, codes: string[]): Promise<F
 
 export function tableChanges(changes: RowChange[], table: string): RowChange[] {
   return changes.filter((c) => c.table === table)
+}
+
+/** What applyPlan writes for NOW in the expected state; the database holds the commit time there. */
+const NOW_MARK = '<now>'
+
+/** 'YYYY-MM-DD HH:MM:SS' (UTC) of this moment, second-rounded down: every NOW the executor writes after it is at or past it. */
+export function dbNow(): string {
+  return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().slice(0, 19).replace('T', ' ')
+}
+
+/**
+ * The tables of `actual` (a capture after --apply) are exactly applyPlan(before, plan): every row,
+ * every column the snapshot holds. Where the plan wrote NOW, the database holds a time at or after
+ * `since` (taken just before the apply).
+ */
+export function expectAppliedState(actual: Snapshot, before: Snapshot, plan: RepairPlan, since: string): void {
+  const expected = sortLikeCapture(applyPlan(before, plan, {now: NOW_MARK}))
+  const got = sortLikeCapture(actual)
+  const tables = (s: Snapshot) => ({cells: s.cells, nova_api: s.nova_api, nova: s.nova, placement: s.placement})
+  const exp = tables(expected) as unknown as Record<string, Record<string, Array<Record<string, unknown>>> | unknown[]>
+  const act = structuredClone(tables(got)) as unknown as typeof exp
+  for (const [group, byTable] of Object.entries(exp)) {
+    if (Array.isArray(byTable)) continue
+    for (const [table, rows] of Object.entries(byTable)) {
+      const actualRows = (act[group] as Record<string, Array<Record<string, unknown>>>)[table] ?? []
+      rows.forEach((row, i) => {
+        for (const [col, v] of Object.entries(row)) {
+          if (v !== NOW_MARK || !actualRows[i]) continue
+          const at = String(actualRows[i][col])
+          if (at >= since) actualRows[i][col] = NOW_MARK
+        }
+      })
+    }
+  }
+  expect(act).toEqual(exp)
 }
 
 export {closeConnection, openConnection}

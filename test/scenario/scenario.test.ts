@@ -91,8 +91,7 @@ describe('scenario transforms', () => {
     const snap = b.build()
     const config = {...defaultSchedulerConfig(), enabled_filters: [...ZED_DEFAULT_FILTERS, 'NUMATopologyFilter']}
     expect(fits(snap, 'pin2', config)).toEqual({p1: 0})
-    const findings = runChecks(buildModel(snap), {checks: ['leaks', 'pinning']}).findings
-    const r = applyPlannedRepairs(snap, findings)
+    const r = applyPlannedRepairs(snap)
     expect(r.removedAllocations).toBeGreaterThan(0)
     expect(r.freed.PCPU).toBe(6)
     // p1 is alive: what the leaks held is schedulable again (3 x pin2: PCPU 2, MEMORY_MB 2048, DISK_GB 10).

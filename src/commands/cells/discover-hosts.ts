@@ -21,6 +21,6 @@ export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscov
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     if (this.flags.cell && !findCell(model, this.flags.cell)) throw new CloudctlError(`no cell named ${this.flags.cell}`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See cloudctl cells list.'})
-    return this.runPlan(planDiscoverHosts(model, {byService: this.flags['by-service'], prune: this.flags.prune, cell: this.flags.cell}), snapshot)
+    return this.runPlan(planDiscoverHosts(model, {byService: this.flags['by-service'], prune: this.flags.prune, cell: this.flags.cell, maxCount: this.flags['max-count']}), snapshot)
   }
 }

@@ -17,6 +17,6 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
-    return this.runPlan(planAggregates(model, {prune: this.flags.prune}), snapshot)
+    return this.runPlan(planAggregates(model, {prune: this.flags.prune, maxCount: this.flags['max-count']}), snapshot)
   }
 }

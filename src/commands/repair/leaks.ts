@@ -22,6 +22,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     requireKnownConsumer(model, this.flags.consumer)
-    return this.runPlan(planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer}), snapshot)
+    return this.runPlan(planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer, maxCount: this.flags['max-count']}), snapshot)
   }
 }

@@ -28,6 +28,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
     const {snapshot, model} = await this.loadModel()
     requireKnownProvider(model, this.flags.provider)
     const strategy = this.flags.strategy as (typeof PROVIDER_STRATEGIES)[number] | undefined
-    return this.runPlan(planProviders(model, {strategy, provider: this.flags.provider}), snapshot)
+    return this.runPlan(planProviders(model, {strategy, provider: this.flags.provider, maxCount: this.flags['max-count']}), snapshot)
   }
 }

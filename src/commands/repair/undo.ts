@@ -20,6 +20,9 @@ export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
   static override flags = {...repairFlags}
 
   async run(): Promise<RepairOutcome> {
+    // A re-run re-plans from the file, not from the databases: it could not tell the rows a first
+    // batch restored from those still waiting, so undo is one plan, whole.
+    if (this.flags['max-count'] !== undefined) throw new CloudctlError('repair undo restores a whole undo file: --max-count does not apply', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'Drop --max-count; undo is guarded row by row and can be re-run if it stops.'})
     let data: unknown
     try {
       data = JSON.parse(readFileSync(this.args.file, 'utf8'))

@@ -19,6 +19,6 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     requireComputeHost(model, this.flags.host)
-    return this.runPlan(planUsage(model, {force: this.flags.force, host: this.flags.host}), snapshot)
+    return this.runPlan(planUsage(model, {force: this.flags.force, host: this.flags.host, maxCount: this.flags['max-count']}), snapshot)
   }
 }

@@ -28,6 +28,8 @@ export const repairFlags = {
   yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation (automation). Never implies --apply.', helpGroup: 'REPAIR'}),
   // nova-manage and kubectl users type it out of habit; the default already is a dry run.
   'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
+  // nova-manage's batching (map_instances, archive_deleted_rows): a bounded transaction per run.
+  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, helpGroup: 'REPAIR'}),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),

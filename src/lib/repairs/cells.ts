@@ -16,9 +16,9 @@
 import {runChecks} from '../checks/index.js'
 import type {Finding} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import {type CellInfo, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
+import {type CellInfo, type HostMapping, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
 import {allCellDbs, cellDbOf, subjectOf} from './common.js'
-import {NOW, PlanBuilder, type RepairPlan, col} from './plan.js'
+import {type DbKey, NOW, PlanBuilder, type RepairPlan, col} from './plan.js'
 
 /**
  * What nova's instance_destroy (Zed) soft-deletes with an instance, besides instance_extra, and the
@@ -62,24 +62,30 @@ export function duplicateWinner(copies: Instance[]): Instance | undefined {
   return healthy.length === 1 ? healthy[0] : undefined
 }
 
+/** --max-count for map-instances: instances handled, and whether one was left for the next run. */
+class InstanceBatch {
+  handled = 0
+  partial = false
+  readonly done = new Set<string>()
+  constructor(private readonly max: number) {}
+
+  take(): boolean {
+    if (this.handled >= this.max) {
+      this.partial = true
+      return false
+    }
+    this.handled++
+    return true
+  }
+}
+
 export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = {}): RepairPlan {
   const b = new PlanBuilder('map-instances', opts.now)
   const cells = opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : model.snapshot.cells
   const inScope = new Set(cells.map((c) => c.uuid))
   const mappings = new Map(model.snapshot.nova_api.instance_mappings.map((m) => [m.instance_uuid, m]))
   const findings = runChecks(model, {checks: ['cells']}).findings
-  const max = opts.maxCount ?? Number.POSITIVE_INFINITY
-  let handled = 0
-  let partial = false
-  const done = new Set<string>()
-  const take = (): boolean => {
-    if (handled >= max) {
-      partial = true
-      return false
-    }
-    handled++
-    return true
-  }
+  const batch = new InstanceBatch(opts.maxCount ?? Number.POSITIVE_INFINITY)
 
   for (const c of cells) if (c.status !== 'available') b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
   // The outage rule: which copies of an instance exist is only known when every cell was read.
@@ -91,7 +97,7 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     const uuid = f.subject.instance_uuid as string
     const copies = model.liveInstances(uuid)
     if (!copies.some((i) => inScope.has(i.cell_uuid))) continue
-    done.add(uuid)
+    batch.done.add(uuid)
     if (dark.length > 0) {
       b.skip(f.code, subjectOf(f), darkReason)
       continue
@@ -101,20 +107,20 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
       b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand (seed 004 step 3)`)
       continue
     }
-    if (!take()) break
+    if (!batch.take()) break
     planDuplicate(model, b, f, uuid, winner, copies, mappings.get(uuid)?.cell_id ?? null, mappings.has(uuid))
   }
 
   // Wrong or NULL cell ids of live instances.
   for (const f of findings.filter((x) => x.code === 'cell.instance-mapped-wrong-cell')) {
     const uuid = f.subject.instance_uuid as string
-    if (done.has(uuid) || !inScope.has(f.subject.cell_uuid as string)) continue
+    if (batch.done.has(uuid) || !inScope.has(f.subject.cell_uuid as string)) continue
     if (dark.length > 0) {
       b.skip(f.code, subjectOf(f), darkReason)
       continue
     }
-    if (!take()) break
-    done.add(uuid)
+    if (!batch.take()) break
+    batch.done.add(uuid)
     const m = mappings.get(uuid)
     const cell = model.cellOf(f.subject.cell_uuid as string)
     if (!m || !cell) continue
@@ -122,50 +128,52 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code})
   }
 
-  // Every instance row without a mapping, oldest first per cell, as nova-manage does.
-  for (const c of cells) {
-    if (c.status !== 'available') continue
-    const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid).sort(byAge)
-    if (dark.length > 0) {
-      // The outage rule: without a mapping nothing proves the instance is not live in the unreadable
-      // cell too, and a mapping to this copy would hide that one from the API.
-      const unmapped = rows.filter((i) => !mappings.has(i.uuid) && !done.has(i.uuid)).length
-      if (unmapped > 0) b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)}`, `${unmapped} unmapped instance(s) left alone: cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold a live copy; re-run once every cell is readable`)
-      continue
-    }
-    for (const inst of rows) {
-      if (partial) break
-      if (mappings.has(inst.uuid) || done.has(inst.uuid)) continue
-      if (model.liveInstances(inst.uuid).length > 1) continue // a duplicate handled (or skipped) above
-      if (inst.deleted !== 0 && model.liveInstances(inst.uuid).length > 0) continue // a deleted copy: the live one gets the mapping
-      if (inst.project_id === null) {
-        b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, 'the instance has no project_id (instance_mappings.project_id is NOT NULL)')
-        continue
-      }
-      if (!take()) break
-      done.add(inst.uuid)
-      const code = inst.deleted === 0 ? 'cell.instance-unmapped' : 'cell.instance-unmapped (deleted)'
-      if (inst.deleted === 0) b.finding('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`)
-      b.add({
-        db: 'nova_api',
-        table: 'instance_mappings',
-        op: 'insert',
-        unique: {instance_uuid: inst.uuid},
-        values: {created_at: NOW, updated_at: null, instance_uuid: inst.uuid, cell_id: c.id, project_id: inst.project_id, user_id: inst.user_id, queued_for_delete: 0},
-        why: `${code}: map ${inst.uuid} to ${c.name ?? c.uuid}${inst.deleted !== 0 ? ' (deleted instance: nova-manage maps those too)' : ''}`,
-        code: 'cell.instance-unmapped',
-      })
-    }
-  }
+  for (const c of cells) if (c.status === 'available') mapCellInstances(model, b, c, mappings, batch)
 
   if (model.snapshot.nova_api.instance_mappings.some((m) => m.project_id === MAP_INSTANCES_MARKER_PROJECT))
     b.note("An INSTANCE_MIGRATION_MARKER row of nova-manage map_instances exists; cloudctl leaves it alone (nova-manage resumes from it; --reset there starts over).")
   const plan = b.build(['nova_api'])
-  if (partial) {
+  if (batch.partial) {
     plan.partial = true
     plan.notes.push(`--max-count ${opts.maxCount} reached: run again until it exits 0 (nova-manage exit 1 = cloudctl exit 6).`)
   }
   return plan
+}
+
+/** Every instance row of a cell without a mapping, oldest first, as nova-manage maps them. */
+function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappings: Map<string, unknown>, batch: InstanceBatch): void {
+  const dark = model.unavailableCells
+  const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid).sort(byAge)
+  if (dark.length > 0) {
+    // The outage rule: without a mapping nothing proves the instance is not live in the unreadable
+    // cell too, and a mapping to this copy would hide that one from the API.
+    const unmapped = rows.filter((i) => !mappings.has(i.uuid) && !batch.done.has(i.uuid)).length
+    if (unmapped > 0) b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)}`, `${unmapped} unmapped instance(s) left alone: cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold a live copy; re-run once every cell is readable`)
+    return
+  }
+  for (const inst of rows) {
+    if (batch.partial) break
+    if (mappings.has(inst.uuid) || batch.done.has(inst.uuid)) continue
+    if (model.liveInstances(inst.uuid).length > 1) continue // a duplicate handled (or skipped) above
+    if (inst.deleted !== 0 && model.liveInstances(inst.uuid).length > 0) continue // a deleted copy: the live one gets the mapping
+    if (inst.project_id === null) {
+      b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, 'the instance has no project_id (instance_mappings.project_id is NOT NULL)')
+      continue
+    }
+    if (!batch.take()) break
+    batch.done.add(inst.uuid)
+    const code = inst.deleted === 0 ? 'cell.instance-unmapped' : 'cell.instance-unmapped (deleted)'
+    if (inst.deleted === 0) b.finding('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`)
+    b.add({
+      db: 'nova_api',
+      table: 'instance_mappings',
+      op: 'insert',
+      unique: {instance_uuid: inst.uuid},
+      values: {created_at: NOW, updated_at: null, instance_uuid: inst.uuid, cell_id: c.id, project_id: inst.project_id, user_id: inst.user_id, queued_for_delete: 0},
+      why: `${code}: map ${inst.uuid} to ${c.name ?? c.uuid}${inst.deleted !== 0 ? ' (deleted instance: nova-manage maps those too)' : ''}`,
+      code: 'cell.instance-unmapped',
+    })
+  }
 }
 
 function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string, winner: Instance, copies: Instance[], mappedCellId: number | null, hasMapping: boolean): void {
@@ -209,11 +217,13 @@ export interface DiscoverHostsOptions {
   byService?: boolean
   prune?: boolean
   cell?: string
+  /** At most this many hosts or host-mapping findings per plan; the rest waits for a re-run (exit 6). */
+  maxCount?: number
   now?: string
 }
 
 export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions = {}): RepairPlan {
-  const b = new PlanBuilder('discover-hosts', opts.now)
+  const b = new PlanBuilder('discover-hosts', opts.now, opts.maxCount)
   const s = model.snapshot
   const cells = (opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : s.cells).filter((c) => !c.is_cell0)
   const mapped = new Map(s.nova_api.host_mappings.map((h) => [h.host, h]))
@@ -232,51 +242,55 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     } else {
       for (const cn of model.liveComputeNodes) if (cn.cell_uuid === c.uuid && cn.host) hosts.add(cn.host)
     }
-    for (const host of [...hosts].sort()) {
-      const nodes = model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host === host)
-      const hm = mapped.get(host)
-      if (!hm && !planned.has(host)) {
-        const elsewhere = s.nova.services.filter((x) => x.host === host && x.binary === 'nova-compute' && x.deleted === 0 && x.cell_uuid !== c.uuid)
-        if (elsewhere.length > 0) {
-          b.skip('cell.host-unmapped', `host=${host}`, `nova-compute runs on ${host} in several cells (${[c.uuid, ...elsewhere.map((x) => x.cell_uuid)].map((u) => model.cellLabel(u)).join(', ')}): decide by hand`)
-          continue
-        }
-        planned.add(host)
-        b.finding('cell.host-unmapped', `cell=${c.name ?? c.uuid} host=${host}`, `Compute host ${host} has no host_mapping.`)
-        b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'})
-      }
-      if (opts.byService) continue // nova's --by_service path does not touch compute_nodes.mapped
-      if (hm && hm.cell_id !== c.id) continue // mapped elsewhere: reported as host-mapped-wrong-cell below
-      for (const cn of nodes) {
-        if (cn.mapped === 1) continue
-        b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`})
-      }
-    }
+    for (const host of [...hosts].sort()) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
   }
 
   for (const f of findings.filter((x) => x.code === 'cell.host-mapped-wrong-cell')) {
     const ev = f.evidence as {host_mapping: {id: number; cell_id: number; host: string}; expected_cell_id: number | null}
-    if (ev.expected_cell_id === null || (opts.cell && !cells.some((c) => c.uuid === f.subject.cell_uuid))) continue
-    b.finding(f.code, subjectOf(f), f.message)
-    b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: ev.expected_cell_id, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code})
+    const expected = ev.expected_cell_id
+    if (expected === null || (opts.cell && !cells.some((c) => c.uuid === f.subject.cell_uuid))) continue
+    b.unit(() => {
+      b.finding(f.code, subjectOf(f), f.message)
+      b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: expected, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code})
+    })
   }
 
-  for (const f of findings.filter((x) => x.code === 'cell.host-mapping-stale')) {
-    const hm = (f.evidence as {host_mapping: {id: number; cell_id: number; host: string}}).host_mapping
-    if (!opts.prune) {
-      b.skip(f.code, subjectOf(f), 'pass --prune to remove host mappings of hosts without nova-compute')
-      continue
-    }
-    if (!model.allCellsAvailable) {
-      b.skip(f.code, subjectOf(f), 'a cell could not be read: the host may run there')
-      continue
-    }
-    b.finding(f.code, subjectOf(f), f.message)
-    for (const {db} of allCellDbs(model, b))
-      if (db !== 'cell:00000000-0000-0000-0000-000000000000')
-        b.add({db, table: 'services', op: 'check', where: {host: hm.host, binary: 'nova-compute', deleted: 0}, rows: [], why: `${f.code}: still no nova-compute on ${hm.host}`})
-    b.add({db: 'nova_api', table: 'host_mappings', op: 'delete', key: {id: hm.id}, expect: {host: hm.host, cell_id: hm.cell_id}, why: `${f.code}: no nova-compute runs on ${hm.host} in any cell`, code: f.code})
-  }
+  for (const f of findings.filter((x) => x.code === 'cell.host-mapping-stale')) b.unit(() => pruneHostMapping(model, b, f, opts))
   if (b.findings.length > 0) b.note('nova_api commits first, then each cell (compute_nodes.mapped); if a cell commit fails, a re-run sets the flag left unset.')
   return b.build(['nova_api'])
+}
+
+/** One compute host of a cell: its host mapping when it has none, and compute_nodes.mapped of its nodes. */
+function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db: DbKey; host: string; hm: HostMapping | undefined; planned: Set<string>; byService?: boolean}): void {
+  const {cell: c, db, host, hm} = h
+  const s = model.snapshot
+  const nodes = model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host === host)
+  if (!hm && !h.planned.has(host)) {
+    const elsewhere = s.nova.services.filter((x) => x.host === host && x.binary === 'nova-compute' && x.deleted === 0 && x.cell_uuid !== c.uuid)
+    if (elsewhere.length > 0) {
+      b.skip('cell.host-unmapped', `host=${host}`, `nova-compute runs on ${host} in several cells (${[c.uuid, ...elsewhere.map((x) => x.cell_uuid)].map((u) => model.cellLabel(u)).join(', ')}): decide by hand`)
+      return
+    }
+    h.planned.add(host)
+    b.finding('cell.host-unmapped', `cell=${c.name ?? c.uuid} host=${host}`, `Compute host ${host} has no host_mapping.`)
+    b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'})
+  }
+  if (h.byService) return // nova's --by_service path does not touch compute_nodes.mapped
+  if (hm && hm.cell_id !== c.id) return // mapped elsewhere: reported as host-mapped-wrong-cell
+  for (const cn of nodes) {
+    if (cn.mapped === 1) continue
+    b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`})
+  }
+}
+
+/** cell.host-mapping-stale with --prune: the mapping goes once no cell runs nova-compute on the host. */
+function pruneHostMapping(model: CloudModel, b: PlanBuilder, f: Finding, opts: DiscoverHostsOptions): void {
+  const hm = (f.evidence as {host_mapping: {id: number; cell_id: number; host: string}}).host_mapping
+  if (!opts.prune) return void b.skip(f.code, subjectOf(f), 'pass --prune to remove host mappings of hosts without nova-compute')
+  if (!model.allCellsAvailable) return void b.skip(f.code, subjectOf(f), 'a cell could not be read: the host may run there')
+  b.finding(f.code, subjectOf(f), f.message)
+  for (const {db} of allCellDbs(model, b))
+    if (db !== 'cell:00000000-0000-0000-0000-000000000000')
+      b.add({db, table: 'services', op: 'check', where: {host: hm.host, binary: 'nova-compute', deleted: 0}, rows: [], why: `${f.code}: still no nova-compute on ${hm.host}`})
+  b.add({db: 'nova_api', table: 'host_mappings', op: 'delete', key: {id: hm.id}, expect: {host: hm.host, cell_id: hm.cell_id}, why: `${f.code}: no nova-compute runs on ${hm.host} in any cell`, code: f.code})
 }

@@ -21,6 +21,8 @@ export interface HostRepairOptions {
   /** Write even while nova-compute on the host is up and reporting. */
   force?: boolean
   host?: string
+  /** At most this many compute nodes (pinning) or findings (usage) per plan; the rest waits (exit 6). */
+  maxCount?: number
   now?: string
 }
 
@@ -66,7 +68,7 @@ export function rewritePinnedCpus(text: string, pinnedByCell: number[][]): strin
 }
 
 export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
-  const b = new PlanBuilder('pinning', opts.now)
+  const b = new PlanBuilder('pinning', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['pinning'], host: opts.host}).findings
   const byNode = new Map<number, Finding[]>()
   for (const f of findings) {
@@ -81,118 +83,129 @@ export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): Re
     list.push(f)
     byNode.set(id, list)
   }
-  for (const fs of byNode.values()) {
-    const cnId = (fs[0].evidence.compute_node as {id: number}).id
-    const cn = model.liveComputeNodes.find((x) => x.id === cnId && x.cell_uuid === fs[0].subject.cell_uuid) as ComputeNode
-    if (findings.some((f) => f.code === 'pinning.overlap' && f.subject.cell_uuid === cn.cell_uuid && f.subject.node === cn.hypervisor_hostname)) {
-      for (const f of fs) b.skip(f.code, subjectOf(f), 'the node also has overlapping pins: resolve those first')
-      continue
-    }
-    if (!guardService(model, b, fs[0], cn, opts)) {
-      for (const f of fs.slice(1)) b.skip(f.code, subjectOf(f), 'nova-compute is up (see above)')
-      continue
-    }
-    const topo = model.hostNumaTopology(cn)
-    if (!topo.ok || !topo.value || cn.numa_topology === null) continue
-    const pins = new Map<number, Set<number>>()
-    let readable = true
-    for (const inst of model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)) {
-      const t = model.instanceNumaTopology(inst)
-      if (!t.ok) readable = false
-      if (!t.ok || !t.value) continue
-      for (const c of t.value.cells) {
-        const set = pins.get(c.id) ?? new Set<number>()
-        for (const p of pinnedHostCpus(c)) set.add(p)
-        pins.set(c.id, set)
-      }
-    }
-    if (!readable) {
-      for (const f of fs) b.skip(f.code, subjectOf(f), 'an instance NUMA topology on the node cannot be read')
-      continue
-    }
-    const wanted = topo.value.cells.map((c) => [...(pins.get(c.id) ?? [])].sort((x, y) => x - y))
-    const text = rewritePinnedCpus(cn.numa_topology, wanted)
-    if (text === undefined || text === cn.numa_topology) {
-      for (const f of fs) b.skip(f.code, subjectOf(f), 'numa_topology does not hold one pinned_cpus list per cell')
-      continue
-    }
-    for (const f of fs) b.finding(f.code, subjectOf(f), f.message)
-    lockResidents(model, b, cn, fs[0].code)
-    b.add({
-      db: cellDbOf(model, b, cn.cell_uuid),
-      table: 'compute_nodes',
-      op: 'update',
-      key: {id: cn.id},
-      expect: {deleted: 0, numa_topology: cn.numa_topology},
-      set: {numa_topology: text},
-      why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
-      code: fs[0].code,
-    })
-    b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
-  }
+  for (const fs of byNode.values()) b.unit(() => planNodePins(model, b, fs, findings, opts))
   return b.build([])
 }
 
+/** One compute node's pinned_cpus rewritten from the instances on it, for the findings `fs` of that node. */
+function planNodePins(model: CloudModel, b: PlanBuilder, fs: Finding[], findings: Finding[], opts: HostRepairOptions): void {
+  const cnId = (fs[0].evidence.compute_node as {id: number}).id
+  const cn = model.liveComputeNodes.find((x) => x.id === cnId && x.cell_uuid === fs[0].subject.cell_uuid) as ComputeNode
+  if (findings.some((f) => f.code === 'pinning.overlap' && f.subject.cell_uuid === cn.cell_uuid && f.subject.node === cn.hypervisor_hostname)) {
+    for (const f of fs) b.skip(f.code, subjectOf(f), 'the node also has overlapping pins: resolve those first')
+    return
+  }
+  if (!guardService(model, b, fs[0], cn, opts)) {
+    for (const f of fs.slice(1)) b.skip(f.code, subjectOf(f), 'nova-compute is up (see above)')
+    return
+  }
+  const topo = model.hostNumaTopology(cn)
+  if (!topo.ok || !topo.value || cn.numa_topology === null) return
+  const pins = new Map<number, Set<number>>()
+  let readable = true
+  for (const inst of model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)) {
+    const t = model.instanceNumaTopology(inst)
+    if (!t.ok) readable = false
+    if (!t.ok || !t.value) continue
+    for (const c of t.value.cells) {
+      const set = pins.get(c.id) ?? new Set<number>()
+      for (const p of pinnedHostCpus(c)) set.add(p)
+      pins.set(c.id, set)
+    }
+  }
+  if (!readable) {
+    for (const f of fs) b.skip(f.code, subjectOf(f), 'an instance NUMA topology on the node cannot be read')
+    return
+  }
+  const wanted = topo.value.cells.map((c) => [...(pins.get(c.id) ?? [])].sort((x, y) => x - y))
+  const text = rewritePinnedCpus(cn.numa_topology, wanted)
+  if (text === undefined || text === cn.numa_topology) {
+    for (const f of fs) b.skip(f.code, subjectOf(f), 'numa_topology does not hold one pinned_cpus list per cell')
+    return
+  }
+  for (const f of fs) b.finding(f.code, subjectOf(f), f.message)
+  lockResidents(model, b, cn, fs[0].code)
+  b.add({
+    db: cellDbOf(model, b, cn.cell_uuid),
+    table: 'compute_nodes',
+    op: 'update',
+    key: {id: cn.id},
+    expect: {deleted: 0, numa_topology: cn.numa_topology},
+    set: {numa_topology: text},
+    why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
+    code: fs[0].code,
+  })
+  b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
+}
+
 export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
-  const b = new PlanBuilder('usage', opts.now)
+  const b = new PlanBuilder('usage', opts.now, opts.maxCount)
   for (const f of runChecks(model, {checks: ['usage'], host: opts.host}).findings) {
     if (f.code !== 'usage.node-drift') {
       if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift')
       continue
     }
-    const ev = f.evidence as {compute_node: {id: number; cell_uuid: string}; recorded: Record<string, number | null>; expected: Record<string, number>}
-    const cn = model.liveComputeNodes.find((x) => x.id === ev.compute_node.id && x.cell_uuid === ev.compute_node.cell_uuid)
-    if (!cn || !guardService(model, b, f, cn, opts)) continue
-    b.finding(f.code, subjectOf(f), f.message)
-    lockResidents(model, b, cn, f.code)
-    const set: Record<string, number | typeof NOW> = {}
-    for (const [k, v] of Object.entries(ev.expected)) if (ev.recorded[k] !== null && ev.recorded[k] !== v) set[k] = v
-    b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code})
+    b.unit(() => planNodeUsage(model, b, f, opts))
   }
   return b.build([])
 }
 
+/** usage.node-drift: the compute node's usage columns as its live instances add up. */
+function planNodeUsage(model: CloudModel, b: PlanBuilder, f: Finding, opts: HostRepairOptions): void {
+  const ev = f.evidence as {compute_node: {id: number; cell_uuid: string}; recorded: Record<string, number | null>; expected: Record<string, number>}
+  const cn = model.liveComputeNodes.find((x) => x.id === ev.compute_node.id && x.cell_uuid === ev.compute_node.cell_uuid)
+  if (!cn || !guardService(model, b, f, cn, opts)) return
+  b.finding(f.code, subjectOf(f), f.message)
+  lockResidents(model, b, cn, f.code)
+  const set: Record<string, number | typeof NOW> = {}
+  for (const [k, v] of Object.entries(ev.expected)) if (ev.recorded[k] !== null && ev.recorded[k] !== v) set[k] = v
+  b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code})
+}
+
 export interface AggregatesOptions {
   prune?: boolean
+  /** At most this many findings per plan; the rest waits for a re-run (exit 6). */
+  maxCount?: number
   now?: string
 }
 
 export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}): RepairPlan {
-  const b = new PlanBuilder('aggregates', opts.now)
+  const b = new PlanBuilder('aggregates', opts.now, opts.maxCount)
   const pAggs = new Map(model.snapshot.placement.placement_aggregates.map((a) => [a.uuid, a.id]))
   let nextAggId = model.snapshot.placement.placement_aggregates.reduce((m, a) => Math.max(m, a.id), 0) + 1
   const linked = new Set<string>()
-  for (const f of runChecks(model, {checks: ['aggregates']}).findings) {
-    const ev = f.evidence as {aggregate?: {uuid: string | null}; provider?: {id: number; uuid: string; generation: number | null}}
-    if (f.code === 'aggregate.missing-in-placement' && ev.aggregate?.uuid && ev.provider) {
-      const uuid = ev.aggregate.uuid
-      const rp = model.providersById.get(ev.provider.id)
-      if (!rp || linked.has(`${rp.id}/${uuid}`)) continue
-      linked.add(`${rp.id}/${uuid}`)
-      b.finding(f.code, subjectOf(f), f.message)
-      let aggId = pAggs.get(uuid)
-      if (aggId === undefined) {
-        aggId = nextAggId++
-        pAggs.set(uuid, aggId)
-        b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code})
+  for (const f of runChecks(model, {checks: ['aggregates']}).findings)
+    b.unit(() => {
+      const ev = f.evidence as {aggregate?: {uuid: string | null}; provider?: {id: number; uuid: string; generation: number | null}}
+      if (f.code === 'aggregate.missing-in-placement' && ev.aggregate?.uuid && ev.provider) {
+        const uuid = ev.aggregate.uuid
+        const rp = model.providersById.get(ev.provider.id)
+        if (!rp || linked.has(`${rp.id}/${uuid}`)) return
+        linked.add(`${rp.id}/${uuid}`)
+        b.finding(f.code, subjectOf(f), f.message)
+        let aggId = pAggs.get(uuid)
+        if (aggId === undefined) {
+          aggId = nextAggId++
+          pAggs.set(uuid, aggId)
+          b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code})
+        }
+        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code})
+        b.bumpProvider(rp, 'aggregates changed')
+      } else if (f.code === 'aggregate.extra-in-placement' && ev.aggregate?.uuid && ev.provider) {
+        if (!opts.prune) {
+          b.skip(f.code, subjectOf(f), 'pass --prune to remove placement aggregate links nova does not know')
+          return
+        }
+        const rp = model.providersById.get(ev.provider.id)
+        const aggId = pAggs.get(ev.aggregate.uuid)
+        if (!rp || aggId === undefined) return
+        b.finding(f.code, subjectOf(f), f.message)
+        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${ev.aggregate.uuid}`, code: f.code})
+        b.bumpProvider(rp, 'aggregates changed')
+      } else if (f.code !== 'aggregate.undecided') {
+        b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')
       }
-      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code})
-      b.bumpProvider(rp, 'aggregates changed')
-    } else if (f.code === 'aggregate.extra-in-placement' && ev.aggregate?.uuid && ev.provider) {
-      if (!opts.prune) {
-        b.skip(f.code, subjectOf(f), 'pass --prune to remove placement aggregate links nova does not know')
-        continue
-      }
-      const rp = model.providersById.get(ev.provider.id)
-      const aggId = pAggs.get(ev.aggregate.uuid)
-      if (!rp || aggId === undefined) continue
-      b.finding(f.code, subjectOf(f), f.message)
-      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${ev.aggregate.uuid}`, code: f.code})
-      b.bumpProvider(rp, 'aggregates changed')
-    } else if (f.code !== 'aggregate.undecided') {
-      b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')
-    }
-  }
+    })
   // Nova's aggregate API checks membership in nova_api while it writes placement: lock the membership rows we rely on.
   return b.build(['placement'])
 }

@@ -29,6 +29,8 @@ export interface LeaksOptions {
   heal?: boolean
   /** Only findings of this consumer / instance uuid. */
   consumer?: string
+  /** At most this many findings (a consumer's leaks count as one) per plan; the rest waits (exit 6). */
+  maxCount?: number
   now?: string
 }
 
@@ -37,7 +39,7 @@ interface EvidenceAllocation {
 }
 
 export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPlan {
-  const b = new PlanBuilder('leaks', opts.now)
+  const b = new PlanBuilder('leaks', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['leaks']}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
   const removals = new Map<string, {ids: Set<number>; findings: Finding[]}>()
 
@@ -54,7 +56,7 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
         // Removing these would leave a running instance with no allocation at all (allocation.missing):
         // they belong on its own host. heal_allocations territory, so only with --heal.
         if (!opts.heal) b.skip(f.code, subjectOf(f), `instance ${consumer} holds nothing on its own host ${misplaced.node ?? misplaced.host}: removing these would leave it with no allocation; run with --heal to move them there`)
-        else planMove(model, b, f, misplaced)
+        else b.unit(() => planMove(model, b, f, misplaced))
         continue
       }
       let r = removals.get(consumer)
@@ -70,12 +72,12 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
     }
   }
 
-  for (const [consumer, r] of removals) planRemoval(model, b, consumer, r.ids, r.findings)
+  for (const [consumer, r] of removals) b.unit(() => planRemoval(model, b, consumer, r.ids, r.findings))
 
   if (opts.heal) {
     for (const f of findings) {
-      if (f.code === 'allocation.missing') planMissing(model, b, f)
-      else if (f.code === 'allocation.amount-mismatch') planMismatch(model, b, f)
+      if (f.code === 'allocation.missing') b.unit(() => planMissing(model, b, f))
+      else if (f.code === 'allocation.amount-mismatch') b.unit(() => planMismatch(model, b, f))
     }
   }
   if (b.findings.length > 0)

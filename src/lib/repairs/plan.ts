@@ -160,10 +160,71 @@ export class PlanBuilder {
   readonly skipped: RepairPlan['skipped'] = []
   readonly labels: Record<string, string> = {placement: 'placement', nova_api: 'nova_api'}
 
+  /** Units of work taken so far (see unit), and whether one was turned away by the limit. */
+  private units = 0
+  private unitDepth = 0
+  private limited = false
+
   constructor(
     readonly kind: RepairKind,
     private readonly now: string = new Date().toISOString(),
+    /** --max-count: at most this many units of work with writes per plan; the rest waits for a re-run. */
+    private readonly maxUnits: number = Number.POSITIVE_INFINITY,
   ) {}
+
+  /**
+   * One unit of work: everything `fn` adds for one finding (or for the findings it answers together),
+   * taken whole or not at all. Once --max-count units with writes are in the plan, a further unit
+   * with writes is taken back entirely, so a plan never holds half a finding's steps, and the plan
+   * says it is partial. A unit that only reports (skips) always stays. Nested units count as one.
+   */
+  unit(fn: () => void): this {
+    if (this.unitDepth > 0) {
+      fn()
+      return this
+    }
+    const mark = this.mark()
+    this.unitDepth++
+    try {
+      fn()
+    } finally {
+      this.unitDepth--
+    }
+    if (!this.wroteSince(mark)) return this
+    if (this.units >= this.maxUnits) {
+      this.rollback(mark)
+      this.limited = true
+    } else this.units++
+    return this
+  }
+
+  private mark() {
+    const lengths = (m: Map<DbKey, Step[]>) => new Map([...m].map(([k, v]) => [k, v.length]))
+    return {byDb: lengths(this.byDb), bumps: lengths(this.bumps), bumped: new Set(this.bumped), findings: this.findings.length, notes: this.notes.length, skipped: this.skipped.length, labels: {...this.labels}}
+  }
+
+  private wroteSince(mark: ReturnType<PlanBuilder['mark']>): boolean {
+    const grew = (m: Map<DbKey, Step[]>, before: Map<DbKey, number>) => [...m].some(([k, v]) => v.slice(before.get(k) ?? 0).some(isWrite))
+    return grew(this.byDb, mark.byDb) || grew(this.bumps, mark.bumps)
+  }
+
+  private rollback(mark: ReturnType<PlanBuilder['mark']>): void {
+    const cut = (m: Map<DbKey, Step[]>, before: Map<DbKey, number>) => {
+      for (const [k, v] of m) {
+        const n = before.get(k)
+        if (n === undefined) m.delete(k)
+        else v.length = n
+      }
+    }
+    cut(this.byDb, mark.byDb)
+    cut(this.bumps, mark.bumps)
+    this.bumped.clear()
+    for (const k of mark.bumped) this.bumped.add(k)
+    this.findings.length = mark.findings
+    this.notes.length = mark.notes
+    this.skipped.length = mark.skipped
+    for (const k of Object.keys(this.labels)) if (!(k in mark.labels)) delete this.labels[k]
+  }
 
   label(db: DbKey, name: string): this {
     this.labels[db] = name
@@ -227,7 +288,7 @@ export class PlanBuilder {
       // Checks first (lock what the plan relies on), then writes, then generation bumps.
       steps.push(...own.filter((s) => s.op === 'check'), ...own.filter((s) => s.op !== 'check'), ...(this.bumps.get(db) ?? []))
     }
-    return {
+    const plan: RepairPlan = {
       plan_version: 1,
       kind: this.kind,
       created_at: this.now,
@@ -238,6 +299,11 @@ export class PlanBuilder {
       notes: this.notes,
       skipped: this.skipped,
     }
+    if (this.limited) {
+      plan.partial = true
+      plan.notes.push(`--max-count ${this.maxUnits} reached: more findings are left for the next run; run again until it exits 0 (exit 6 = partial).`)
+    }
+    return plan
   }
 }
 

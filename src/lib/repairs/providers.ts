@@ -43,6 +43,8 @@ export interface ProvidersOptions {
   strategy?: ProviderStrategy
   /** Only the finding of this provider uuid (or provider / host name). */
   provider?: string
+  /** At most this many provider findings per plan; the rest waits for a re-run (exit 6). */
+  maxCount?: number
   now?: string
 }
 
@@ -51,7 +53,7 @@ interface EvidenceAllocation {
 }
 
 export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): RepairPlan {
-  const b = new PlanBuilder('providers', opts.now)
+  const b = new PlanBuilder('providers', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['providers', 'leaks']}).findings
   const leakOf = new Map<number, Finding>()
   for (const f of findings)
@@ -61,12 +63,12 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
   const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
   for (const f of findings) {
     if (!wanted(f)) continue
-    if (f.code === 'provider.stale') planStale(model, b, f, leakOf)
-    else if (f.code === 'provider.duplicate-name') planDuplicate(model, b, f, leakOf, cellWrites)
+    if (f.code === 'provider.stale') b.unit(() => planStale(model, b, f, leakOf))
+    else if (f.code === 'provider.duplicate-name') b.unit(() => planDuplicate(model, b, f, leakOf, cellWrites))
     else if (f.code === 'provider.uuid-mismatch') {
       if (!opts.strategy) b.skip(f.code, subjectOf(f), 'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)')
-      else if (opts.strategy === 'rekey') planRekey(model, b, f)
-      else planMove(model, b, f, leakOf)
+      else if (opts.strategy === 'rekey') b.unit(() => planRekey(model, b, f))
+      else b.unit(() => planMove(model, b, f, leakOf))
     } else if (f.code === 'provider.undecided') b.skip(f.code, subjectOf(f), 'a cell could not be read: a provider is only stale when every cell says so')
   }
   if (b.findings.length > 0 && cellWrites.size === 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')

@@ -7,7 +7,6 @@
  * on the resulting model.
  */
 import {holdsResources} from '../checks/context.js'
-import {runChecks} from '../checks/index.js'
 import type {CloudModel} from '../domain/model.js'
 import {buildModel} from '../domain/model.js'
 import type {Instance, Snapshot} from '../domain/snapshot.js'
@@ -16,7 +15,8 @@ import {createEngineState, simulateBoot, type BootRequest, type EngineState, typ
 import {applyPlannedRepairs, type RepairEffect} from './repairs.js'
 import {addHostsLike, disableHost, setAllocationRatio, type RatioChange} from './transforms.js'
 
-export {applyPlannedRepairs, LEAK_CODES, type RepairEffect} from './repairs.js'
+export {applyPlannedRepairs, type RepairEffect} from './repairs.js'
+export {LEAK_CODES} from '../repairs/leaks.js'
 export {addHostsLike, copySnapshot, disableHost, parseAllocationRatio, rewriteHostNumaCells, setAllocationRatio, type RatioChange, type Transformed} from './transforms.js'
 
 export interface ScenarioOptions {
@@ -68,8 +68,7 @@ export function applyScenario(snapshot: Snapshot, o: ScenarioOptions): ScenarioR
   const changes: string[] = []
   let repairs: ScenarioResult['repairs'] = null
   if (o.applyRepairs) {
-    const findings = runChecks(buildModel(s), {checks: ['leaks', 'pinning']}).findings
-    const r = applyPlannedRepairs(s, findings)
+    const r = applyPlannedRepairs(s)
     s = r.snapshot
     changes.push(...r.changes.map((c) => `repairs: ${c}`))
     const {snapshot: _drop, ...rest} = r

@@ -1,0 +1,245 @@
+/**
+ * The effect of a repair plan on a snapshot: the rows as the databases will hold them once the
+ * executor has committed every step (src/lib/db/repair/executor.ts). One definition of what a plan
+ * does, so that `simulate --apply-repairs` shows exactly what the repair commands would write, and the
+ * executor tests can state the database they expect after `--apply`.
+ *
+ * Pure: the input snapshot is not touched (tables a plan writes are copied, rows replaced, never
+ * edited). Steps on tables the snapshot does not hold (the nova_api request_specs, an instance's
+ * faults) change nothing here. A step whose row or guard does not match the snapshot throws: the
+ * executor would abort on it, and a plan made from this snapshot never does.
+ */
+import {
+  type Allocation,
+  type Consumer,
+  type HostMapping,
+  type InstanceMapping,
+  type Inventory,
+  NOVA_TABLES,
+  PLACEMENT_TABLES,
+  type ResourceProvider,
+  type Snapshot,
+} from '../domain/snapshot.js'
+import {type RepairPlan, type Row, type Scalar, type Step, type Value, type WriteRow, describeKey, isColumnRef, isNow, sameValue} from './plan.js'
+
+export interface ApplyPlanOptions {
+  /** The time NOW stands for ('YYYY-MM-DD HH:MM:SS', UTC); default the plan's created_at. */
+  now?: string
+}
+
+type AnyRow = Record<string, unknown>
+
+/** 'YYYY-MM-DD HH:MM:SS' as MySQL prints a DATETIME, from an ISO 8601 instant. */
+export function mysqlTimestamp(iso: string): string {
+  return iso.slice(0, 19).replace('T', ' ')
+}
+
+export function applyPlan(snapshot: Snapshot, plan: RepairPlan, opts: ApplyPlanOptions = {}): Snapshot {
+  const out: Snapshot = {...snapshot, nova_api: {...snapshot.nova_api}, nova: {...snapshot.nova}, placement: {...snapshot.placement}}
+  const tables = new Tables(out, opts.now ?? mysqlTimestamp(plan.created_at))
+  for (const step of plan.steps) tables.apply(step)
+  return out
+}
+
+const num = (v: unknown): number => Number(v)
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+const str = (v: unknown): string => String(v)
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v))
+
+/**
+ * A written row as the snapshot holds it (the capture's columns and types), per table a plan can
+ * insert into or restore. Typed against the snapshot's row types, so a column added there fails here.
+ */
+const ROW_OF: Record<string, (v: Row, id: number) => object> = {
+  allocations: (v, id): Allocation => ({id, resource_provider_id: num(v.resource_provider_id), consumer_id: str(v.consumer_id), resource_class_id: num(v.resource_class_id), used: num(v.used)}),
+  consumers: (v, id): Consumer => ({id, uuid: str(v.uuid), project_id: num(v.project_id), user_id: num(v.user_id), generation: num(v.generation), consumer_type_id: numOrNull(v.consumer_type_id)}),
+  inventories: (v, id): Inventory => ({
+    id,
+    resource_provider_id: num(v.resource_provider_id),
+    resource_class_id: num(v.resource_class_id),
+    total: num(v.total),
+    reserved: num(v.reserved),
+    min_unit: num(v.min_unit),
+    max_unit: num(v.max_unit),
+    step_size: num(v.step_size),
+    allocation_ratio: num(v.allocation_ratio),
+  }),
+  resource_providers: (v, id): ResourceProvider => ({id, uuid: str(v.uuid), name: strOrNull(v.name), generation: numOrNull(v.generation), root_provider_id: numOrNull(v.root_provider_id), parent_provider_id: numOrNull(v.parent_provider_id)}),
+  placement_aggregates: (v, id) => ({id, uuid: strOrNull(v.uuid)}),
+  resource_provider_traits: (v) => ({resource_provider_id: num(v.resource_provider_id), trait_id: num(v.trait_id)}),
+  resource_provider_aggregates: (v) => ({resource_provider_id: num(v.resource_provider_id), aggregate_id: num(v.aggregate_id)}),
+  host_mappings: (v, id): HostMapping => ({id, cell_id: num(v.cell_id), host: str(v.host)}),
+  instance_mappings: (v, id): InstanceMapping => ({
+    id,
+    instance_uuid: str(v.instance_uuid),
+    cell_id: numOrNull(v.cell_id),
+    project_id: str(v.project_id),
+    user_id: strOrNull(v.user_id),
+    queued_for_delete: v.queued_for_delete === null || v.queued_for_delete === undefined ? null : Boolean(Number(v.queued_for_delete)),
+    created_at: strOrNull(v.created_at),
+  }),
+}
+
+const NOVA_API_HELD = new Set(['host_mappings', 'instance_mappings', 'build_requests'])
+const PLACEMENT_HELD = new Set<string>(PLACEMENT_TABLES)
+const CELL_HELD = new Set<string>(NOVA_TABLES)
+
+interface TableRef {
+  rows: AnyRow[]
+  /** The cell the database is, for the cell tables (their rows of every cell share one array). */
+  cell: string | null
+  key: string
+}
+
+class Tables {
+  private readonly copied = new Set<string>()
+  private readonly lastId = new Map<string, number>()
+
+  constructor(
+    private readonly s: Snapshot,
+    private readonly now: string,
+  ) {}
+
+  apply(step: Step): void {
+    if (step.op === 'check') return
+    if (step.table === 'instance_extra') return this.instanceExtra(step)
+    const t = this.table(step.db, step.table)
+    if (!t) return
+    switch (step.op) {
+      case 'delete': {
+        const i = this.find(t, step.key, step)
+        this.guard(t.rows[i], step.expect, step)
+        t.rows.splice(i, 1)
+        return
+      }
+      case 'update': {
+        const i = this.find(t, step.key, step)
+        this.guard(t.rows[i], step.expect, step)
+        t.rows[i] = this.written(t.rows[i], step.set)
+        return
+      }
+      case 'insert':
+        return this.insert(t, this.resolve(step.values, {}), step)
+      case 'restore':
+        return this.restore(t, step)
+      default:
+        return this.applyAll(t, step)
+    }
+  }
+
+  /** Steps over every row matching a condition (update-all / delete-all), where the snapshot holds the table. */
+  private applyAll(t: TableRef, step: Step): void {
+    const s = step as Step & {where?: Row; set?: WriteRow}
+    const op = (step as {op: string}).op
+    if (!s.where || (op !== 'update-all' && op !== 'delete-all')) throw new Error(`applyPlan: step ${op} on ${step.table} is not modelled`)
+    for (let i = t.rows.length - 1; i >= 0; i--) {
+      if (!this.matches(t, t.rows[i], s.where)) continue
+      if (op === 'delete-all') t.rows.splice(i, 1)
+      else t.rows[i] = this.written(t.rows[i], s.set ?? {})
+    }
+  }
+
+  private table(db: string, table: string): TableRef | undefined {
+    let group: 'placement' | 'nova_api' | 'nova'
+    let cell: string | null = null
+    if (db === 'placement' && PLACEMENT_HELD.has(table)) group = 'placement'
+    else if (db === 'nova_api' && NOVA_API_HELD.has(table)) group = 'nova_api'
+    else if (db.startsWith('cell:') && CELL_HELD.has(table)) {
+      group = 'nova'
+      cell = db.slice('cell:'.length)
+    } else return undefined
+    const holder = this.s[group] as unknown as Record<string, AnyRow[]>
+    const key = `${group}.${table}`
+    if (!this.copied.has(key)) {
+      holder[table] = [...(holder[table] ?? [])]
+      this.copied.add(key)
+    }
+    return {rows: holder[table], cell, key: `${db}/${table}`}
+  }
+
+  private matches(t: TableRef, row: AnyRow, where: Row): boolean {
+    if (t.cell !== null && row.cell_uuid !== t.cell) return false
+    return Object.entries(where).every(([c, v]) => {
+      if (!(c in row)) throw new Error(`applyPlan: ${t.key} rows have no column ${c}`)
+      return sameValue(row[c] ?? null, v)
+    })
+  }
+
+  private find(t: TableRef, key: Row, step: Step): number {
+    const hits = t.rows.flatMap((r, i) => (this.matches(t, r, key) ? [i] : []))
+    if (hits.length !== 1) throw new Error(`applyPlan: ${step.op} ${describeKey(step.table, key)} in ${step.db} matches ${hits.length} row(s) of the snapshot`)
+    return hits[0]
+  }
+
+  /** The observed values a write is guarded by, where the snapshot holds the column. */
+  private guard(row: AnyRow, expect: Row, step: Step): void {
+    for (const [c, v] of Object.entries(expect))
+      if (c in row && !sameValue(row[c] ?? null, v)) throw new Error(`applyPlan: ${step.op} on ${step.table} in ${step.db} expects ${c} = ${JSON.stringify(v)}, the snapshot holds ${JSON.stringify(row[c])}`)
+  }
+
+  private resolve(values: WriteRow, row: AnyRow): Row {
+    const out: Row = {}
+    for (const [c, v] of Object.entries(values)) out[c] = this.value(v, row)
+    return out
+  }
+
+  private value(v: Value, row: AnyRow): Scalar {
+    if (isNow(v)) return this.now
+    if (isColumnRef(v)) return (row[v.$col] ?? null) as Scalar
+    return v
+  }
+
+  /** The row with `set` written, on the columns the snapshot holds, in the types it holds them in. */
+  private written(row: AnyRow, set: WriteRow): AnyRow {
+    const next: AnyRow = {...row}
+    for (const [c, v] of Object.entries(set)) {
+      if (!(c in row)) continue
+      const x = this.value(v, row)
+      next[c] = typeof row[c] === 'boolean' && x !== null ? Boolean(Number(x)) : x
+    }
+    return next
+  }
+
+  private insert(t: TableRef, values: Row, step: Step): void {
+    const make = ROW_OF[step.table]
+    if (!make) throw new Error(`applyPlan: inserting into ${step.table} is not modelled`)
+    const explicit = values.id === undefined || values.id === null ? undefined : Number(values.id)
+    const id = explicit ?? this.nextId(t)
+    if (explicit !== undefined) this.lastId.set(t.key, Math.max(this.lastId.get(t.key) ?? 0, explicit))
+    const row = make(values, id) as AnyRow
+    t.rows.push(t.cell === null ? row : {cell_uuid: t.cell, ...row})
+  }
+
+  /** AUTO_INCREMENT: past the highest id the table held or was given, even when that row is gone since. */
+  private nextId(t: TableRef): number {
+    const seen = this.lastId.get(t.key) ?? t.rows.reduce((m, r) => (t.cell === null || r.cell_uuid === t.cell ? Math.max(m, Number(r.id ?? 0)) : m), 0)
+    this.lastId.set(t.key, seen + 1)
+    return seen + 1
+  }
+
+  /** Undo: the row back at its before-image (absent when null); a row already there is left alone. */
+  private restore(t: TableRef, step: Extract<Step, {op: 'restore'}>): void {
+    const i = t.rows.findIndex((r) => this.matches(t, r, step.key))
+    if (step.before === null) {
+      if (i >= 0) t.rows.splice(i, 1)
+      return
+    }
+    if (i >= 0) t.rows[i] = this.written(t.rows[i], step.before)
+    else this.insert(t, step.before, step)
+  }
+
+  /**
+   * The snapshot keeps an instance's live instance_extra row on the instance (Instance.extra):
+   * soft-deleting that row leaves the instance of that cell without one.
+   */
+  private instanceExtra(step: Step): void {
+    const where = step.op === 'update' ? step.key : (step as {where?: Row}).where
+    const set = (step as {set?: WriteRow}).set
+    if (!where || !set || !('deleted' in set) || typeof where.instance_uuid !== 'string') throw new Error(`applyPlan: step ${step.op} on instance_extra is not modelled`)
+    const cell = step.db.slice('cell:'.length)
+    const t = this.table(step.db, 'instances') as TableRef
+    t.rows.forEach((r, i) => {
+      if (r.cell_uuid === cell && r.uuid === where.instance_uuid && r.extra !== null) t.rows[i] = {...r, extra: null}
+    })
+  }
+}
