@@ -125,7 +125,8 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
     const out = JSON.parse(r.stdout) as {plan: RepairPlan; applied: {undo_file: string}}
     const undoFile = out.applied.undo_file
     // The databases hold exactly what the plan says it writes (applyPlan), column for column.
-    expectAppliedState(await world.capture(), snapshotBefore, out.plan, since)
+    const snapshotAfter = await world.capture()
+    expectAppliedState(snapshotAfter, snapshotBefore, out.plan, since)
 
     const changes = diffDumps(before, await world.dump())
     expect(changes.length).toBeGreaterThan(0)
@@ -140,8 +141,10 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
     const again = await cloudctl([...c.args, ...src])
     expect(again.exitCode, again.stdout).toBe(0)
 
-    const undo = await cloudctl(['repair', 'undo', undoFile, ...src, '--apply', '--yes', ...state])
+    const undoSince = dbNow()
+    const undo = await cloudctl(['repair', 'undo', undoFile, ...src, '--apply', '--yes', '--json', ...state])
     expect(undo.exitCode, undo.stderr).toBe(4)
+    expectAppliedState(await world.capture(), snapshotAfter, (JSON.parse(undo.stdout) as {plan: RepairPlan}).plan, undoSince)
     expect(diffDumps(before, await world.dump())).toEqual([])
   })
 })

@@ -122,20 +122,18 @@ class Tables {
         return this.insert(t, this.resolve(step.values, {}), step)
       case 'restore':
         return this.restore(t, step)
-      default:
+      case 'update-all':
+      case 'delete-all':
         return this.applyAll(t, step)
     }
   }
 
   /** Steps over every row matching a condition (update-all / delete-all), where the snapshot holds the table. */
-  private applyAll(t: TableRef, step: Step): void {
-    const s = step as Step & {where?: Row; set?: WriteRow}
-    const op = (step as {op: string}).op
-    if (!s.where || (op !== 'update-all' && op !== 'delete-all')) throw new Error(`applyPlan: step ${op} on ${step.table} is not modelled`)
+  private applyAll(t: TableRef, step: Extract<Step, {op: 'update-all' | 'delete-all'}>): void {
     for (let i = t.rows.length - 1; i >= 0; i--) {
-      if (!this.matches(t, t.rows[i], s.where)) continue
-      if (op === 'delete-all') t.rows.splice(i, 1)
-      else t.rows[i] = this.written(t.rows[i], s.set ?? {})
+      if (!this.matches(t, t.rows[i], step.where)) continue
+      if (step.op === 'delete-all') t.rows.splice(i, 1)
+      else t.rows[i] = this.written(t.rows[i], step.set)
     }
   }
 
@@ -233,13 +231,27 @@ class Tables {
    * soft-deleting that row leaves the instance of that cell without one.
    */
   private instanceExtra(step: Step): void {
-    const where = step.op === 'update' ? step.key : (step as {where?: Row}).where
-    const set = (step as {set?: WriteRow}).set
+    if (step.op === 'restore') return this.restoreExtra(step)
+    const where = step.op === 'update' ? step.key : step.op === 'update-all' ? step.where : undefined
+    const set = step.op === 'update' || step.op === 'update-all' ? step.set : undefined
     if (!where || !set || !('deleted' in set) || typeof where.instance_uuid !== 'string') throw new Error(`applyPlan: step ${step.op} on instance_extra is not modelled`)
     const cell = step.db.slice('cell:'.length)
     const t = this.table(step.db, 'instances') as TableRef
     t.rows.forEach((r, i) => {
       if (r.cell_uuid === cell && r.uuid === where.instance_uuid && r.extra !== null) t.rows[i] = {...r, extra: null}
+    })
+  }
+
+  /** Undo of an instance_extra soft delete: the instance of that cell holds the row again. */
+  private restoreExtra(step: Extract<Step, {op: 'restore'}>): void {
+    const row = step.before ?? step.after
+    if (!row || typeof row.instance_uuid !== 'string') throw new Error('applyPlan: restore of instance_extra without instance_uuid')
+    const live = step.before !== null && Number(step.before.deleted) === 0
+    const extra = live ? {numa_topology: strOrNull(row.numa_topology), pci_requests: strOrNull(row.pci_requests), flavor: strOrNull(row.flavor)} : null
+    const cell = step.db.slice('cell:'.length)
+    const t = this.table(step.db, 'instances') as TableRef
+    t.rows.forEach((r, i) => {
+      if (r.cell_uuid === cell && r.uuid === row.instance_uuid) t.rows[i] = {...r, extra}
     })
   }
 }
