@@ -24,6 +24,11 @@ export function extra<T>(kind: Extra<T>['kind']): Extra<T> {
   return {kind}
 }
 
+/** The timestamp columns nova's and placement's models start with (TimestampMixin). */
+export const TIMESTAMPS = {created_at: 'datetime DEFAULT NULL', updated_at: 'datetime DEFAULT NULL'} as const
+/** nova's SoftDeleteMixin tables add deleted_at after them (and `deleted` further down). */
+export const SOFT_DELETE_TIMESTAMPS = {...TIMESTAMPS, deleted_at: 'datetime DEFAULT NULL'} as const
+
 export interface TableSpec {
   readonly name: string
   /** Every column of the real schema, in its order, with its DDL. */

@@ -3,13 +3,12 @@
  * Columns and keys are the real schema (/work/shared/reference/schema.md, test/db/schema.test.ts);
  * see define.ts for what is derived from them.
  */
-import {defineTable, extra} from './define.js'
+import {defineTable, extra, TIMESTAMPS} from './define.js'
 
 export const CELL_MAPPINGS = defineTable({
   name: 'cell_mappings',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) NOT NULL',
     name: 'varchar(255) DEFAULT NULL',
@@ -28,8 +27,7 @@ export const CELL_MAPPINGS = defineTable({
 export const HOST_MAPPINGS = defineTable({
   name: 'host_mappings',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     cell_id: 'int(11) NOT NULL',
     host: 'varchar(255) NOT NULL',
@@ -47,8 +45,7 @@ export const HOST_MAPPINGS = defineTable({
 export const INSTANCE_MAPPINGS = defineTable({
   name: 'instance_mappings',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     instance_uuid: 'varchar(36) NOT NULL',
     cell_id: 'int(11) DEFAULT NULL',
@@ -71,8 +68,7 @@ export const INSTANCE_MAPPINGS = defineTable({
 export const FLAVORS = defineTable({
   name: 'flavors',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     name: 'varchar(255) NOT NULL',
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     memory_mb: 'int(11) NOT NULL',
@@ -99,8 +95,7 @@ export const FLAVORS = defineTable({
 export const FLAVOR_EXTRA_SPECS = defineTable({
   name: 'flavor_extra_specs',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     flavor_id: 'int(11) NOT NULL',
     key: 'varchar(255) NOT NULL',
@@ -118,8 +113,7 @@ export const FLAVOR_EXTRA_SPECS = defineTable({
 export const AGGREGATES = defineTable({
   name: 'aggregates',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) DEFAULT NULL',
     name: 'varchar(255) DEFAULT NULL',
@@ -136,8 +130,7 @@ export const AGGREGATES = defineTable({
 export const AGGREGATE_HOSTS = defineTable({
   name: 'aggregate_hosts',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     host: 'varchar(255) DEFAULT NULL',
     aggregate_id: 'int(11) NOT NULL',
@@ -154,8 +147,7 @@ export const AGGREGATE_HOSTS = defineTable({
 export const AGGREGATE_METADATA = defineTable({
   name: 'aggregate_metadata',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     aggregate_id: 'int(11) NOT NULL',
     key: 'varchar(255) NOT NULL',
@@ -173,8 +165,7 @@ export const AGGREGATE_METADATA = defineTable({
 export const REQUEST_SPECS = defineTable({
   name: 'request_specs',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     instance_uuid: 'varchar(36) NOT NULL',
     spec: 'mediumtext NOT NULL',
@@ -190,8 +181,7 @@ export const REQUEST_SPECS = defineTable({
 export const BUILD_REQUESTS = defineTable({
   name: 'build_requests',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     project_id: 'varchar(255) NOT NULL',
     instance_uuid: 'varchar(36) DEFAULT NULL',
@@ -211,8 +201,7 @@ export const BUILD_REQUESTS = defineTable({
 export const INSTANCE_GROUPS = defineTable({
   name: 'instance_groups',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     user_id: 'varchar(255) DEFAULT NULL',
     project_id: 'varchar(255) DEFAULT NULL',
@@ -230,8 +219,7 @@ export const INSTANCE_GROUPS = defineTable({
 export const INSTANCE_GROUP_MEMBER = defineTable({
   name: 'instance_group_member',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     instance_uuid: 'varchar(255) DEFAULT NULL',
     group_id: 'int(11) NOT NULL',
@@ -248,8 +236,7 @@ export const INSTANCE_GROUP_MEMBER = defineTable({
 export const INSTANCE_GROUP_POLICY = defineTable({
   name: 'instance_group_policy',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     policy: 'varchar(255) DEFAULT NULL',
     group_id: 'int(11) NOT NULL',

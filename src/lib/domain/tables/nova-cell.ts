@@ -3,16 +3,14 @@
  * Columns and keys are the real schema (/work/shared/reference/schema.md, test/db/schema.test.ts);
  * see define.ts for what is derived from them.
  */
-import {defineTable, extra} from './define.js'
+import {defineTable, extra, SOFT_DELETE_TIMESTAMPS} from './define.js'
 import type {InstanceExtra} from '../snapshot.js'
 
 export const SERVICES = defineTable({
   name: 'services',
   cell: true,
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
-    deleted_at: 'datetime DEFAULT NULL',
+    ...SOFT_DELETE_TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     host: 'varchar(255) DEFAULT NULL',
     binary: 'varchar(255) DEFAULT NULL',
@@ -39,9 +37,7 @@ export const COMPUTE_NODES = defineTable({
   name: 'compute_nodes',
   cell: true,
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
-    deleted_at: 'datetime DEFAULT NULL',
+    ...SOFT_DELETE_TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     service_id: 'int(11) DEFAULT NULL',
     vcpus: 'int(11) NOT NULL',
@@ -86,9 +82,7 @@ export const INSTANCES = defineTable({
   name: 'instances',
   cell: true,
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
-    deleted_at: 'datetime DEFAULT NULL',
+    ...SOFT_DELETE_TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     internal_id: 'int(11) DEFAULT NULL',
     user_id: 'varchar(255) DEFAULT NULL',
@@ -163,9 +157,7 @@ export const INSTANCES = defineTable({
 export const INSTANCE_EXTRA = defineTable({
   name: 'instance_extra',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
-    deleted_at: 'datetime DEFAULT NULL',
+    ...SOFT_DELETE_TIMESTAMPS,
     deleted: 'int(11) DEFAULT NULL',
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     instance_uuid: 'varchar(36) NOT NULL',
@@ -192,9 +184,7 @@ export const MIGRATIONS = defineTable({
   name: 'migrations',
   cell: true,
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
-    deleted_at: 'datetime DEFAULT NULL',
+    ...SOFT_DELETE_TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     source_compute: 'varchar(255) DEFAULT NULL',
     dest_compute: 'varchar(255) DEFAULT NULL',

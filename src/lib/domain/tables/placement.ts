@@ -3,13 +3,12 @@
  * Columns and keys are the real schema (/work/shared/reference/schema.md, test/db/schema.test.ts);
  * see define.ts for what is derived from them.
  */
-import {defineTable} from './define.js'
+import {defineTable, TIMESTAMPS} from './define.js'
 
 export const RESOURCE_PROVIDERS = defineTable({
   name: 'resource_providers',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) NOT NULL',
     name: 'varchar(200) DEFAULT NULL',
@@ -34,8 +33,7 @@ export const RESOURCE_PROVIDERS = defineTable({
 export const INVENTORIES = defineTable({
   name: 'inventories',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     resource_provider_id: 'int(11) NOT NULL',
     resource_class_id: 'int(11) NOT NULL',
@@ -59,8 +57,7 @@ export const INVENTORIES = defineTable({
 export const ALLOCATIONS = defineTable({
   name: 'allocations',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     resource_provider_id: 'int(11) NOT NULL',
     consumer_id: 'varchar(36) NOT NULL',
@@ -79,8 +76,7 @@ export const ALLOCATIONS = defineTable({
 export const CONSUMER_TYPES = defineTable({
   name: 'consumer_types',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
@@ -94,8 +90,7 @@ export const CONSUMER_TYPES = defineTable({
 export const CONSUMERS = defineTable({
   name: 'consumers',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) NOT NULL',
     project_id: 'int(11) NOT NULL',
@@ -117,8 +112,7 @@ export const CONSUMERS = defineTable({
 export const PROJECTS = defineTable({
   name: 'projects',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     external_id: 'varchar(255) NOT NULL',
   },
@@ -132,8 +126,7 @@ export const PROJECTS = defineTable({
 export const USERS = defineTable({
   name: 'users',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     external_id: 'varchar(255) NOT NULL',
   },
@@ -147,8 +140,7 @@ export const USERS = defineTable({
 export const RESOURCE_CLASSES = defineTable({
   name: 'resource_classes',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
@@ -162,8 +154,7 @@ export const RESOURCE_CLASSES = defineTable({
 export const TRAITS = defineTable({
   name: 'traits',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
@@ -177,8 +168,7 @@ export const TRAITS = defineTable({
 export const RESOURCE_PROVIDER_TRAITS = defineTable({
   name: 'resource_provider_traits',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     trait_id: 'int(11) NOT NULL',
     resource_provider_id: 'int(11) NOT NULL',
   },
@@ -194,8 +184,7 @@ export const RESOURCE_PROVIDER_TRAITS = defineTable({
 export const PLACEMENT_AGGREGATES = defineTable({
   name: 'placement_aggregates',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) DEFAULT NULL',
   },
@@ -210,8 +199,7 @@ export const PLACEMENT_AGGREGATES = defineTable({
 export const RESOURCE_PROVIDER_AGGREGATES = defineTable({
   name: 'resource_provider_aggregates',
   columns: {
-    created_at: 'datetime DEFAULT NULL',
-    updated_at: 'datetime DEFAULT NULL',
+    ...TIMESTAMPS,
     resource_provider_id: 'int(11) NOT NULL',
     aggregate_id: 'int(11) NOT NULL',
   },
