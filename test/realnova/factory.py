@@ -12,6 +12,12 @@ into template databases (cloudctl_tpl_<key>_*) and cloned per cloud. The
 rows come from the harness dump (driver.py), cached under .cache/ by
 scenario, nova version and driver hash. Server: $CLOUDCTL_TEST_DSN
 (default mysql://root@127.0.0.1:3306). Run with /usr/bin/python3.
+
+REALNOVA_RELEASE=2025.1 (cloud, dumps) plays and loads with nova 31 /
+placement 13 instead: the same driver.py runs in their functional harness
+inside the chroot of test/releases/epoxy-chroot.sh (with its own /proc, in
+a private mount namespace), the schemas are 2025.1's (test/releases/
+schemas.py) and discover_hosts is nova 31's. Default: zed, the host's.
 """
 import argparse
 import contextlib
@@ -30,6 +36,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, '.cache')
 PYTHON = '/usr/bin/python3'
 CELLS = ('cell1', 'cell2')
+CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
+
+
+def _release():
+    r = os.environ.get('REALNOVA_RELEASE') or 'zed'
+    if r not in ('zed', '2025.1'):
+        raise FactoryError('REALNOVA_RELEASE must be zed or 2025.1, not %s' % r)
+    return r
 
 
 class FactoryError(Exception):
@@ -64,7 +78,9 @@ def nova_url(database):
 
 
 def _version(package):
-    out = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
+    admin = ([] if _release() == 'zed'
+             else ['--admindir=%s/var/lib/dpkg' % CHROOT])
+    out = subprocess.run(['dpkg-query'] + admin + ['-W', '-f=${Version}', package],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise FactoryError('%s is not installed' % package)
@@ -211,23 +227,50 @@ def driver_hash(scenario):
     return hashlib.sha256(''.join(lines).encode()).hexdigest()
 
 
+def _play_in_chroot(test, path, log):
+    """driver.py's `test` in nova 31's harness: a copy of driver.py in the
+    chroot, run there with a /proc mounted only for this process tree."""
+    with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
+        inside = '/tmp/' + os.path.basename(tmp)
+        with open(os.path.join(HERE, 'driver.py')) as f:
+            _write_conf(os.path.join(tmp, 'driver.py'), f.read())
+        env = dict(os.environ, REALNOVA_DUMP=inside + '/dump.json')
+        script = ('mount -t proc proc "$0/proc" && '
+                  'exec chroot "$0" sh -c \'cd "$0" && exec /usr/bin/python3 '
+                  '-m testtools.run "$1"\' "$1" "$2"')
+        with open(log, 'w') as out:
+            rc = subprocess.run(
+                ['unshare', '--mount', '--propagation', 'private', '--fork',
+                 'sh', '-c', script, CHROOT, inside, test],
+                env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        if rc == 0 and os.path.exists(os.path.join(tmp, 'dump.json')):
+            os.replace(os.path.join(tmp, 'dump.json'), path)
+        return rc
+
+
 def ensure_dump(scenario):
+    release = _release()
     key = _key(scenario, _version('python3-nova'),
                _version('python3-placement'), driver_hash(scenario))
     os.makedirs(CACHE, exist_ok=True)
-    path = os.path.join(CACHE, '%s-%s.json' % (scenario, key))
-    with open(os.path.join(CACHE, '.lock-%s' % scenario), 'w') as lock:
+    # Zed's names are as they were before releases (its cached dumps stay valid)
+    name = scenario if release == 'zed' else '%s-%s' % (scenario, release)
+    path = os.path.join(CACHE, '%s-%s.json' % (name, key))
+    with open(os.path.join(CACHE, '.lock-%s' % name), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(path):
             return path
         log = path[:-5] + '.log'
-        env = dict(os.environ, REALNOVA_DUMP=path)
-        with open(log, 'w') as out:
-            rc = subprocess.run(
-                [PYTHON, '-m', 'testtools.run',
-                 'driver.RealNovaClouds.test_%s' % scenario],
-                cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
-            ).returncode
+        test = 'driver.RealNovaClouds.test_%s' % scenario
+        if release == 'zed':
+            env = dict(os.environ, REALNOVA_DUMP=path)
+            with open(log, 'w') as out:
+                rc = subprocess.run(
+                    [PYTHON, '-m', 'testtools.run', test],
+                    cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
+                ).returncode
+        else:
+            rc = _play_in_chroot(test, path, log)
         if rc != 0 or not os.path.exists(path):
             raise FactoryError('scenario %s failed in the nova harness; see %s'
                                % (scenario, log))
@@ -333,8 +376,16 @@ def _names(prefix):
             **{c: '%s_%s' % (prefix, c) for c in CELLS}}
 
 
+def _release_templates():
+    if _release() == 'zed':
+        return ensure_templates()
+    sys.path.insert(0, os.path.join(HERE, '..', 'releases'))
+    import schemas  # test/releases/schemas.py: 2025.1's nova-manage, in the chroot
+    return schemas.templates('2025.1')
+
+
 def cloud(scenario, prefix):
-    tpl = ensure_templates()
+    tpl = _release_templates()
     dump_path = ensure_dump(scenario)
     with open(dump_path) as f:
         dump = json.load(f)
@@ -367,11 +418,17 @@ def cloud(scenario, prefix):
         conn.close()
     # Operators map new computes with discover_hosts (or the scheduler's
     # periodic); the harness never runs it, so nova's own command does it.
-    with tempfile.TemporaryDirectory() as tmp:
+    epoxy = _release() != 'zed'
+    # (nova 31's own nova-manage on a 2025.1 cloud: its conf must be seen from the chroot)
+    with tempfile.TemporaryDirectory(
+            dir=os.path.join(CHROOT, 'tmp') if epoxy else None) as tmp:
         conf = os.path.join(tmp, 'nova.conf')
         _nova_conf(conf, names['api'], names['cell1'])
-        _manage(['nova-manage', '--config-file', conf, 'cell_v2',
-                 'discover_hosts'], 'nova-manage cell_v2 discover_hosts')
+        nm = (['chroot', CHROOT, 'nova-manage', '--config-file',
+               '/tmp/%s/nova.conf' % os.path.basename(tmp)] if epoxy
+              else ['nova-manage', '--config-file', conf])
+        _manage(nm + ['cell_v2', 'discover_hosts'],
+                'nova-manage cell_v2 discover_hosts')
     return {
         'scenario': scenario,
         'databases': sorted(set(names.values())),

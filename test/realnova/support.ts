@@ -41,8 +41,11 @@ export interface RealCloud {
   drop(): Promise<void>
 }
 
-async function factory(args: string[], timeout = 900_000): Promise<string> {
-  const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout})
+/** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 in the Epoxy chroot (factory.py). */
+export type RealNovaRelease = 'zed' | '2025.1'
+
+async function factory(args: string[], timeout = 900_000, release: RealNovaRelease = 'zed'): Promise<string> {
+  const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout, env: {REALNOVA_RELEASE: release}})
   if (r.exitCode !== 0) throw new Error(`factory.py ${args[0]} failed (${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`)
   return String(r.stdout)
 }
@@ -51,13 +54,13 @@ async function factory(args: string[], timeout = 900_000): Promise<string> {
  * Plays every scenario whose dump is not cached, two at a time (two cores; each play is one
  * single-threaded process), so the per-scenario clouds only load. Sequential plays were ~8 minutes.
  */
-export async function playScenarios(scenarios: string[], jobs = 2): Promise<void> {
-  await factory(['dumps', '--jobs', String(jobs), ...scenarios], 1_800_000)
+export async function playScenarios(scenarios: string[], jobs = 2, release: RealNovaRelease = 'zed'): Promise<void> {
+  await factory(['dumps', '--jobs', String(jobs), ...scenarios], 1_800_000, release)
 }
 
-export async function realCloud(scenario: string): Promise<RealCloud> {
+export async function realCloud(scenario: string, release: RealNovaRelease = 'zed'): Promise<RealCloud> {
   const prefix = `rn_${scenario.slice(0, 12)}_${randomBytes(3).toString('hex')}`
-  const out = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix])) as Omit<RealCloud, 'drop' | 'prefix'>
+  const out = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix'>
   return {...out, prefix, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
 }
 
