@@ -1,6 +1,7 @@
 /**
- * cloudctl's host states, filters and weighers against nova's own (python3-nova, Zed) on a small
- * generated cloud: nova builds its HostState objects from the same compute node, service,
+ * cloudctl's host states, filters and weighers against nova's own on a small generated cloud, for
+ * Zed (python3-nova 26) and 2025.1 (nova 31 in the chroot of test/releases), each with its own
+ * filters and weighers and the engine set to that release: nova builds its HostState objects from the same compute node, service,
  * aggregate and instance rows (ComputeNode._from_db_object + HostState.update), then every filter
  * runs on every host (not chained, to see each filter's verdict on all of them) and the weight
  * handler orders all hosts. Skipped when /usr/bin/python3 cannot import nova (driver.ts).
@@ -9,13 +10,13 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel, type CloudModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
-import {ALL_WEIGHERS, applyNovaConf, defaultSchedulerConfig, type SchedulerConfig} from '../../src/lib/engine/config.js'
+import {allWeighers, applyNovaConf, defaultSchedulerConfig, notInRelease, type EngineRelease, type SchedulerConfig} from '../../src/lib/engine/config.js'
 import {FILTERS, type FilterContext} from '../../src/lib/engine/filters.js'
 import {buildHostState, hostStateBase, type HostState} from '../../src/lib/engine/host-state.js'
 import {buildRequestSpec, type BootRequest, type ServerGroupSpec} from '../../src/lib/engine/request.js'
 import {resolveWeighers, weighHosts} from '../../src/lib/engine/weighers.js'
 import {generateCloud} from '../support/generator.js'
-import {COMPARE, runNova} from './driver.js'
+import {COMPARE, COMPARE_RELEASES, runNova} from './driver.js'
 
 const ZED_FILTERS = [
   'ComputeFilter',
@@ -60,6 +61,8 @@ function cloud(): {snapshot: Snapshot; model: CloudModel} {
   if (cns[5]) cns[5].stats = JSON.stringify({...JSON.parse(cns[5].stats ?? '{}'), io_workload: '5', failed_builds: '2'})
   if (cns[6]) cns[6].free_disk_gb = null
   if (cns[7]) cns[7].disk_available_least = 3
+  // hypervisors of three versions, for 2025.1's HypervisorVersionWeigher
+  cns.forEach((cn, i) => (cn.hypervisor_version = [6002000, 8002000, 9001000][i % 3] as number))
   // PCI pools as nova-compute writes them (PciDevicePoolList)
   const pools = (list: Array<{vendor_id: string; product_id: string; numa_node: number; count: number; tags: Record<string, string>}>) =>
     JSON.stringify({'nova_object.name': 'PciDevicePoolList', 'nova_object.namespace': 'nova', 'nova_object.version': '1.1', 'nova_object.data': {objects: list.map((p) => ({'nova_object.name': 'PciDevicePool', 'nova_object.namespace': 'nova', 'nova_object.version': '1.1', 'nova_object.data': p}))}})
@@ -81,11 +84,14 @@ interface Scenario {
   group?: Omit<ServerGroupSpec, 'members'> & {members: string[]}
 }
 
-describe.skipIf(!COMPARE)('compare with nova: host states, filters and weighers', () => {
+describe.skipIf(!COMPARE).each(COMPARE_RELEASES.length > 0 ? COMPARE_RELEASES : (['zed'] as EngineRelease[]))('compare with nova %s: host states, filters and weighers', (release) => {
   const {snapshot, model} = COMPARE ? cloud() : ({} as ReturnType<typeof cloud>)
   const isoHost = COMPARE ? (snapshot.nova.compute_nodes[8]?.host ?? '') : ''
   const conf = {...NOVA_CONF, filter_scheduler: {...NOVA_CONF.filter_scheduler, isolated_hosts: isoHost}}
-  const cfg = COMPARE ? applyNovaConf(defaultSchedulerConfig(), {...conf, pci: {alias: PCI_ALIASES}}) : defaultSchedulerConfig()
+  const cfg = COMPARE ? applyNovaConf(defaultSchedulerConfig(release), {...conf, pci: {alias: PCI_ALIASES}}) : defaultSchedulerConfig(release)
+  // the filters of this release (nova 31 has no AvailabilityZoneFilter) and all its weighers
+  const FILTERS_HERE = ZED_FILTERS.filter((n) => notInRelease({...cfg, enabled_filters: [n], weight_classes: []}).length === 0)
+  const WEIGHERS_HERE = allWeighers(release)
   const hosts = COMPARE ? engineHosts(model, cfg) : []
   const instancesOn = (i: number) => [...(hosts[i]?.instances ?? [])]
 
@@ -115,12 +121,12 @@ describe.skipIf(!COMPARE)('compare with nova: host states, filters and weighers'
     if (sc.group) spec.group = {...sc.group, members: new Set(sc.group.members)}
     const ctx: FilterContext = {cfg, now: new Date(model.snapshot.captured_at), numaFits: new Map()}
     const engine: Record<string, string[]> = {}
-    for (const name of ZED_FILTERS) {
+    for (const name of FILTERS_HERE) {
       const f = FILTERS[name]
       if (!f) throw new Error(`no filter ${name}`)
       engine[name] = hosts.filter((h) => f.hostPasses(h, spec, ctx) === null).map((h) => h.nodename)
     }
-    const {weighers} = resolveWeighers([...ALL_WEIGHERS])
+    const {weighers} = resolveWeighers(WEIGHERS_HERE)
     // nova's CPUWeigher raises TypeError on a node whose usage was never reported (ratio None):
     // such nodes are left out of the weighing on both sides
     const unweighed = hosts.filter((h) => h.usageNotReported).map((h) => h.nodename)
@@ -131,8 +137,8 @@ describe.skipIf(!COMPARE)('compare with nova: host states, filters and weighers'
       mode: 'filters',
       now: model.snapshot.captured_at,
       conf,
-      filters: ZED_FILTERS,
-      weighers: [...ALL_WEIGHERS],
+      filters: FILTERS_HERE,
+      weighers: WEIGHERS_HERE,
       unweighed,
       hosts: hosts.map((h) => ({
         cell_uuid: h.cellUuid,
@@ -152,11 +158,11 @@ describe.skipIf(!COMPARE)('compare with nova: host states, filters and weighers'
         // InstancePCIRequest.spec as nova builds it from an alias: device_type becomes dev_type
         pci_requests: spec.pciRequests.map((r) => ({count: r.count, alias: r.alias, spec: [Object.fromEntries(Object.entries({vendor_id: r.spec.vendor_id, product_id: r.spec.product_id, dev_type: r.spec.device_type}).filter(([, v]) => v !== undefined))]})),
       },
-    })
+    }, release)
 
     // every filter must have refused somebody in some scenario for this to mean much; per scenario
     // the verdicts must agree host by host
-    for (const name of ZED_FILTERS) expect({filter: name, hosts: engine[name]}).toEqual({filter: name, hosts: nova.filters[name]})
+    for (const name of FILTERS_HERE) expect({filter: name, hosts: engine[name]}).toEqual({filter: name, hosts: nova.filters[name]})
     expect(weighed.map((w) => w.hs.nodename)).toEqual(nova.weighed.map(([n]) => n))
     weighed.forEach((w, i) => expect(w.weight).toBeCloseTo((nova.weighed[i] as [string, number])[1], 9))
   }, 60_000)
@@ -168,8 +174,8 @@ describe.skipIf(!COMPARE)('compare with nova: host states, filters and weighers'
       const spec = buildRequestSpec(model, sc.boot, cfg)
       if (sc.group) spec.group = {...sc.group, members: new Set(sc.group.members)}
       const ctx: FilterContext = {cfg, now: new Date(model.snapshot.captured_at), numaFits: new Map()}
-      for (const name of ZED_FILTERS) if (hosts.some((h) => FILTERS[name]?.hostPasses(h, spec, ctx) !== null)) refusing.add(name)
+      for (const name of FILTERS_HERE) if (hosts.some((h) => FILTERS[name]?.hostPasses(h, spec, ctx) !== null)) refusing.add(name)
     }
-    expect(ZED_FILTERS.filter((f) => !refusing.has(f))).toEqual([])
+    expect(FILTERS_HERE.filter((f) => !refusing.has(f))).toEqual([])
   })
 })

@@ -164,6 +164,11 @@ def filters(doc):
         aggs = [objects.Aggregate(id=a['id'], uuid=a['uuid'], name=a['name'], metadata=a['metadata'],
                                   hosts=a['hosts']) for a in h['aggregates']]
         hs.update(cn, svc, aggs, {u: objects.Instance(uuid=u) for u in h['instances']})
+        if hasattr(hs, 'allocation_candidates'):
+            # nova 31's scheduler hands each host its placement candidates before the filters, and
+            # NUMATopologyFilter / PciPassthroughFilter keep the ones that fit: one candidate without
+            # request-group mappings (no PCI in placement), as a host placement offered
+            hs.allocation_candidates = [{'mappings': {}}]
         hosts.append(hs)
 
     s = doc['spec']
