@@ -1,11 +1,9 @@
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ExitCode} from '../../lib/errors.js'
 import {releaseLine} from '../../lib/output/snapshot-formatter.js'
 import {renderTable} from '../../lib/output/table.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 import {redact} from '../../lib/util/redact.js'
 
 export interface CellRow {
@@ -37,7 +35,7 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
   static override flags = {...sourceFlags}
 
   async run(): Promise<{cells: CellRow[]}> {
-    const snapshot = await loadSnapshot(sourceOptionsFrom(this.flags), stderrProgress())
+    const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const model = buildModel(snapshot)
     const cells: CellRow[] = [...snapshot.cells]
       .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))

@@ -1,12 +1,10 @@
 import {Args} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ExitCode} from '../../lib/errors.js'
 import {type VerifyResult, verifyInstance} from '../../lib/repairs/verify-instance.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVerifyInstance> {
   static override summary = 'Is this instance mapped to the cell where it lives?'
@@ -23,7 +21,7 @@ export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVer
   static override flags = {...sourceFlags}
 
   async run(): Promise<VerifyResult> {
-    const snapshot = await loadSnapshot(sourceOptionsFrom(this.flags), stderrProgress())
+    const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const r = verifyInstance(buildModel(snapshot), this.args.uuid)
     this.out(r.message)
     for (const c of r.copies) this.out(`  ${c.cell}: instances.id=${c.id} deleted=${c.deleted} vm_state=${c.vm_state ?? ''} host=${c.host ?? ''}`)

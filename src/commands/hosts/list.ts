@@ -1,13 +1,11 @@
 import {Flags} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
 import {NotFoundError} from '../../lib/errors.js'
 import {renderTable} from '../../lib/output/table.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export interface HostRow {
   host: string | null
@@ -45,7 +43,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override listingKey = 'hosts'
 
   async run(): Promise<{hosts: HostRow[]}> {
-    const snapshot = await loadSnapshot(sourceOptionsFrom(this.flags), stderrProgress())
+    const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const model = buildModel(snapshot)
     const cellFilter = this.flags.cell
     if (cellFilter !== undefined && !snapshot.cells.some((c) => c.name === cellFilter || c.uuid === cellFilter)) {

@@ -3,7 +3,7 @@ import type {RecordedRequest} from '../../lib/cli/boot-request.js'
 import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
-import {sourceFlags} from '../../lib/cli/source-flags.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {ConfigError, ExitCode} from '../../lib/errors.js'
 import {renderBootReport} from '../../lib/output/simulation-formatter.js'
@@ -45,11 +45,12 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     const scenario = this.scenarioOptions()
     const parsed = parseBootFlags(f)
     // request_specs are read from live databases only when a replay needs them (large).
-    const snapshot = await this.readSnapshot({requestSpecs: parsed.instance !== null})
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null})
     const release = this.simulatedRelease(snapshot)
     const cfg = applySchedulerFlags(this.schedulerConfig(f.filters, release.release), f)
     const model = buildModel(snapshot)
     const {request, recorded} = resolveBootRequest(parsed, model)
+    this.phase('simulating the boot')
     const result: SimulateBootResult = Object.assign(simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top}), {scheduler_release: release})
     if (recorded) result.recorded_request = recorded
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)

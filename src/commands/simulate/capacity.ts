@@ -8,7 +8,7 @@ import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js
 import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
-import {sourceFlags} from '../../lib/cli/source-flags.js'
+import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
 import {renderCapacity} from '../../lib/output/capacity-formatter.js'
@@ -62,9 +62,10 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
       group = m[1]
     }
-    const snapshot = await this.readSnapshot()
+    const snapshot = await this.readSnapshot(sourceOptionsFrom(f))
     const release = this.simulatedRelease(snapshot)
     const config = this.schedulerConfig(f.filters, release.release)
+    this.phase('counting capacity')
     const {report, scenario: compared} = capacityWhatIf(snapshot, scenario, {
       config,
       flavors: f.flavor,

@@ -1,11 +1,9 @@
 import {Flags} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {resolveSnapshotTarget, writeSnapshotFile} from '../../lib/snapshot/file.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export interface SnapshotCaptureResult {
   file: string
@@ -55,7 +53,8 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
     if (toStdout && process.stdout.isTTY) throw new ConfigError('-o - would write the whole snapshot to this terminal', 'Redirect stdout (-o - > snap.json, -o - | gzip > snap.json.gz) or name a file.')
     // Before the capture, which can take minutes: a target that cannot be written fails now.
     await resolveSnapshotTarget(output)
-    const snapshot = await loadSnapshot(opts, stderrProgress())
+    const snapshot = await this.readSnapshot(opts)
+    this.phase(`writing ${toStdout ? 'the snapshot to stdout' : output}`)
     await writeSnapshotFile(snapshot, output)
     const rows: Record<string, number> = {}
     for (const section of ['nova_api', 'nova', 'placement'] as const) {

@@ -1,12 +1,10 @@
 import {Args} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {renderDiff} from '../../lib/output/diff-formatter.js'
 import {diffSnapshots, type SnapshotDiff} from '../../lib/snapshot/diff.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 
 export type SnapshotDiffResult = SnapshotDiff
 
@@ -36,7 +34,7 @@ Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disap
     const load = async (side: string) => {
       const opts = sourceOptionsFrom(this.flags)
       opts.snapshot = side === 'live' ? undefined : side
-      return buildModel(await loadSnapshot(opts, stderrProgress()))
+      return buildModel(await this.readSnapshot(opts))
     }
     const before = await load(this.args.before)
     const after = await load(this.args.after)

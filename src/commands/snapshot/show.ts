@@ -1,11 +1,9 @@
 import {Args} from '@oclif/core'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {renderSummary} from '../../lib/output/snapshot-formatter.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 import {type SnapshotSummary, summarize} from '../../lib/snapshot/summary.js'
 
 export type SnapshotShowResult = SnapshotSummary
@@ -32,7 +30,7 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
     const opts = sourceOptionsFrom(this.flags)
     if (this.args.source && this.args.source !== 'live') opts.snapshot = this.args.source
     if (this.args.source === 'live') opts.snapshot = undefined
-    const snapshot = await loadSnapshot(opts, stderrProgress())
+    const snapshot = await this.readSnapshot(opts)
     const summary = summarize(buildModel(snapshot))
     this.out(renderSummary(summary))
     return summary

@@ -7,9 +7,7 @@ import type {Snapshot} from '../domain/snapshot.js'
 import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {renderFindings} from '../output/findings-formatter.js'
-import {loadSnapshot} from '../snapshot/load.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
-import {stderrProgress} from './progress-printer.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 /** What `audit <check> --json` prints: the findings, counts per check and severity, and the exit code. */
@@ -77,8 +75,9 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
   /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
   protected async runAudit(checks: readonly CheckName[], opts: AuditRunOptions = {}): Promise<AuditResult> {
     const f = this.flags
-    const snapshot = await loadSnapshot(sourceOptionsFrom(f), stderrProgress())
+    const snapshot = await this.readSnapshot(sourceOptionsFrom(f))
     checkFilterSubjects(snapshot, f.cell, f.host)
+    this.phase(`auditing ${checks.join(', ')}`)
     const model = buildModel(snapshot)
     const report = runChecks(model, {checks, cell: f.cell, host: f.host, severity: f.severity})
     const exitCode = auditExitCode(report)

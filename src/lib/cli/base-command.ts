@@ -8,7 +8,10 @@ import {colorEnabled} from '../output/theme.js'
 import {loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
-import {clearProgress, setProgressEnabled} from './progress-printer.js'
+import type {Snapshot} from '../domain/snapshot.js'
+import {loadSnapshot} from '../snapshot/load.js'
+import {clearProgress, setProgressEnabled, showPhase, stderrProgress} from './progress-printer.js'
+import type {ChosenSource} from './source-flags.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof CloudctlCommand)['baseFlags'] & T['flags']>
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
@@ -69,7 +72,21 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
       if (error instanceof Errors.ExitError || (error as {oclif?: {exit?: number}}).oclif?.exit !== undefined) throw error
       await this.catch(error as Error)
       return undefined as R
+    } finally {
+      // A command that printed nothing after its last phase must not leave the line behind.
+      clearProgress()
     }
+  }
+
+  /** The snapshot file or the live databases, with the progress line while they are read. */
+  protected async readSnapshot(opts: ChosenSource): Promise<Snapshot> {
+    if (opts.snapshot) showPhase(`reading ${opts.snapshot}`)
+    return loadSnapshot(opts, stderrProgress())
+  }
+
+  /** The progress line names the next phase (auditing, planning, counting capacity); on a TTY only. */
+  protected phase(text: string): void {
+    showPhase(text)
   }
 
   /** The format asked for: from the parsed flags, or from argv before (or without) a successful parse. */

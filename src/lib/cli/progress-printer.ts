@@ -1,6 +1,14 @@
 import {humanText} from '../output/terminal.js'
 import type {ProgressEvent, ProgressSink} from '../snapshot/source.js'
 
+/*
+ * One progress line on stderr for the phase a command is in (reading the databases or a file,
+ * auditing, planning, simulating), redrawn in place and erased before the report: only on a TTY, so
+ * that pipes, runbooks and CI logs get none and stdout is never touched. Written here rather than
+ * with a progress library: one line, clipped to the terminal and cleared before any output, is all
+ * it needs to do, and every text passes through humanText (cell names come from the databases).
+ */
+
 // Off with -q/--quiet and with machine output (-f json...): set once by the base command.
 let enabled = true
 // The stream holding a progress line not yet cleared (the next report line must not land on it).
@@ -17,10 +25,21 @@ export function clearProgress(): void {
   active = undefined
 }
 
+function draw(stream: NodeJS.WriteStream, text: string): void {
+  const width = stream.columns > 0 ? stream.columns - 1 : 79
+  // Never wider than the terminal: a wrapped line cannot be redrawn in place.
+  stream.write(`\r\u001B[2K${Array.from(humanText(text)).slice(0, width).join('')}`)
+  active = stream
+}
+
+/** A new phase: its line replaces the previous one at once. */
+export function showPhase(text: string, stream: NodeJS.WriteStream = process.stderr): void {
+  if (enabled && stream.isTTY) draw(stream, `${text} ...`)
+}
+
 /**
- * One progress line on stderr, redrawn in place as the read goes from table to table and database to
- * database, and erased before the report; only on a TTY, so that pipes, runbooks and CI logs get
- * none, and stdout is never touched.
+ * The reading phase of the live databases: the line follows the read from table to table and
+ * database to database, redrawn at most every 100 ms.
  */
 export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): ProgressSink {
   if (!enabled || !stream.isTTY) return () => {}
@@ -31,11 +50,6 @@ export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     const now = Date.now()
     if (now - last < 100) return
     last = now
-    // The database label can be a cell name from cell_mappings.
-    const text = humanText(`reading ${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows (${done.size} tables read)`)
-    const width = stream.columns > 0 ? stream.columns - 1 : 79
-    // Never wider than the terminal: a wrapped line cannot be redrawn in place.
-    stream.write(`\r\u001B[2K${Array.from(text).slice(0, width).join('')}`)
-    active = stream
+    draw(stream, `reading ${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows (${done.size} tables read)`)
   }
 }

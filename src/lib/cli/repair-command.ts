@@ -15,12 +15,9 @@ import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
-import {loadSnapshot} from '../snapshot/load.js'
-import type {SourceOptions} from '../snapshot/source.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
-import {stderrProgress} from './progress-printer.js'
-import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
+import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 export const repairFlags = {
   ...sourceFlags,
@@ -65,7 +62,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
   // T's flags include repairFlags (the constraint above), so its parsed flags hold their values.
   protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof repairFlags>
 
-  protected sourceOptions(): SourceOptions {
+  protected sourceOptions(): ChosenSource {
     return sourceOptionsFrom(this.flags)
   }
 
@@ -88,7 +85,8 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
           : 'Drop --snapshot and run against the databases (--api-db / --nova-conf / a profile); a dry run may use the file.',
       })
     }
-    const snapshot = await loadSnapshot(opts, stderrProgress())
+    const snapshot = await this.readSnapshot(opts)
+    this.phase('planning')
     const model = buildModel(snapshot)
     this.planModel = model
     return {snapshot, model}
@@ -155,6 +153,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')
     const undoDir = f['undo-dir'] ?? join(stateDir(), 'undo')
     const undoFile = join(undoDir, `${stamp}-${plan.kind}-${process.pid}.json`)
+    this.phase('applying the plan')
     const result = await executePlan(plan, {
       connect: connectorFor(targets, plan.db_labels),
       undoFile,

@@ -4,19 +4,16 @@ import type {SimulatedReleaseChoice} from '../domain/release.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import type {SchedulerConfig} from '../engine/index.js'
 import type {ScenarioOptions} from '../scenario/index.js'
-import {loadSnapshot} from '../snapshot/load.js'
-import type {SourceOptions} from '../snapshot/source.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
-import {stderrProgress} from './progress-printer.js'
 import {releaseChoice, type releaseFlags, scenarioFlags, scenarioOptionsFrom, schedulerConfigFrom} from './scenario-flags.js'
-import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
+import type {sourceFlags} from './source-flags.js'
 
 /** A simulate command: its flags include sourceFlags, scenarioFlags and releaseFlags (checked where it extends SimulateCommand). */
 export type SimulateCommandClass = typeof Command & {flags: typeof sourceFlags & typeof scenarioFlags & typeof releaseFlags}
 
 /**
- * What `simulate boot` and `simulate capacity` share: the snapshot they read, the scheduler options
- * they start from, and the what-if scenario their flags describe.
+ * What `simulate boot` and `simulate capacity` share: the scheduler options they start from and the
+ * what-if scenario their flags describe.
  */
 export abstract class SimulateCommand<T extends SimulateCommandClass> extends CloudctlCommand<T> {
   // T's flags include both sets (the constraint above), so its parsed flags hold their values.
@@ -40,10 +37,5 @@ export abstract class SimulateCommand<T extends SimulateCommandClass> extends Cl
 
   protected scenarioOptions(): ScenarioOptions {
     return scenarioOptionsFrom(this.flags)
-  }
-
-  /** The snapshot file or the live databases, with the progress line while they are read. */
-  protected async readSnapshot(extra: Pick<SourceOptions, 'requestSpecs'> = {}): Promise<Snapshot> {
-    return loadSnapshot({...sourceOptionsFrom(this.flags), ...extra}, stderrProgress())
   }
 }

@@ -3,6 +3,13 @@ import {Flags, type Interfaces} from '@oclif/core'
 import type {SourceOptions} from '../snapshot/source.js'
 
 /**
+ * The source a command's flags chose: `snapshot` is always present (undefined: the live databases), so
+ * that an options object built by hand ({requestSpecs: true}) cannot pass for one and silently drop
+ * the --snapshot / --api-db the operator gave.
+ */
+export type ChosenSource = SourceOptions & {snapshot: string | undefined}
+
+/**
  * Where a read command takes its data from: a snapshot file, or the live databases.
  * Resolution order for live connections (lib/config/resolve.ts): flags, then environment
  * (CLOUDCTL_API_DB, CLOUDCTL_PLACEMENT_DB, CLOUDCTL_NOVA_CONF, CLOUDCTL_PROFILE), then the profile of
@@ -33,7 +40,7 @@ export const sourceFlags = {
 /** The values of sourceFlags as oclif parses them (a command may leave some out: capture has no --snapshot). */
 export type SourceFlagValues = Partial<Omit<Interfaces.InferredFlags<typeof sourceFlags>, 'json'>>
 
-export function sourceOptionsFrom(flags: SourceFlagValues): SourceOptions {
+export function sourceOptionsFrom(flags: SourceFlagValues): ChosenSource {
   return {
     snapshot: flags.snapshot,
     apiDb: flags['api-db'],
