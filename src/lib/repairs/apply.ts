@@ -9,17 +9,9 @@
  * faults) change nothing here. A step whose row or guard does not match the snapshot throws: the
  * executor would abort on it, and a plan made from this snapshot never does.
  */
-import {
-  type Allocation,
-  type Consumer,
-  type HostMapping,
-  type InstanceMapping,
-  type Inventory,
-  NOVA_TABLES,
-  PLACEMENT_TABLES,
-  type ResourceProvider,
-  type Snapshot,
-} from '../domain/snapshot.js'
+import type {Snapshot} from '../domain/snapshot.js'
+import {type RowColumn, type TableSpec, rowColumns} from '../domain/tables/define.js'
+import {NOVA_API_SNAPSHOT_TABLES, NOVA_CELL_SNAPSHOT_TABLES, PLACEMENT_SNAPSHOT_TABLES} from '../domain/tables/index.js'
 import {type RepairPlan, type Row, type Scalar, type Step, type Value, type WriteRow, describeKey, isColumnRef, isNow, sameValue} from './plan.js'
 
 export interface ApplyPlanOptions {
@@ -41,48 +33,32 @@ export function applyPlan(snapshot: Snapshot, plan: RepairPlan, opts: ApplyPlanO
   return out
 }
 
-const num = (v: unknown): number => Number(v)
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
-const str = (v: unknown): string => String(v)
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v))
 
-/**
- * A written row as the snapshot holds it (the capture's columns and types), per table a plan can
- * insert into or restore. Typed against the snapshot's row types, so a column added there fails here.
- */
-const ROW_OF: Record<string, (v: Row, id: number) => object> = {
-  allocations: (v, id): Allocation => ({id, resource_provider_id: num(v.resource_provider_id), consumer_id: str(v.consumer_id), resource_class_id: num(v.resource_class_id), used: num(v.used)}),
-  consumers: (v, id): Consumer => ({id, uuid: str(v.uuid), project_id: num(v.project_id), user_id: num(v.user_id), generation: num(v.generation), consumer_type_id: numOrNull(v.consumer_type_id)}),
-  inventories: (v, id): Inventory => ({
-    id,
-    resource_provider_id: num(v.resource_provider_id),
-    resource_class_id: num(v.resource_class_id),
-    total: num(v.total),
-    reserved: num(v.reserved),
-    min_unit: num(v.min_unit),
-    max_unit: num(v.max_unit),
-    step_size: num(v.step_size),
-    allocation_ratio: num(v.allocation_ratio),
-  }),
-  resource_providers: (v, id): ResourceProvider => ({id, uuid: str(v.uuid), name: strOrNull(v.name), generation: numOrNull(v.generation), root_provider_id: numOrNull(v.root_provider_id), parent_provider_id: numOrNull(v.parent_provider_id)}),
-  placement_aggregates: (v, id) => ({id, uuid: strOrNull(v.uuid)}),
-  resource_provider_traits: (v) => ({resource_provider_id: num(v.resource_provider_id), trait_id: num(v.trait_id)}),
-  resource_provider_aggregates: (v) => ({resource_provider_id: num(v.resource_provider_id), aggregate_id: num(v.aggregate_id)}),
-  host_mappings: (v, id): HostMapping => ({id, cell_id: num(v.cell_id), host: str(v.host)}),
-  instance_mappings: (v, id): InstanceMapping => ({
-    id,
-    instance_uuid: str(v.instance_uuid),
-    cell_id: numOrNull(v.cell_id),
-    project_id: str(v.project_id),
-    user_id: strOrNull(v.user_id),
-    queued_for_delete: v.queued_for_delete === null || v.queued_for_delete === undefined ? null : Boolean(Number(v.queued_for_delete)),
-    created_at: strOrNull(v.created_at),
-  }),
+const SPECS = new Map<string, TableSpec>([...NOVA_API_SNAPSHOT_TABLES, ...NOVA_CELL_SNAPSHOT_TABLES, ...PLACEMENT_SNAPSHOT_TABLES].map((t) => [t.name, t]))
+
+/** A column's value in the type a snapshot row holds it in (the capture's conversion, by the column's kind). */
+function asKind(v: unknown, c: RowColumn): unknown {
+  if (v === null || v === undefined) return null
+  if (c.kind === 'i' || c.kind === 'n') return Number(v)
+  if (c.kind === 'b') return Boolean(Number(v))
+  return String(v)
 }
 
-const NOVA_API_HELD = new Set(['host_mappings', 'instance_mappings', 'build_requests'])
-const PLACEMENT_HELD = new Set<string>(PLACEMENT_TABLES)
-const CELL_HELD = new Set<string>(NOVA_TABLES)
+/** A written row as the snapshot holds it: the table spec's row columns, typed as the capture types them. */
+function rowOf(spec: TableSpec, values: Row, id: number): AnyRow {
+  if (spec.extras) throw new Error(`applyPlan: writing whole ${spec.name} rows is not modelled (the snapshot folds other tables into them)`)
+  const row: AnyRow = {}
+  for (const c of rowColumns(spec)) {
+    if (c.name === 'cell_uuid' || (c.optional && !(c.name in values))) continue
+    row[c.name] = c.name === 'id' ? id : asKind(values[c.name], c)
+  }
+  return row
+}
+
+const NOVA_API_HELD = new Set(NOVA_API_SNAPSHOT_TABLES.map((t) => t.name))
+const PLACEMENT_HELD = new Set(PLACEMENT_SNAPSHOT_TABLES.map((t) => t.name))
+const CELL_HELD = new Set(NOVA_CELL_SNAPSHOT_TABLES.map((t) => t.name))
 
 interface TableRef {
   rows: AnyRow[]
@@ -199,12 +175,12 @@ class Tables {
   }
 
   private insert(t: TableRef, values: Row, step: Step): void {
-    const make = ROW_OF[step.table]
-    if (!make) throw new Error(`applyPlan: inserting into ${step.table} is not modelled`)
+    const spec = SPECS.get(step.table)
+    if (!spec) throw new Error(`applyPlan: inserting into ${step.table} is not modelled`)
     const explicit = values.id === undefined || values.id === null ? undefined : Number(values.id)
     const id = explicit ?? this.nextId(t)
     if (explicit !== undefined) this.lastId.set(t.key, Math.max(this.lastId.get(t.key) ?? 0, explicit))
-    const row = make(values, id) as AnyRow
+    const row = rowOf(spec, values, id)
     t.rows.push(t.cell === null ? row : {cell_uuid: t.cell, ...row})
   }
 
