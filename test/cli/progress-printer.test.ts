@@ -27,12 +27,10 @@ describe('progress printer', () => {
     expect(written.slice(2)).toEqual([ERASE])
   })
 
-  it('the database read updates the line with the table and counts, at most every 100 ms', () => {
+  it('the database read redraws the line with the database, table and counts', () => {
     const {stream, written} = fakeStream(true)
-    const sink = stderrProgress(stream)
-    sink({database: 'cell1', table: 'instances', rows: 12_345, done: true})
-    // Within 100 ms of the first: no redraw (a fast read would otherwise flood the terminal).
-    sink({database: 'cell1', table: 'migrations', rows: 3, done: true})
+    stderrProgress(stream)({database: 'cell1', table: 'instances', rows: 12_345, done: true})
+    // (Later events within 100 ms are skipped; how often it redraws is not asserted: it depends on the clock.)
     expect(written).toEqual([`${ERASE}reading cell1: instances 12,345 rows (1 tables read)`])
   })
 
