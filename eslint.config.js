@@ -105,6 +105,14 @@ export default tseslint.config(
     rules: {'max-lines': ['error', {max: 400}], 'max-lines-per-function': ['error', {max: 80}]},
   },
   {
+    // Issue 14: the rules stay readable whole. Each restructured folder adds its glob to this list.
+    files: ['src/lib/checks/**/*.ts'],
+    rules: {
+      'max-lines': ['error', {max: 400, skipBlankLines: false, skipComments: false}],
+      'max-lines-per-function': ['error', {max: 80, skipBlankLines: true, skipComments: true}],
+    },
+  },
+  {
     // Plain Node scripts (the bench's RSS preload, the bin shim) run outside TypeScript.
     files: ['**/*.mjs', 'bin/**/*.js'],
     languageOptions: {globals: {process: 'readonly', console: 'readonly'}},

@@ -5,11 +5,11 @@
  */
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {LiveInstanceIndex, runChecks, TextMemo} from '../../src/lib/checks/index.js'
+import {AuditContext, runChecks, TextMemo} from '../../src/lib/checks/index.js'
 import {parseStats} from '../../src/lib/domain/nova-objects.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID, type Instance} from '../../src/lib/domain/snapshot.js'
-import {jsonTopLevel} from '../../src/lib/checks/json-scan.js'
+import {jsonTopLevel} from '../../src/lib/domain/json-scan.js'
 import {renderFindings} from '../../src/lib/output/findings-formatter.js'
 import {MiniCloud, SMALL} from './mini-cloud.js'
 
@@ -123,7 +123,7 @@ describe('indexes the audits share', () => {
     expect(memo.get('', () => -2)).toBe(-1)
   })
 
-  it('LiveInstanceIndex: live, non-hidden rows only, in the model order', () => {
+  it('AuditContext.liveRows: live, non-hidden rows only, in the model order', () => {
     const c = new MiniCloud()
     const h1 = c.host('cmp1')
     const a = c.instance(h1)
@@ -132,16 +132,19 @@ describe('indexes the audits share', () => {
     gone.deleted = gone.id
     const twice = c.instance(h1)
     c.snap.nova.instances.push({...twice, cell_uuid: CELL0_UUID, id: 900}, {...a, cell_uuid: CELL0_UUID, id: 901, hidden: true})
-    const model = c.build()
-    const live = new LiveInstanceIndex(model.instancesByUuid)
-    expect([...live].map(([u, rows]) => [u, rows.length])).toEqual([
+    const ctx = new AuditContext(c.build())
+    const live = ctx.instanceRows.order.flatMap((rows) => {
+      const l = ctx.liveOf(rows[0].uuid, rows)
+      return l ? [[rows[0].uuid, l.length]] : []
+    })
+    expect(live).toEqual([
       [a.uuid, 1],
       [b.uuid, 1],
       [twice.uuid, 2],
     ])
-    expect(live.get(a.uuid)?.map((i) => i.id)).toEqual([a.id])
-    expect(live.has(gone.uuid)).toBe(false)
-    expect(live.get('no-such-uuid')).toBeUndefined()
+    expect(ctx.liveRows(a.uuid)?.map((i) => i.id)).toEqual([a.id])
+    expect(ctx.liveRows(gone.uuid)).toBeUndefined()
+    expect(ctx.liveRows('no-such-uuid')).toBeUndefined()
   })
 
   it('CloudModel.statsReadable agrees with parseStats', () => {
@@ -176,7 +179,7 @@ describe('snapshot.unreadable-blob for compute node stats', () => {
   })
 })
 
-describe('jsonTopLevel (the scan checkBlobs uses to decide stats readability)', () => {
+describe('jsonTopLevel (the scan CloudModel.statsReadable uses to decide stats readability)', () => {
   const verdict = (text: string) => {
     try {
       const v: unknown = JSON.parse(text)

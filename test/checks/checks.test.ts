@@ -395,9 +395,24 @@ describe('docs/checks.md', () => {
     // A severity may carry its exception in parentheses: "error (info when the host's nova-compute is down)".
     // info|warning is written info\|warning (a bare | would split the markdown row).
     for (const [code, d] of Object.entries(FINDING_CODES)) expect(doc).toMatch(new RegExp(`\\| \`${code.replace(/\./g, '\\.')}\` \\| ${d.severity.replace('|', '\\\\\\|')}( \\([^|]*\\))? \\|`))
-    const src = ['leaks', 'providers', 'cells', 'pinning', 'usage', 'aggregates', 'blobs'].map((f) => readFileSync(new URL(`../../src/lib/checks/${f}.ts`, import.meta.url), 'utf8')).join('\n')
+    const {readdirSync} = await import('node:fs')
+    const root = new URL('../../src/lib/checks/', import.meta.url)
+    const files = readdirSync(root, {recursive: true, encoding: 'utf8'}).filter((f) => f.endsWith('.ts'))
+    const src = files.map((f) => readFileSync(new URL(f, root), 'utf8')).join('\n')
     const emitted = new Set([...src.matchAll(/'((?:allocation|provider|cell|pinning|usage|aggregate|snapshot)\.[a-z-]+)'/g)].map((m) => m[1]))
     expect([...emitted].filter((c) => !(c in FINDING_CODES))).toEqual([])
+  })
+
+  it('has one unit per code, in the folder of its check, in a file named after the code', async () => {
+    const {readdirSync, readFileSync} = await import('node:fs')
+    const {UNITS} = await import('../../src/lib/checks/index.js')
+    expect(new Set(UNITS.map((u) => u.code)).size).toBe(UNITS.length)
+    const root = new URL('../../src/lib/checks/', import.meta.url)
+    for (const u of UNITS) {
+      const file = `${u.check}/${u.code.slice(u.code.indexOf('.') + 1)}.ts`
+      expect(readdirSync(new URL(`${u.check}/`, root)), u.code).toContain(file.slice(file.indexOf('/') + 1))
+      expect(readFileSync(new URL(file, root), 'utf8'), file).toContain(`'${u.code}'`)
+    }
   })
 
   it('has exactly the codes of the registry, each row with its summary and check, and every code an explanation', async () => {

@@ -15,13 +15,14 @@ import {
   parseInstanceNumaTopology,
 } from '../domain/nova-objects.js'
 import type {CellInfo, ComputeNode, HostMapping, Instance, InstanceMapping, Migration, ResourceProvider} from '../domain/snapshot.js'
+import {push} from '../util/multimap.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
+import {TextMemo} from './text-memo.js'
+
+export {TextMemo} from './text-memo.js'
 
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
-/** Of the done statuses, those after which the move did not happen. */
-export const MIGRATION_FAILED_STATUSES = new Set(['error', 'failed', 'cancelled'])
-
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
 
@@ -35,32 +36,22 @@ export function holdsResources(inst: Instance): boolean {
 }
 
 export class AuditContext {
-  /**
-   * Live (deleted = 0), non-hidden instance rows by uuid; more than one = live in several cells.
-   * Built on model.instancesByUuid at first use; the checks read instanceRows instead.
-   */
-  get liveByUuid(): LiveInstanceIndex {
-    return (this.liveIndex ??= new LiveInstanceIndex(this.model.instancesByUuid))
-  }
-
-  private liveIndex?: LiveInstanceIndex
-  private mappings?: Map<string, InstanceMapping>
   readonly buildRequestUuids = new Set<string>()
   readonly hostMappingsByHost = new Map<string, HostMapping[]>()
   /** Live compute node by uuid (the provider uuid nova uses). */
-  readonly liveCnByUuid = new Map<string, ComputeNode>()
+  private readonly liveCnByUuid = new Map<string, ComputeNode>()
   /** In-progress migrations by source and by destination node key (host + node). */
   readonly inProgressByNode = new Map<string, Migration[]>()
   readonly inProgressByInstance = new Map<string, Migration[]>()
   /** Root providers that are not compute nodes but share their inventory via aggregates. */
-  readonly sharingProviderIds = new Set<number>()
+  private readonly sharingProviderIds = new Set<number>()
   /**
    * provider.uuid-mismatch pairs: a live compute node whose uuid has no provider, and the root
    * provider carrying its hypervisor_hostname. Other checks judge that provider as the node's, so
    * the one fault is reported once (by providers), not again as every allocation on it.
    */
-  readonly misnamedProviderOf = new Map<ComputeNode, ResourceProvider>()
-  readonly misnamedNodeOf = new Map<number, ComputeNode>()
+  private readonly misnamedProviderOf = new Map<ComputeNode, ResourceProvider>()
+  private readonly misnamedNodeOf = new Map<number, ComputeNode>()
   /** computeNodeOf by provider id, resolved once: leaks asks it for every allocation group. */
   private readonly nodeByProviderId = new Map<number, ComputeNode>()
   private readonly memo = new Map<string, unknown>()
@@ -100,18 +91,9 @@ export class AuditContext {
     for (const [rpId, cn] of this.misnamedNodeOf) this.nodeByProviderId.set(rpId, cn)
   }
 
-  /** instance_mappings by instance uuid, built on first use (only for the rare consumer that is no live instance). */
-  get mappingByUuid(): ReadonlyMap<string, InstanceMapping> {
-    if (!this.mappings) {
-      this.mappings = new Map()
-      for (const m of this.model.snapshot.nova_api.instance_mappings) this.mappings.set(m.instance_uuid, m)
-    }
-    return this.mappings
-  }
-
   /**
-   * Position in nova_api.instance_mappings of each instance uuid's mapping (the last one, as in
-   * mappingByUuid), built on first use. Positions let cells mark the mappings of live instances in
+   * Position in nova_api.instance_mappings of each instance uuid's mapping (the last one, as a
+   * uuid-keyed map keeps), built on first use. Positions let cells mark the mappings of live instances in
    * a byte array instead of a second uuid-keyed lookup per mapping.
    */
   get mappingIndex(): ReadonlyMap<string, number> {
@@ -171,7 +153,7 @@ export class AuditContext {
     return index === undefined ? rows.other.get(uuid) : rows.ofConsumer[index]
   }
 
-  /** liveByUuid.get(uuid), read through instanceRows. */
+  /** The live, non-hidden rows of an instance uuid (several: live in several cells), read through instanceRows. */
   liveRows(uuid: string): Instance[] | undefined {
     const rows = this.rowsOf(uuid)
     return rows && this.liveOf(uuid, rows)
@@ -190,7 +172,7 @@ export class AuditContext {
 
   private readonly severalLive = new Map<string, Instance[] | null>()
 
-  /** mappingByUuid.get(uuid), read through mappingIndex. */
+  /** The instance_mapping of an instance uuid (the last one of the uuid), read through mappingIndex. */
   mappingOf(uuid: string): InstanceMapping | undefined {
     const at = this.mappingIndex.get(uuid)
     return at === undefined ? undefined : this.model.snapshot.nova_api.instance_mappings[at]
@@ -208,6 +190,11 @@ export class AuditContext {
 
   instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
     return this.numaByText.get(inst.extra?.numa_topology ?? '', parseNumaText)
+  }
+
+  /** model.statsReadable(cn): only readability is asked (unreadableBlobs). */
+  statsReadable(cn: ComputeNode): {ok: true} | {ok: false; error: string} {
+    return this.model.statsReadable(cn)
   }
 
   /** model.hostNumaTopology(cn), shared between nodes with the same text. Read-only: the value is shared. */
@@ -341,76 +328,6 @@ const parseNumaText = (text: string) => parseInstanceNumaTopology(text === '' ? 
 const parseHostNumaText = (text: string) => parseHostNumaTopology(text === '' ? null : text)
 const newTextMemo = () => new TextMemo<ExpectedResult[]>()
 const newPair = (): ExpectedResult[] => []
-
-/**
- * Values derived from blob texts, keyed by the text. Equal texts are found by direct comparison
- * within a bucket of the same length: hashing 300k distinct copies of a few 700-byte flavor blobs
- * costs more than the parsing it saves. Buckets hold a few texts, then spill into a hashed map.
- */
-export class TextMemo<V> {
-  private readonly byLength = new Map<number, Array<{text: string; value: V}>>()
-  private readonly byText = new Map<string, V>()
-
-  get(text: string, make: (text: string) => V): V {
-    const bucket = this.byLength.get(text.length)
-    if (bucket) for (const e of bucket) if (e.text === text) return e.value
-    if (bucket && bucket.length >= TextMemo.BUCKET) {
-      let v = this.byText.get(text)
-      if (v === undefined) this.byText.set(text, (v = make(text)))
-      return v
-    }
-    const value = make(text)
-    if (bucket) bucket.push({text, value})
-    else this.byLength.set(text.length, [{text, value}])
-    return value
-  }
-
-  static readonly BUCKET = 8
-}
-
-/**
- * Live (deleted = 0), non-hidden instance rows by uuid, read through the model's index: copying
- * 300k entries into another map costs more than filtering the rare uuid with several rows.
- */
-export class LiveInstanceIndex implements Iterable<[string, Instance[]]> {
-  private readonly several = new Map<string, Instance[] | null>()
-
-  constructor(private readonly byUuid: ReadonlyMap<string, Instance[]>) {}
-
-  get(uuid: string): Instance[] | undefined {
-    const rows = this.byUuid.get(uuid)
-    return rows === undefined ? undefined : this.liveOf(uuid, rows)
-  }
-
-  has(uuid: string): boolean {
-    return this.get(uuid) !== undefined
-  }
-
-  *[Symbol.iterator](): Iterator<[string, Instance[]]> {
-    for (const [uuid, rows] of this.byUuid) {
-      const live = this.liveOf(uuid, rows)
-      if (live) yield [uuid, live]
-    }
-  }
-
-  /** The live rows among `rows`, all the model's rows of `uuid` (read from instancesByUuid by the caller). */
-  liveOf(uuid: string, rows: Instance[]): Instance[] | undefined {
-    // The common case, one row, answers with the model's own array.
-    if (rows.length === 1) return rows[0].deleted === 0 && !rows[0].hidden ? rows : undefined
-    let live = this.several.get(uuid)
-    if (live === undefined) {
-      const found = rows.filter((i) => i.deleted === 0 && !i.hidden)
-      this.several.set(uuid, (live = found.length > 0 ? found : null))
-    }
-    return live ?? undefined
-  }
-}
-
-export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key)
-  if (list) list.push(value)
-  else map.set(key, [value])
-}
 
 export {capacityOf, floatRead as floatColumn} from '../domain/placement-capacity.js'
 

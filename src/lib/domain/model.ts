@@ -3,6 +3,8 @@
  * Pure: built from a Snapshot alone, in one pass per table. Blobs are parsed lazily and cached, and
  * a blob that cannot be read is recorded (blobErrors) instead of failing the whole model.
  */
+import {push} from '../util/multimap.js'
+import {jsonTopLevel} from './json-scan.js'
 import {ResourceClassRegistry} from './resource-classes.js'
 import {
   type HostNumaTopology,
@@ -38,11 +40,13 @@ export interface BlobError {
   error: string
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key)
-  if (list) list.push(value)
-  else map.set(key, [value])
-}
+/** A blob of a live row that cannot be read, with the row it belongs to (the audits name it). */
+export type UnreadableBlob =
+  | {table: 'compute_nodes'; column: 'numa_topology' | 'stats'; row: ComputeNode; error: string}
+  | {table: 'instance_extra'; column: 'numa_topology' | 'flavor'; row: Instance; error: string}
+
+/** The blob readers unreadableBlobs asks: the model's own, or the audits' (which share parses between equal texts). */
+export type BlobReaders = Pick<CloudModel, 'hostNumaTopology' | 'statsReadable' | 'instanceNumaTopology' | 'instanceFlavors'>
 
 export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
 
@@ -364,6 +368,9 @@ export class CloudModel {
   statsReadable(cn: ComputeNode): {ok: true} | {ok: false; error: string} {
     const cached = this.nodeStats.get(cn)
     if (cached) return cached.ok ? {ok: true} : cached
+    // A scan that builds nothing decides the common case; the real parser words any failure.
+    const top = cn.stats === null || cn.stats === '' ? 'null' : jsonTopLevel(cn.stats)
+    if (top === 'object' || top === 'null') return READABLE
     const json = parseJsonText(cn.stats)
     if (!json.ok) return json
     if (json.value === null || (typeof json.value === 'object' && !Array.isArray(json.value))) return {ok: true}
@@ -384,23 +391,33 @@ export class CloudModel {
     return v
   }
 
-  /** Every unreadable blob of live rows, for `snapshot validate` and the audits. */
-  blobErrors(): BlobError[] {
-    const out: BlobError[] = []
+  /**
+   * The one place that decides which blobs of live rows cannot be read: `snapshot validate` words
+   * them through blobErrors(), the audits as snapshot.unreadable-blob findings (with their own
+   * readers, which parse each distinct text once).
+   */
+  unreadableBlobs(readers: BlobReaders = this): UnreadableBlob[] {
+    const out: UnreadableBlob[] = []
     for (const cn of this.liveComputeNodes) {
-      const n = this.hostNumaTopology(cn)
-      if (!n.ok) out.push({table: 'compute_nodes', column: 'numa_topology', cell_uuid: cn.cell_uuid, subject: cn.uuid ?? String(cn.id), error: n.error})
-      const st = this.stats(cn)
-      if (!st.ok) out.push({table: 'compute_nodes', column: 'stats', cell_uuid: cn.cell_uuid, subject: cn.uuid ?? String(cn.id), error: st.error})
+      const n = readers.hostNumaTopology(cn)
+      if (!n.ok) out.push({table: 'compute_nodes', column: 'numa_topology', row: cn, error: n.error})
+      // Only readability matters (the engine parses stats when it needs them).
+      const st = readers.statsReadable(cn)
+      if (!st.ok) out.push({table: 'compute_nodes', column: 'stats', row: cn, error: st.error})
     }
     for (const inst of this.snapshot.nova.instances) {
       if (inst.deleted !== 0) continue
-      const n = this.instanceNumaTopology(inst)
-      if (!n.ok) out.push({table: 'instance_extra', column: 'numa_topology', cell_uuid: inst.cell_uuid, subject: inst.uuid, error: n.error})
-      const f = this.instanceFlavors(inst)
-      if (!f.ok) out.push({table: 'instance_extra', column: 'flavor', cell_uuid: inst.cell_uuid, subject: inst.uuid, error: f.error})
+      const n = readers.instanceNumaTopology(inst)
+      if (!n.ok) out.push({table: 'instance_extra', column: 'numa_topology', row: inst, error: n.error})
+      const f = readers.instanceFlavors(inst)
+      if (!f.ok) out.push({table: 'instance_extra', column: 'flavor', row: inst, error: f.error})
     }
     return out
+  }
+
+  /** Every unreadable blob of live rows, for `snapshot validate` and the snapshot summary. */
+  blobErrors(): BlobError[] {
+    return this.unreadableBlobs().map((b) => ({table: b.table, column: b.column, cell_uuid: b.row.cell_uuid, subject: blobSubject(b), error: b.error}))
   }
 
   // ---------------------------------------------------------------- placement
@@ -448,3 +465,10 @@ export class CloudModel {
 export function buildModel(snapshot: Snapshot): CloudModel {
   return new CloudModel(snapshot)
 }
+
+/** How a blob's row is named: the compute node uuid (its id without one) or the instance uuid. */
+export function blobSubject(b: UnreadableBlob): string {
+  return b.table === 'compute_nodes' ? (b.row.uuid ?? String(b.row.id)) : b.row.uuid
+}
+
+const READABLE = {ok: true} as const

@@ -14,6 +14,7 @@
 import type {CloudModel} from '../domain/model.js'
 import {capacityOf, floatRead, floatStored, SHARING_TRAIT, sqlCapacityOf, summaryCapacityOf} from '../domain/placement-capacity.js'
 import type {Inventory, ResourceProvider} from '../domain/snapshot.js'
+import {push} from '../util/multimap.js'
 
 export interface ProviderInventory {
   rcId: number
@@ -211,12 +212,6 @@ export interface ResourceColumn {
 interface AnchorRoots {
   roots: Set<number>
   rejected: Array<[number, RootRejection]>
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key)
-  if (list) list.push(value)
-  else map.set(key, [value])
 }
 
 const indexCache = new WeakMap<CloudModel, ProviderIndex>()

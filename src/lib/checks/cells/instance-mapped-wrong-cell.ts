@@ -1,0 +1,49 @@
+import type {Finding} from '../../domain/finding.js'
+import type {CheckUnit} from '../unit.js'
+import {instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
+
+export const instanceMappedWrongCell: CheckUnit = {
+  code: 'cell.instance-mapped-wrong-cell',
+  check: 'cells',
+  severity: 'error',
+  summary: 'instance_mapping with a NULL or another cell than the one the instance lives in',
+  explain: {
+    cause: "The mapping's cell_id is NULL (a boot still in the conductor, or one that failed before scheduling) or another cell than the instance's: a cross-cell move interrupted, or a database restored in one cell only.",
+    repair: '`cloudctl cells map-instances` points the mapping at the cell the instance lives in.',
+  },
+  run(ctx) {
+    const lm = liveMappings(ctx)
+    const anyCellDown = ctx.model.unavailableCells.length > 0
+    const findings: Finding[] = []
+    for (let k = 0; k < lm.live.length; k++) {
+      const rows = lm.live[k]
+      const mapping = rows && rows.length === 1 ? mappingOfLive(ctx, lm, k) : undefined
+      if (!rows || !mapping) continue
+      const inst = rows[0]
+      // A NULL cell is no proof of where it lives while a cell is unreadable (the outage rule).
+      if (mapping.cell_id === null && anyCellDown) continue
+      const mappedCell = ctx.cellById(mapping.cell_id)
+      if (mappedCell?.uuid === inst.cell_uuid) continue
+      // Mapped to a cell we could not read: the instance may be live there too, so say nothing.
+      if (mappedCell && mappedCell.status !== 'available') continue
+      findings.push({
+        check: 'cells',
+        code: 'cell.instance-mapped-wrong-cell',
+        severity: 'error',
+        subject: instanceSubject(ctx, inst),
+        message:
+          mapping.cell_id === null
+            ? `Instance ${inst.uuid} lives in cell ${ctx.cellName(inst.cell_uuid)} but its instance_mapping has no cell.`
+            : `Instance ${inst.uuid} lives in cell ${ctx.cellName(inst.cell_uuid)} but its instance_mapping points at ${mappedCell?.name ?? `cell id ${mapping.cell_id}`}.`,
+        evidence: {
+          cause: mapping.cell_id === null ? 'null-cell' : 'other-cell',
+          instance_mapping: mapping,
+          expected_cell_id: ctx.model.cellOf(inst.cell_uuid)?.id ?? null,
+          instance: instRow(inst),
+        },
+        repair: 'cloudctl cells map-instances',
+      })
+    }
+    return findings
+  },
+}

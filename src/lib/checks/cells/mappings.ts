@@ -1,0 +1,89 @@
+/**
+ * nova_api mappings versus the cell databases (nova-manage cell_v2 map_instances / discover_hosts
+ * territory). Hidden instance copies (cross-cell resize) and the map_instances marker row are not
+ * faults. The joins the cell codes share, built once per audit.
+ */
+import type {FindingSubject} from '../../domain/finding.js'
+import type {Instance, InstanceMapping} from '../../domain/snapshot.js'
+import type {AuditContext} from '../context.js'
+
+export interface LiveMappings {
+  /** Per uuid in instanceRows.order: its live, non-hidden rows (undefined: none live). */
+  live: ReadonlyArray<Instance[] | undefined>
+  /** ...and the position of its mapping in nova_api.instance_mappings (-1: none). */
+  mappingAt: Int32Array
+  /** Per mapping position: 1 when the mapping is of a live instance. */
+  ofLive: Uint8Array
+}
+
+/**
+ * Each live instance uuid's mapping (the last one of the uuid, as in a uuid-keyed map), found through
+ * the consumer index the leaks check already joined the instances with: mappings of allocation
+ * consumers by consumer position, the others (instances holding nothing, deleted ones) by uuid.
+ * Live instances mark their mapping; the mappings left unmarked belong to no live instance.
+ */
+export function liveMappings(ctx: AuditContext): LiveMappings {
+  return ctx.once('cells:mappings', () => {
+    const {model} = ctx
+    const mappings = model.snapshot.nova_api.instance_mappings
+    const mappingOfConsumer = new Int32Array(model.consumerIds.length).fill(-1)
+    const otherMappings = new Map<string, number>()
+    let repeated = false
+    for (let i = 0; i < mappings.length; i++) {
+      const index = model.consumerIndex.get(mappings[i].instance_uuid)
+      if (index === undefined) {
+        const before = otherMappings.size
+        otherMappings.set(mappings[i].instance_uuid, i)
+        repeated ||= otherMappings.size === before
+      } else {
+        repeated ||= mappingOfConsumer[index] >= 0
+        mappingOfConsumer[index] = i
+      }
+    }
+    const ofLive = new Uint8Array(mappings.length)
+    const {order, orderConsumer} = ctx.instanceRows
+    const live: Array<Instance[] | undefined> = new Array(order.length)
+    const mappingAt = new Int32Array(order.length).fill(-1)
+    for (let k = 0; k < order.length; k++) {
+      const uuid = order[k][0].uuid
+      const rows = ctx.liveOf(uuid, order[k])
+      if (!rows) continue
+      live[k] = rows
+      const index = orderConsumer[k]
+      const at = index >= 0 ? mappingOfConsumer[index] : (otherMappings.get(uuid) ?? -1)
+      mappingAt[k] = at
+      if (at >= 0) ofLive[at] = 1
+    }
+    // A uuid with several mappings: the earlier ones are of a live instance when the last one is.
+    if (repeated) {
+      const lastMappingOf = (uuid: string): number => {
+        const index = model.consumerIndex.get(uuid)
+        return index === undefined ? (otherMappings.get(uuid) as number) : mappingOfConsumer[index]
+      }
+      for (let i = 0; i < mappings.length; i++) if (!ofLive[i] && ofLive[lastMappingOf(mappings[i].instance_uuid)]) ofLive[i] = 1
+    }
+    return {live, mappingAt, ofLive}
+  })
+}
+
+/** The mapping of the k-th uuid of instanceRows.order, if it has one. */
+export function mappingOfLive(ctx: AuditContext, lm: LiveMappings, k: number): InstanceMapping | undefined {
+  const at = lm.mappingAt[k]
+  return at < 0 ? undefined : ctx.model.snapshot.nova_api.instance_mappings[at]
+}
+
+export const instRow = (i: Instance) => ({cell_uuid: i.cell_uuid, id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, deleted: i.deleted, created_at: i.created_at})
+
+export function instanceSubject(ctx: AuditContext, inst: Instance): FindingSubject {
+  const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
+  const rp = cn && ctx.providerOf(cn)
+  return {
+    cell: ctx.cellName(inst.cell_uuid),
+    cell_uuid: inst.cell_uuid,
+    ...(inst.host ? {host: inst.host} : {}),
+    ...(inst.node ? {node: inst.node} : {}),
+    ...(rp ? {provider_uuid: rp.uuid} : {}),
+    instance_uuid: inst.uuid,
+    consumer_uuid: inst.uuid,
+  }
+}

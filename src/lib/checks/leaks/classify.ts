@@ -1,0 +1,212 @@
+/**
+ * leaks: every placement allocation is explained by a consumer that should hold it there, and every
+ * live instance holds what its flavor asks. Allocations are grouped per consumer and per root
+ * provider (nested children belong to their root's compute node; sharing providers are judged by
+ * aggregate membership), so one finding names one consumer on one compute node with the allocation
+ * rows a repair must guard on.
+ *
+ * This walk decides, once per audit, which leak code (if any) each consumer's group earns; the
+ * units word the findings. Codes exclude each other (an allocation on the wrong provider is not also
+ * checked for amounts), so the decisions are taken in one place, in nova's order of precedence.
+ */
+import type {CloudModel} from '../../domain/model.js'
+import type {Allocation, Consumer, Instance, Migration} from '../../domain/snapshot.js'
+import {push} from '../../util/multimap.js'
+import {type AuditContext, holdsResources, isMigrationInProgress} from '../context.js'
+import {amountMismatchOf} from './amount-mismatch.js'
+import {AmountMatcher} from './amounts.js'
+import {consumerProblem} from './consumer-incomplete.js'
+import {evacuationOf} from './evacuation-leftover.js'
+import {Residence} from './residence.js'
+import type {Group} from './shared.js'
+import type {LeakClassification, LeakVerdicts} from './verdicts.js'
+
+export type {LeakClassification} from './verdicts.js'
+
+const NO_MIGRATIONS: readonly Migration[] = []
+const NO_ROWS: readonly Instance[] = []
+
+export function classifyAllocations(ctx: AuditContext): LeakClassification {
+  return ctx.once('leaks', () => new Classifier(ctx).run())
+}
+
+class Classifier {
+  private readonly model: CloudModel
+  private readonly residence: Residence
+  private readonly amounts: AmountMatcher
+  private readonly out: LeakClassification = {
+    verdicts: {deleted: [], unknown: [], finished: [], wrongProvider: [], evacuation: [], missing: [], amounts: [], incomplete: [], undecidedByCell: new Map()},
+    flaggedConsumers: new Set(),
+    flaggedInstances: new Set(),
+    undecidedConsumers: new Set(),
+  }
+
+  constructor(private readonly ctx: AuditContext) {
+    this.model = ctx.model
+    this.residence = new Residence(ctx)
+    this.amounts = new AmountMatcher(ctx.model.rc)
+  }
+
+  private get v(): LeakVerdicts {
+    return this.out.verdicts
+  }
+
+  run(): LeakClassification {
+    const {model, ctx} = this
+    // Joins against the consumer index, each probing it with the other table's uuids in that table's
+    // order: the index's keys (allocation rows) are compact in memory, instance rows with their blobs
+    // are not, so probing an instance map with 300k consumer uuids would be the slow direction.
+    const instanceRows = ctx.instanceRows
+    /** Live instances holding no allocation, in instancesByUuid order (judged after the consumers). */
+    const unallocated: Array<[string, Instance[]]> = []
+    for (let k = 0; k < instanceRows.order.length; k++) {
+      if (instanceRows.orderConsumer[k] >= 0) continue
+      const rows = instanceRows.order[k]
+      const live = ctx.liveOf(rows[0].uuid, rows)
+      if (live) unallocated.push([rows[0].uuid, live])
+    }
+    /** placement.consumers row of consumer i (the last one of its uuid, as a uuid-keyed map keeps). */
+    const consumerRows: Array<Consumer | undefined> = new Array(model.consumerIds.length)
+    for (const c of model.snapshot.placement.consumers) {
+      const index = model.consumerIndex.get(c.uuid)
+      if (index !== undefined) consumerRows[index] = c
+    }
+    for (let index = 0; index < model.consumerIds.length; index++) {
+      const consumer = model.consumerIds[index]
+      const rows = instanceRows.ofConsumer[index]
+      const live = rows && ctx.liveOf(consumer, rows)
+      const groups = this.groupAllocations(model.consumerAllocations[index])
+      if (groups.length === 0) continue
+      this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index])
+    }
+    // Reverse direction: live instances that should hold allocations and hold none.
+    for (const [uuid, live] of unallocated) this.judgeUnallocated(uuid, live[0])
+    return this.out
+  }
+
+  /** Allocations per root (or sharing) provider; most consumers hold all of them on one provider. */
+  private groupAllocations(allocs: Allocation[]): Group[] {
+    const {model, ctx} = this
+    const first = allocs[0]
+    if (allocs.every((a) => a.resource_provider_id === first.resource_provider_id)) {
+      const rp = model.providersById.get(first.resource_provider_id)
+      if (!rp) return [] // placement's foreign key makes this impossible; nothing to judge against
+      const sharing = ctx.isSharing(rp)
+      const target = sharing ? rp : model.rootOf(rp)
+      // The model's own array: groups are read, never modified, and findings copy the rows.
+      return [{rp: target, sharing: sharing || ctx.isSharing(target), allocations: allocs}]
+    }
+    const groups: Group[] = []
+    for (const a of allocs) {
+      const rp = model.providersById.get(a.resource_provider_id)
+      if (!rp) continue // placement's foreign key makes this impossible; nothing to judge against
+      const sharing = ctx.isSharing(rp)
+      const target = sharing ? rp : model.rootOf(rp)
+      // A consumer holds allocations on one or two providers: a list scan beats a Map per consumer.
+      let g = groups.find((x) => x.rp === target)
+      if (!g) groups.push((g = {rp: target, sharing: sharing || ctx.isSharing(target), allocations: []}))
+      g.allocations.push(a)
+    }
+    return groups
+  }
+
+  private judgeConsumer(consumer: string, groups: Group[], live: Instance[] | undefined, rows: readonly Instance[], row: Consumer | undefined, ownList: readonly Instance[] | undefined): void {
+    if (this.model.unavailableCells.length > 0) {
+      const dark = this.darkCellsOf(consumer, groups)
+      if (dark.length > 0) return this.undecide(consumer, dark)
+    }
+    if (live && live.length > 0) return this.judgeInstanceConsumer(consumer, live, groups, row, ownList)
+    const migration = this.model.migrationsByUuid.get(consumer)
+    if (migration && migration.deleted === 0) return this.judgeMigrationConsumer(consumer, migration, groups, row)
+    const deletedRows = rows.filter((i) => i.deleted !== 0)
+    if (rows.length > 0 && deletedRows.length === rows.length) {
+      for (const g of groups) this.flag(consumer, this.v.deleted, {consumer, g, deletedRows, row})
+      return
+    }
+    if (rows.length > 0) return // only hidden copies (cross-cell resize bookkeeping): nova owns them
+    if (this.ctx.buildRequestUuids.has(consumer)) return // being built: the scheduler claims before the cell row exists
+    for (const g of groups) this.flag(consumer, this.v.unknown, {consumer, g, row})
+  }
+
+  private judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined): void {
+    const inst = live[0]
+    const moving = this.ctx.inProgressByInstance.get(consumer) ?? NO_MIGRATIONS
+    let aggs: Set<string> | undefined
+    let allFine = true
+    for (const g of groups) {
+      if (g.sharing) {
+        aggs ??= new Set(live.flatMap((i) => [...this.residence.instanceAggregates(i)]))
+        if (this.residence.sharesWith(aggs, g.rp)) continue
+        allFine = false
+        this.flag(consumer, this.v.wrongProvider, {kind: 'sharing', consumer, g, inst, aggs})
+        continue
+      }
+      const cn = this.ctx.computeNodeOf(g.rp)
+      if (cn ? this.residence.livesOn(live, cn, ownList) : live.some((i) => this.residence.standsForNodeOf(g.rp, i))) continue
+      if (moving.some((m) => this.residence.touches(m, cn, g.rp))) continue
+      allFine = false
+      const evacuation = evacuationOf(this.ctx, consumer, cn, g, inst)
+      if (evacuation) this.flag(consumer, this.v.evacuation, {consumer, g, inst, evacuation})
+      else this.flag(consumer, this.v.wrongProvider, {kind: 'instance', consumer, g, inst, cn})
+    }
+    if (allFine) this.checkConsumerRow(consumer, groups, row, inst)
+    // Amounts are compared only for one live copy that stays where it is and holds nothing amiss.
+    if (!allFine || moving.length > 0 || inst.host === null || !holdsResources(inst) || live.length > 1) return
+    const mismatch = amountMismatchOf(this.ctx, this.amounts, inst, groups)
+    if (!mismatch) return
+    this.out.flaggedInstances.add(consumer)
+    this.flag(consumer, this.v.amounts, {consumer, inst, groups, row, ...mismatch})
+  }
+
+  private judgeMigrationConsumer(consumer: string, m: Migration, groups: Group[], row: Consumer | undefined): void {
+    const inProgress = isMigrationInProgress(m)
+    let allFine = true
+    for (const g of groups) {
+      if (inProgress && (g.sharing || this.residence.touches(m, this.ctx.computeNodeOf(g.rp), g.rp))) continue
+      allFine = false
+      if (inProgress) this.flag(consumer, this.v.wrongProvider, {kind: 'migration', consumer, g, m})
+      else this.flag(consumer, this.v.finished, {consumer, g, m, row})
+    }
+    if (allFine) this.checkConsumerRow(consumer, groups, row)
+  }
+
+  private checkConsumerRow(consumer: string, groups: Group[], row: Consumer | undefined, inst?: Instance): void {
+    const problem = consumerProblem(this.ctx, row)
+    if (problem) this.flag(consumer, this.v.incomplete, {consumer, groups, row, inst, problem})
+  }
+
+  private judgeUnallocated(uuid: string, inst: Instance): void {
+    const {ctx} = this
+    if (inst.host === null || !holdsResources(inst)) return
+    const dark = ctx.unreadableHomesOf(uuid)
+    if (dark.length > 0) return this.undecide(uuid, dark)
+    const expected = ctx.expected(inst)
+    if (!expected.ok || Object.keys(expected.value.resources).length === 0) return
+    const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
+    const rp = cn && ctx.providerOf(cn)
+    this.out.flaggedInstances.add(uuid)
+    this.flag(uuid, this.v.missing, {uuid, inst, expected: expected.value, cn, rp})
+  }
+
+  /**
+   * The outage rule: the unreadable cells a consumer's judgement depends on. The instance behind it
+   * (a migration's instance for a migration consumer) must be mapped to a readable cell, and every
+   * provider it holds allocations on must stand for a host of a readable cell.
+   */
+  private darkCellsOf(consumer: string, groups: Group[]): string[] {
+    const migration = this.model.migrationsByUuid.get(consumer)
+    const cells = new Set(this.ctx.unreadableHomesOf(migration?.instance_uuid ?? consumer))
+    for (const g of groups) for (const c of this.ctx.unreadableCellsOfProvider(g.rp)) cells.add(c)
+    return [...cells]
+  }
+
+  private undecide(consumer: string, cells: string[]): void {
+    this.out.undecidedConsumers.add(consumer)
+    for (const c of cells) push(this.v.undecidedByCell, c, consumer)
+  }
+
+  private flag<T>(consumer: string, list: T[], verdict: T): void {
+    this.out.flaggedConsumers.add(consumer)
+    list.push(verdict)
+  }
+}

@@ -1,0 +1,44 @@
+import type {ComputeNode, Instance, Migration} from '../../domain/snapshot.js'
+import type {AuditContext} from '../context.js'
+import {providerRow} from '../rows.js'
+import {type CheckUnit, runbook} from '../unit.js'
+import {classifyAllocations} from './classify.js'
+import {REPAIR, type Group, allocRows, groupSubject, instanceRow, migrationRow, summarize} from './shared.js'
+
+/**
+ * The done evacuation that explains an instance's allocation on a provider it does not live on:
+ * from that provider's node to the host the instance now runs on.
+ */
+export function evacuationOf(ctx: AuditContext, consumer: string, cn: ComputeNode | undefined, g: Group, inst: Instance): Migration | undefined {
+  return (ctx.model.migrationsByInstance.get(consumer) ?? []).find(
+    (m) =>
+      m.deleted === 0 &&
+      m.migration_type === 'evacuation' &&
+      (m.status === 'done' || m.status === 'completed') &&
+      (cn ? m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname : m.source_node === g.rp.name) &&
+      m.dest_compute === inst.host,
+  )
+}
+
+export const evacuationLeftover: CheckUnit = {
+  code: 'allocation.evacuation-leftover',
+  check: 'leaks',
+  severity: 'warning',
+  summary: 'allocation left on the source of a done evacuation',
+  explain: {
+    cause: 'Evacuation allocates on the destination and leaves the source allocation until the source nova-compute starts again and cleans it up; a source host that never comes back (or was deleted) keeps it forever.',
+    repair: '`cloudctl repair leaks` deletes the leftover rows on the evacuation source.',
+    runbook: runbook('stale-provider-after-service-delete'),
+  },
+  run(ctx) {
+    return classifyAllocations(ctx).verdicts.evacuation.map(({consumer, g, inst, evacuation}) => ({
+      check: 'leaks',
+      code: 'allocation.evacuation-leftover',
+      severity: 'warning',
+      subject: {...groupSubject(ctx, consumer, g, inst.cell_uuid), ...(evacuation.uuid ? {migration_uuid: evacuation.uuid} : {})},
+      message: `Instance ${consumer} was evacuated from ${evacuation.source_node ?? evacuation.source_compute} to ${inst.node ?? inst.host}; the source still holds ${summarize(ctx, g.allocations)} (nova-compute frees it only when the source host restarts).`,
+      evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), instance: instanceRow(inst), migration: migrationRow(evacuation)},
+      repair: REPAIR,
+    }))
+  },
+}

@@ -1,0 +1,78 @@
+/** Evidence rows, subjects and wording the leak codes share. */
+import type {FindingSubject} from '../../domain/finding.js'
+import type {Allocation, Consumer, Instance, Migration, ResourceProvider} from '../../domain/snapshot.js'
+import type {AuditContext} from '../context.js'
+import type {ResourceAmounts} from '../flavor-resources.js'
+
+export const REPAIR = 'cloudctl repair leaks'
+/** The classes whose amounts are compared with the flavor. */
+export const CHECKED_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
+
+/** One consumer's allocations on one root provider (or on one sharing provider). */
+export interface Group {
+  /** The root provider, or the sharing provider itself. */
+  rp: ResourceProvider
+  sharing: boolean
+  allocations: Allocation[]
+}
+
+export const allocRows = (ctx: AuditContext, allocs: Allocation[]) =>
+  allocs.map((a) => ({id: a.id, resource_provider_id: a.resource_provider_id, resource_class: ctx.model.rc.name(a.resource_class_id), used: a.used}))
+
+export function consumerRow(ctx: AuditContext, c: Consumer | undefined) {
+  if (!c) return null
+  return {id: c.id, uuid: c.uuid, generation: c.generation, project: ctx.model.projectsById.get(c.project_id) ?? null, user: ctx.model.usersById.get(c.user_id) ?? null}
+}
+
+export const instanceRow = (i: Instance) => ({
+  cell_uuid: i.cell_uuid,
+  id: i.id,
+  uuid: i.uuid,
+  host: i.host,
+  node: i.node,
+  vm_state: i.vm_state,
+  task_state: i.task_state,
+  deleted: i.deleted,
+  deleted_at: i.deleted_at,
+})
+
+export const migrationRow = (m: Migration) => ({
+  cell_uuid: m.cell_uuid,
+  id: m.id,
+  uuid: m.uuid,
+  instance_uuid: m.instance_uuid,
+  migration_type: m.migration_type,
+  status: m.status,
+  source_compute: m.source_compute,
+  source_node: m.source_node,
+  dest_compute: m.dest_compute,
+  dest_node: m.dest_node,
+  updated_at: m.updated_at,
+})
+
+/** The node (or the provider's name), the cell when known, the provider and the consumer. */
+export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cellUuid?: string): FindingSubject {
+  const cn = g.sharing ? undefined : ctx.computeNodeOf(g.rp)
+  const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : {}
+  if (!cn && g.rp.name !== null && !g.sharing) subject.node = g.rp.name
+  if (cellUuid !== undefined) {
+    subject.cell = ctx.cellName(cellUuid)
+    subject.cell_uuid = cellUuid
+  }
+  subject.provider_uuid = g.rp.uuid
+  subject.consumer_uuid = consumer
+  if (ctx.rowsOf(consumer)) subject.instance_uuid = consumer
+  return subject
+}
+
+/** "VCPU=2, MEMORY_MB=4096" of allocation rows. */
+export function summarize(ctx: AuditContext, allocs: Allocation[]): string {
+  return allocs.map((a) => `${ctx.model.rc.name(a.resource_class_id)}=${a.used}`).join(', ')
+}
+
+export function fmtAmounts(r: ResourceAmounts): string {
+  const keys = Object.keys(r).sort()
+  return keys.length === 0 ? 'nothing' : keys.map((k) => `${k}=${r[k]}`).join(', ')
+}
+
+export const providerLabel = (rp: ResourceProvider): string => rp.name ?? rp.uuid

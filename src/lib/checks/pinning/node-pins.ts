@@ -1,0 +1,145 @@
+/**
+ * pinning: per host NUMA cell, pinned_cpus must equal the pCPUs the live instances on that node pin
+ * (cpu_pinning_raw values plus cpuset_reserved). Seed 004: pinned_cpus stayed full after the
+ * instances were gone because update_available_resource had stopped, and NUMATopologyFilter
+ * returned 0 hosts. This file reads, once per audit, what each node's instances pin.
+ */
+import type {Finding, FindingSubject, Severity} from '../../domain/finding.js'
+import {nodeKey} from '../../domain/model.js'
+import {type HostNumaCell, type HostNumaTopology, pinnedHostCpus} from '../../domain/nova-objects.js'
+import {serviceUp} from '../../domain/service-state.js'
+import type {ComputeNode, Instance} from '../../domain/snapshot.js'
+import {type AuditContext, holdsResources} from '../context.js'
+import {DOWN_HOST_NOTE} from '../rows.js'
+
+export const REPAIR = 'cloudctl repair pinning'
+
+export interface NodePins {
+  cn: ComputeNode
+  topology: HostNumaTopology
+  /** Live instances on the node that hold resources. */
+  resident: Instance[]
+  /** Instances moving to or from this node: their pins on this end are not recorded anywhere we read. */
+  moving: Instance[]
+  /** pCPUs the moving instances pin: that many leaked pCPUs may be theirs. */
+  tolerance: number
+  /** Per NUMA cell id, each pinned pCPU and the instances pinning it. */
+  byCell: Map<number, Map<number, string[]>>
+  /** pCPUs pinned per instance (instances pinning none are left out). */
+  pinsByInstance: Map<string, number>
+  /** pinned_cpus is the resource tracker's own bookkeeping: on a dead host it is only stale. */
+  rowIsStale: boolean
+}
+
+/** Live nodes with a readable NUMA topology whose instances' topologies could all be read. */
+export function nodePins(ctx: AuditContext): NodePins[] {
+  return ctx.once('pinning:nodes', () => {
+    const out: NodePins[] = []
+    for (const cn of ctx.model.liveComputeNodes) {
+      const topo = ctx.hostNumaTopology(cn)
+      if (!topo.ok || !topo.value || topo.value.cells.length === 0) continue
+      const p = pinsOf(ctx, cn, topo.value)
+      if (p) out.push(p)
+    }
+    return out
+  })
+}
+
+function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology): NodePins | undefined {
+  const {model} = ctx
+  const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
+  const moving = (ctx.inProgressByNode.get(nodeKey(cn.host, cn.hypervisor_hostname)) ?? [])
+    .map((m) => (m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined))
+    .filter((i): i is Instance => i !== undefined && !(i.host === cn.host && i.node === cn.hypervisor_hostname))
+  let tolerance = 0
+  for (const inst of moving) {
+    const t = ctx.instanceNumaTopology(inst)
+    if (t.ok && t.value) for (const c of t.value.cells) tolerance += pinnedHostCpus(c).length
+  }
+  const byCell = new Map<number, Map<number, string[]>>()
+  const pinsByInstance = new Map<string, number>()
+  for (const inst of resident) {
+    const t = ctx.instanceNumaTopology(inst)
+    // Reported as snapshot.unreadable-blob; comparing without it would accuse the host.
+    if (!t.ok) return undefined
+    if (!t.value) continue
+    let n = 0
+    for (const c of t.value.cells) {
+      const pins = pinnedHostCpus(c)
+      n += pins.length
+      let m = byCell.get(c.id)
+      if (!m) byCell.set(c.id, (m = new Map()))
+      for (const pcpu of pins) {
+        const owners = m.get(pcpu)
+        if (owners) owners.push(inst.uuid)
+        else m.set(pcpu, [inst.uuid])
+      }
+    }
+    if (n > 0) pinsByInstance.set(inst.uuid, n)
+  }
+  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  return {cn, topology, resident, moving, tolerance, byCell, pinsByInstance, rowIsStale}
+}
+
+export interface CellPins {
+  cellId: number
+  hc: HostNumaCell | undefined
+  /** pCPU -> instances pinning it in this cell. */
+  expected: Map<number, string[]>
+  pinned: Set<number>
+}
+
+/**
+ * The NUMA cells to compare, in id order: the host's and those instances pin. Empty when nothing is
+ * pinned on the host and no instance pins here: no per-cell finding can arise.
+ */
+export function cellPins(p: NodePins): CellPins[] {
+  if (p.byCell.size === 0 && !p.topology.cells.some((c) => c.pinned_cpus.length > 0)) return []
+  const hostCells = new Map<number, HostNumaCell>(p.topology.cells.map((c) => [c.id, c]))
+  const cellIds = [...new Set([...hostCells.keys(), ...p.byCell.keys()])].sort((a, b) => a - b)
+  return cellIds.map((cellId) => {
+    const hc = hostCells.get(cellId)
+    return {cellId, hc, expected: p.byCell.get(cellId) ?? new Map<number, string[]>(), pinned: new Set(hc?.pinned_cpus ?? [])}
+  })
+}
+
+export const cellLabel = (p: NodePins, cellId: number): string => `${p.cn.hypervisor_hostname ?? p.cn.host} NUMA cell ${cellId}`
+
+export const ownersOf = (c: CellPins, cpus: number[]) => Object.fromEntries(cpus.map((pcpu) => [pcpu, c.expected.get(pcpu) ?? []]))
+
+/** The instance a finding is about, when exactly one instance owns the pCPUs in question. */
+export function soleOwner(owners: string[]): string | undefined {
+  const set = new Set(owners)
+  return set.size === 1 ? [...set][0] : undefined
+}
+
+/**
+ * A pinning finding on one node. `rowOnly`: the finding is about pinned_cpus alone, which on a dead
+ * host is only stale (info, with the note), not wrong.
+ */
+export function pinningFinding(
+  ctx: AuditContext,
+  p: NodePins,
+  f: {code: string; severity: Severity; cellId?: number; message: string; evidence: Record<string, unknown>; instance?: string; rowOnly?: boolean},
+): Finding {
+  const {cn} = p
+  const rp = ctx.providerOf(cn)
+  const stale = f.rowOnly === true && p.rowIsStale
+  const subject: FindingSubject = {
+    ...ctx.nodeSubject(cn),
+    ...(rp ? {provider_uuid: rp.uuid} : {}),
+    ...(f.cellId === undefined ? {} : {numa_cell: f.cellId}),
+    ...(f.instance ? {instance_uuid: f.instance} : {}),
+  }
+  return {
+    check: 'pinning',
+    code: f.code,
+    severity: stale ? 'info' : f.severity,
+    subject,
+    message: stale ? `${f.message} (${DOWN_HOST_NOTE}.)` : f.message,
+    evidence: {...nodeEvidence(cn), ...f.evidence, ...(stale ? {service_down: true} : {})},
+    repair: REPAIR,
+  }
+}
+
+export const nodeEvidence = (cn: ComputeNode) => ({compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at}})

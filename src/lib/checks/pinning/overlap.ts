@@ -1,0 +1,34 @@
+import type {Finding} from '../../domain/finding.js'
+import {sortedNumbers} from '../context.js'
+import type {CheckUnit} from '../unit.js'
+import {cellLabel, cellPins, nodePins, ownersOf, pinningFinding} from './node-pins.js'
+
+export const pinningOverlap: CheckUnit = {
+  code: 'pinning.overlap',
+  check: 'pinning',
+  severity: 'error',
+  summary: 'one pCPU pinned by two instances',
+  explain: {
+    cause: 'Two instances pin the same pCPU: a race between two claims or a live migration without NUMA-aware migration (pre-Train behaviour), or instance NUMA topologies edited by hand.',
+    repair: 'Reported only: migrate one of the instances (a new claim re-pins it).',
+  },
+  run(ctx) {
+    const findings: Finding[] = []
+    for (const p of nodePins(ctx)) {
+      for (const c of cellPins(p)) {
+        const overlap = sortedNumbers([...c.expected].filter(([, owners]) => new Set(owners).size > 1).map(([pcpu]) => pcpu))
+        if (overlap.length === 0) continue
+        findings.push(
+          pinningFinding(ctx, p, {
+            code: 'pinning.overlap',
+            severity: 'error',
+            cellId: c.cellId,
+            message: `${cellLabel(p, c.cellId)}: pCPUs ${overlap.join(',')} are pinned by more than one instance.`,
+            evidence: {overlap, owners: ownersOf(c, overlap)},
+          }),
+        )
+      }
+    }
+    return findings
+  },
+}

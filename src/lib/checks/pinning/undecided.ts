@@ -1,0 +1,3 @@
+import {undecidedUnit} from '../unit.js'
+
+export const pinningUndecided = undecidedUnit('pinning', 'pinning.undecided', 'CPU pinning of its compute nodes is')

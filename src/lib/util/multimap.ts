@@ -1,0 +1,6 @@
+/** Appends `value` to the list under `key`, creating the list on first use. */
+export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key)
+  if (list) list.push(value)
+  else map.set(key, [value])
+}
