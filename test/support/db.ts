@@ -11,6 +11,31 @@ import {type Connection, closeConnection, openConnection} from '../../src/lib/db
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {STANDARD_RESOURCE_CLASSES} from '../../src/lib/domain/resource-classes.js'
 import type {CellInfo, Snapshot} from '../../src/lib/domain/snapshot.js'
+import type {RowOf, TableSpec} from '../../src/lib/domain/tables/define.js'
+import {
+  AGGREGATES,
+  ALLOCATIONS,
+  BUILD_REQUESTS,
+  COMPUTE_NODES,
+  CONSUMER_TYPES,
+  CONSUMERS,
+  FLAVORS,
+  HOST_MAPPINGS,
+  INSTANCE_GROUPS,
+  INSTANCE_MAPPINGS,
+  INSTANCES,
+  INVENTORIES,
+  MIGRATIONS,
+  PLACEMENT_AGGREGATES,
+  PROJECTS,
+  REQUEST_SPECS,
+  RESOURCE_PROVIDER_AGGREGATES,
+  RESOURCE_PROVIDER_TRAITS,
+  RESOURCE_PROVIDERS,
+  SERVICES,
+  TRAITS,
+  USERS,
+} from '../../src/lib/domain/tables/index.js'
 import {novaApiSchema, novaCellSchema, placementSchema} from './schema.js'
 
 export const DEFAULT_TEST_DSN = 'mysql://root@127.0.0.1:3306'
@@ -138,6 +163,12 @@ function approxSize(row: unknown[]): number {
 }
 
 /** Multi-row parametrised INSERTs (`VALUES ?` expands nested arrays with client-side escaping). */
+/** A snapshot table's rows into its table, by its spec's row columns. */
+function insertSpec<T extends TableSpec>(conn: Connection, spec: T, rows: ReadonlyArray<RowOf<T>>): Promise<number> {
+  const columns = spec.row
+  return insertRows(conn, spec.name, columns, mapRows(rows, (r) => columns.map((c) => (r as Record<string, unknown>)[c])))
+}
+
 async function insertRows(conn: Connection, table: string, columns: readonly string[], rows: Iterable<unknown[]>): Promise<number> {
   const head = `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`
   let batch: unknown[][] = []
@@ -223,32 +254,22 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
       mapRows(s.cells, (c) => [c.id, c.uuid, c.name, c.transport_url, cellUrls.get(c.uuid) ?? c.database_connection, c.disabled]),
     )
     const a = s.nova_api
-    await insertRows(conn, 'host_mappings', ['id', 'cell_id', 'host'], mapRows(a.host_mappings, (r) => [r.id, r.cell_id, r.host]))
-    await insertRows(
-      conn,
-      'instance_mappings',
-      ['id', 'instance_uuid', 'cell_id', 'project_id', 'user_id', 'queued_for_delete', 'created_at'],
-      mapRows(a.instance_mappings, (r) => [r.id, r.instance_uuid, r.cell_id, r.project_id, r.user_id, r.queued_for_delete, r.created_at]),
-    )
-    await insertRows(
-      conn,
-      'flavors',
-      ['id', 'flavorid', 'name', 'memory_mb', 'vcpus', 'swap', 'root_gb', 'ephemeral_gb', 'rxtx_factor', 'vcpu_weight', 'disabled', 'is_public', 'description'],
-      mapRows(a.flavors, (f) => [f.id, f.flavorid, f.name, f.memory_mb, f.vcpus, f.swap, f.root_gb, f.ephemeral_gb, f.rxtx_factor, f.vcpu_weight, f.disabled, f.is_public, f.description]),
-    )
+    await insertSpec(conn, HOST_MAPPINGS, a.host_mappings)
+    await insertSpec(conn, INSTANCE_MAPPINGS, a.instance_mappings)
+    await insertSpec(conn, FLAVORS, a.flavors)
     await insertRows(conn, 'flavor_extra_specs', ['flavor_id', 'key', 'value'], (function* () {
       for (const f of a.flavors) for (const [k, v] of Object.entries(f.extra_specs)) yield [f.id, k, v]
     })())
-    await insertRows(conn, 'aggregates', ['id', 'uuid', 'name'], mapRows(a.aggregates, (g) => [g.id, g.uuid, g.name]))
+    await insertSpec(conn, AGGREGATES, a.aggregates)
     await insertRows(conn, 'aggregate_hosts', ['aggregate_id', 'host'], (function* () {
       for (const g of a.aggregates) for (const h of g.hosts) yield [g.id, h]
     })())
     await insertRows(conn, 'aggregate_metadata', ['aggregate_id', 'key', 'value'], (function* () {
       for (const g of a.aggregates) for (const [k, v] of Object.entries(g.metadata)) yield [g.id, k, v]
     })())
-    await insertRows(conn, 'build_requests', ['id', 'instance_uuid', 'project_id', 'created_at'], mapRows(a.build_requests, (r) => [r.id, r.instance_uuid, r.project_id, r.created_at]))
-    if (a.request_specs) await insertRows(conn, 'request_specs', ['instance_uuid', 'spec'], mapRows(a.request_specs, (r) => [r.instance_uuid, r.spec]))
-    await insertRows(conn, 'instance_groups', ['id', 'uuid', 'name', 'project_id', 'user_id'], mapRows(a.instance_groups, (g) => [g.id, g.uuid, g.name, g.project_id, g.user_id]))
+    await insertSpec(conn, BUILD_REQUESTS, a.build_requests)
+    if (a.request_specs) await insertSpec(conn, REQUEST_SPECS, a.request_specs)
+    await insertSpec(conn, INSTANCE_GROUPS, a.instance_groups)
     await insertRows(conn, 'instance_group_policy', ['group_id', 'policy', 'rules'], (function* () {
       for (const g of a.instance_groups) for (const p of g.policies) yield [g.id, p.policy, p.rules]
     })())
@@ -266,27 +287,17 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
         await insertRows(conn, 'resource_classes', ['id', 'name'], STANDARD_RESOURCE_CLASSES.map((name, id) => [id, name]))
       }
       await insertRows(conn, 'resource_classes', ['id', 'name'], mapRows(p.resource_classes, (r) => [r.id, r.name]))
-      await insertRows(conn, 'traits', ['id', 'name'], mapRows(p.traits, (r) => [r.id, r.name]))
-      await insertRows(conn, 'projects', ['id', 'external_id'], mapRows(p.projects, (r) => [r.id, r.external_id]))
-      await insertRows(conn, 'users', ['id', 'external_id'], mapRows(p.users, (r) => [r.id, r.external_id]))
-      await insertRows(conn, 'consumer_types', ['id', 'name'], mapRows(p.consumer_types, (r) => [r.id, r.name]))
-      await insertRows(
-        conn,
-        'resource_providers',
-        ['id', 'uuid', 'name', 'generation', 'root_provider_id', 'parent_provider_id'],
-        mapRows(p.resource_providers, (r) => [r.id, r.uuid, r.name, r.generation, r.root_provider_id, r.parent_provider_id]),
-      )
-      await insertRows(
-        conn,
-        'inventories',
-        ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'],
-        mapRows(p.inventories, (r) => [r.id, r.resource_provider_id, r.resource_class_id, r.total, r.reserved, r.min_unit, r.max_unit, r.step_size, r.allocation_ratio]),
-      )
-      await insertRows(conn, 'consumers', ['id', 'uuid', 'project_id', 'user_id', 'generation', 'consumer_type_id'], mapRows(p.consumers, (r) => [r.id, r.uuid, r.project_id, r.user_id, r.generation, r.consumer_type_id]))
-      await insertRows(conn, 'allocations', ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'], mapRows(p.allocations, (r) => [r.id, r.resource_provider_id, r.consumer_id, r.resource_class_id, r.used]))
-      await insertRows(conn, 'resource_provider_traits', ['resource_provider_id', 'trait_id'], mapRows(p.resource_provider_traits, (r) => [r.resource_provider_id, r.trait_id]))
-      await insertRows(conn, 'placement_aggregates', ['id', 'uuid'], mapRows(p.placement_aggregates, (r) => [r.id, r.uuid]))
-      await insertRows(conn, 'resource_provider_aggregates', ['resource_provider_id', 'aggregate_id'], mapRows(p.resource_provider_aggregates, (r) => [r.resource_provider_id, r.aggregate_id]))
+      await insertSpec(conn, TRAITS, p.traits)
+      await insertSpec(conn, PROJECTS, p.projects)
+      await insertSpec(conn, USERS, p.users)
+      await insertSpec(conn, CONSUMER_TYPES, p.consumer_types)
+      await insertSpec(conn, RESOURCE_PROVIDERS, p.resource_providers)
+      await insertSpec(conn, INVENTORIES, p.inventories)
+      await insertSpec(conn, CONSUMERS, p.consumers)
+      await insertSpec(conn, ALLOCATIONS, p.allocations)
+      await insertSpec(conn, RESOURCE_PROVIDER_TRAITS, p.resource_provider_traits)
+      await insertSpec(conn, PLACEMENT_AGGREGATES, p.placement_aggregates)
+      await insertSpec(conn, RESOURCE_PROVIDER_AGGREGATES, p.resource_provider_aggregates)
     })
   }
 
@@ -295,58 +306,14 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
     .map((cell) =>
       withLoadSession(cellUrls.get(cell.uuid) as string, `cell ${cell.name ?? cell.uuid}`, async (conn) => {
         const mine = <T extends {cell_uuid: string}>(rows: readonly T[]): T[] => rows.filter((r) => r.cell_uuid === cell.uuid)
-        await insertRows(
-          conn,
-          'services',
-          ['id', 'uuid', 'host', 'binary', 'topic', 'report_count', 'disabled', 'disabled_reason', 'forced_down', 'last_seen_up', 'version', 'deleted', 'deleted_at', 'created_at', 'updated_at'],
-          mapRows(mine(s.nova.services), (r) => [r.id, r.uuid, r.host, r.binary, r.topic, r.report_count, r.disabled, r.disabled_reason, r.forced_down, r.last_seen_up, r.version, r.deleted, r.deleted_at, r.created_at, r.updated_at]),
-        )
-        await insertRows(
-          conn,
-          'compute_nodes',
-          [
-            'id', 'uuid', 'service_id', 'host', 'hypervisor_hostname', 'hypervisor_type', 'hypervisor_version', 'host_ip', 'vcpus', 'memory_mb', 'local_gb',
-            'vcpus_used', 'memory_mb_used', 'local_gb_used', 'free_ram_mb', 'free_disk_gb', 'disk_available_least', 'current_workload', 'running_vms',
-            'cpu_allocation_ratio', 'ram_allocation_ratio', 'disk_allocation_ratio', 'cpu_info', 'supported_instances', 'pci_stats', 'stats', 'numa_topology',
-            'mapped', 'deleted', 'deleted_at', 'created_at', 'updated_at',
-          ],
-          mapRows(mine(s.nova.compute_nodes), (r) => [
-            r.id, r.uuid, r.service_id, r.host, r.hypervisor_hostname, r.hypervisor_type, r.hypervisor_version, r.host_ip, r.vcpus, r.memory_mb, r.local_gb,
-            r.vcpus_used, r.memory_mb_used, r.local_gb_used, r.free_ram_mb, r.free_disk_gb, r.disk_available_least, r.current_workload, r.running_vms,
-            r.cpu_allocation_ratio, r.ram_allocation_ratio, r.disk_allocation_ratio, r.cpu_info, r.supported_instances, r.pci_stats, r.stats, r.numa_topology,
-            r.mapped, r.deleted, r.deleted_at, r.created_at, r.updated_at,
-          ]),
-        )
+        await insertSpec(conn, SERVICES, mine(s.nova.services))
+        await insertSpec(conn, COMPUTE_NODES, mine(s.nova.compute_nodes))
         const instances = mine(s.nova.instances)
-        await insertRows(
-          conn,
-          'instances',
-          [
-            'id', 'uuid', 'host', 'node', 'vm_state', 'task_state', 'power_state', 'project_id', 'user_id', 'instance_type_id', 'vcpus', 'memory_mb',
-            'root_gb', 'ephemeral_gb', 'availability_zone', 'display_name', 'image_ref', 'os_type', 'architecture', 'launched_at', 'terminated_at',
-            'created_at', 'updated_at', 'deleted', 'deleted_at', 'hidden',
-          ],
-          mapRows(instances, (r) => [
-            r.id, r.uuid, r.host, r.node, r.vm_state, r.task_state, r.power_state, r.project_id, r.user_id, r.instance_type_id, r.vcpus, r.memory_mb,
-            r.root_gb, r.ephemeral_gb, r.availability_zone, r.display_name, r.image_ref, r.os_type, r.architecture, r.launched_at, r.terminated_at,
-            r.created_at, r.updated_at, r.deleted, r.deleted_at, r.hidden,
-          ]),
-        )
+        await insertSpec(conn, INSTANCES, instances)
         await insertRows(conn, 'instance_extra', ['instance_uuid', 'numa_topology', 'pci_requests', 'flavor', 'deleted'], (function* () {
           for (const r of instances) if (r.extra !== null) yield [r.uuid, r.extra.numa_topology, r.extra.pci_requests, r.extra.flavor, 0]
         })())
-        await insertRows(
-          conn,
-          'migrations',
-          [
-            'id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'dest_host', 'source_node', 'dest_node', 'status', 'migration_type',
-            'old_instance_type_id', 'new_instance_type_id', 'hidden', 'cross_cell_move', 'deleted', 'created_at', 'updated_at',
-          ],
-          mapRows(mine(s.nova.migrations), (r) => [
-            r.id, r.uuid, r.instance_uuid, r.source_compute, r.dest_compute, r.dest_host, r.source_node, r.dest_node, r.status, r.migration_type,
-            r.old_instance_type_id, r.new_instance_type_id, r.hidden, r.cross_cell_move, r.deleted, r.created_at, r.updated_at,
-          ]),
-        )
+        await insertSpec(conn, MIGRATIONS, mine(s.nova.migrations))
       }),
     )
 
