@@ -12,7 +12,7 @@ import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {CloudctlError} from '../../src/lib/errors.js'
 import {redact} from '../../src/lib/util/redact.js'
 import {createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
-import {CELL1_UUID, CELL2_UUID, F09, sampleSnapshot} from './sample-snapshot.js'
+import {CELL1_UUID, CELL2_UUID, F09, sampleSnapshot} from '../support/builders.js'
 
 // No developer's ~/.config/cloudctl/config.yaml or CLOUDCTL_* variable may leak into these tests.
 const savedEnv = {...process.env}

@@ -18,7 +18,7 @@ import {CloudctlError} from '../../src/lib/errors.js'
 import {redact} from '../../src/lib/util/redact.js'
 import {cloudctl} from '../support/cli.js'
 import {seedSnapshot, type TestCloud} from '../support/db.js'
-import {CELL1_UUID, sampleSnapshot} from '../db/sample-snapshot.js'
+import {CELL1_UUID, sampleSnapshot} from '../support/builders.js'
 import {createReleaseCloud, releaseUnavailable, type TestRelease} from './support.js'
 
 const savedEnv = {...process.env}

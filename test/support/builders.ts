@@ -1956,3 +1956,6 @@ export function cloud(opts: CloudBuilderOptions = {}): CloudBuilder {
 }
 
 export type {Timestamp}
+
+// ---------------------------------------------------------------- builder families
+export {CELL1_UUID, CELL2_UUID, F09, F11, sampleSnapshot} from './builders/sample.js'

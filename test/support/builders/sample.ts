@@ -1,13 +1,15 @@
 /**
- * A small but complete snapshot written by hand: every table, soft-deleted rows, NULLs, FLOAT
- * ratios, nova's versioned-object blobs, a custom resource class and nested providers. Rows are in
- * capture order (cells by id, rows by primary key) so that a round trip compares with toEqual.
+ * The builder family for capture round trips: one small snapshot covering every table with the edge
+ * values a consistent CloudBuilder cloud never produces (soft-deleted rows, NULL in nullable
+ * columns, FLOAT ratios, non-ASCII text, nested providers, a custom resource class), so that every
+ * column's conversion is exercised. Rows are in capture order (cells by id, rows by primary key) so
+ * that a round trip compares with toEqual. Written row by row on purpose: the values are the test.
  */
 import {readFileSync} from 'node:fs'
 
-import {CELL0_UUID, emptySnapshot, type Snapshot} from '../../src/lib/domain/snapshot.js'
+import {CELL0_UUID, emptySnapshot, type Snapshot} from '../../../src/lib/domain/snapshot.js'
 
-const blob = (name: string): string => JSON.stringify(JSON.parse(readFileSync(new URL(`../fixtures/blobs/${name}`, import.meta.url), 'utf8')))
+const blob = (name: string): string => JSON.stringify(JSON.parse(readFileSync(new URL(`../../fixtures/blobs/${name}`, import.meta.url), 'utf8')))
 
 export const CELL1_UUID = '11111111-1111-4111-8111-111111111111'
 export const CELL2_UUID = '22222222-2222-4222-8222-222222222222'
