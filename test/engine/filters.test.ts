@@ -9,7 +9,7 @@ import type {SchedulerConfig} from '../../src/lib/engine/config.js'
 import {extraSpecMatch, FILTERS, resolveFilters} from '../../src/lib/engine/filters.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
 import type {RequestSpec, ServerGroupSpec} from '../../src/lib/engine/request.js'
-import {aggregate, filterContext, flavor, hostState, numaCell, requestSpec, service, topology} from './states.js'
+import {aggregate, filterContext, flavor, hostState, numaCell, requestSpec, service, topology} from '../support/builders.js'
 
 interface Row {
   name: string

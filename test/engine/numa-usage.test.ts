@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 
 import {consumeNuma, CpuPinningError, fitInstanceToHost, instanceTopologyFor, type FittedCell, type InstanceTopologyRequest} from '../../src/lib/engine/numa.js'
 import {consumeHost} from '../../src/lib/engine/pipeline.js'
-import {hostState, numaCell, requestSpec, topology} from './states.js'
+import {hostState, numaCell, requestSpec, topology} from '../support/builders.js'
 
 function guestCell(over: Partial<FittedCell>): FittedCell {
   return {id: 0, cpuset: [], pcpuset: [0, 1], memory: 1024, pagesize: null, cpuPolicy: 'dedicated', pinning: [[0, 0], [1, 1]], cpusetReserved: [], threadPolicy: null, ...over}

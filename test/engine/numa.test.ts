@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 
 import type {HostNumaTopology} from '../../src/lib/domain/nova-objects.js'
 import {consumeNuma, fitInstanceToHost, instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} from '../../src/lib/engine/numa.js'
-import {numaCell, topology} from './states.js'
+import {numaCell, topology} from '../support/builders.js'
 
 const spread = {limits: {cpu: 16, ram: 1.5}, packing: false}
 

@@ -10,7 +10,7 @@ import {defaultSchedulerConfig, type EngineRelease, type SchedulerConfig} from '
 import type {HostState} from '../../src/lib/engine/host-state.js'
 import type {RequestSpec} from '../../src/lib/engine/request.js'
 import {imagePropsWeight, multiplierFor, normalize, resolveWeighers, weighHosts, WEIGHERS} from '../../src/lib/engine/weighers.js'
-import {aggregate, hostState, requestSpec} from './states.js'
+import {aggregate, hostState, requestSpec} from '../support/builders.js'
 
 const cfg = (over: Partial<SchedulerConfig> = {}): SchedulerConfig => ({...defaultSchedulerConfig(), ...over})
 

@@ -1959,3 +1959,4 @@ export type {Timestamp}
 
 // ---------------------------------------------------------------- builder families
 export {CELL1_UUID, CELL2_UUID, F09, F11, sampleSnapshot} from './builders/sample.js'
+export {aggregate, filterContext, flavor, hostState, NOW, NOW_DB, numaCell, requestSpec, service, topology} from './builders/engine-values.js'

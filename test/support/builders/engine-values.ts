@@ -1,13 +1,15 @@
 /**
- * Hand-made HostState / RequestSpec / NUMA cell values for unit tests of single filters, weighers
- * and the NUMA fitter, without going through a snapshot.
+ * The builder family for the engine's own inputs: HostState / RequestSpec / host NUMA cell values
+ * for unit tests of single filters, weighers and the NUMA fitter. These are what the engine derives
+ * from a snapshot; writing them directly lets a test vary one field (free RAM, one pinned pCPU)
+ * without a cloud whose every other row would have to agree.
  */
-import type {HostNumaCell, HostNumaTopology} from '../../src/lib/domain/nova-objects.js'
-import type {Aggregate, ComputeNode, Flavor, Service} from '../../src/lib/domain/snapshot.js'
-import {defaultSchedulerConfig, type SchedulerConfig} from '../../src/lib/engine/config.js'
-import type {FilterContext} from '../../src/lib/engine/filters.js'
-import type {HostState} from '../../src/lib/engine/host-state.js'
-import type {RequestSpec} from '../../src/lib/engine/request.js'
+import type {HostNumaCell, HostNumaTopology} from '../../../src/lib/domain/nova-objects.js'
+import type {Aggregate, ComputeNode, Flavor, Service} from '../../../src/lib/domain/snapshot.js'
+import {defaultSchedulerConfig, type SchedulerConfig} from '../../../src/lib/engine/config.js'
+import type {FilterContext} from '../../../src/lib/engine/filters.js'
+import type {HostState} from '../../../src/lib/engine/host-state.js'
+import type {RequestSpec} from '../../../src/lib/engine/request.js'
 
 export const NOW = new Date('2024-06-03T05:03:40Z')
 export const NOW_DB = '2024-06-03 05:03:40'
