@@ -39,4 +39,21 @@ describe('cloudctl hosts list', () => {
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toContain('See `cloudctl hosts list` for the hosts.')
   })
+
+  it("shows placement's capacity as a provider summary does: int((total - reserved) x ratio), the FLOAT ratio read as placement reads it", async () => {
+    const {readFileSync, writeFileSync, mkdtempSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as {placement: {inventories: Array<{resource_provider_id: number; resource_class_id: number; total: number; reserved: number; allocation_ratio: number}>; resource_providers: Array<{id: number; uuid: string}>}}
+    // VCPU is resource class 0; 10 x 0.9 is 9 for placement, though MySQL stores 0.9 as 0.8999999761581421.
+    const inv = demo.placement.inventories.find((i) => i.resource_class_id === 0)!
+    Object.assign(inv, {total: 10, reserved: 0, allocation_ratio: Math.fround(0.9)})
+    const rpUuid = demo.placement.resource_providers.find((p) => p.id === inv.resource_provider_id)!.uuid
+    const file = join(mkdtempSync(join(tmpdir(), 'cloudctl-hosts-')), 'cloud.json')
+    writeFileSync(file, JSON.stringify(demo))
+    const r = await cloudctl(['hosts', 'list', '--snapshot', file, '--json'])
+    expect(r.exitCode).toBe(0)
+    const {hosts} = JSON.parse(r.stdout) as {hosts: Array<{provider_uuid: string | null; vcpus: {placement_capacity: number | null}}>}
+    expect(hosts.find((h) => h.provider_uuid === rpUuid)!.vcpus.placement_capacity).toBe(9)
+  })
 })

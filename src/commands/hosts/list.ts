@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
+import {summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
 import {NotFoundError} from '../../lib/errors.js'
 import {renderTable} from '../../lib/output/table.js'
@@ -55,7 +56,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
       if (rpId === undefined || rcId === undefined) return {placement_used: null, placement_capacity: null}
       const inv = model.inventory(rpId, rcId)
       if (!inv) return {placement_used: null, placement_capacity: null}
-      return {placement_used: model.usage(rpId, rcId), placement_capacity: Math.floor((inv.total - inv.reserved) * inv.allocation_ratio)}
+      return {placement_used: model.usage(rpId, rcId), placement_capacity: summaryCapacityOf(inv)}
     }
     const hosts: HostRow[] = model.liveComputeNodes
       .filter((cn) => cellFilter === undefined || model.cellLabel(cn.cell_uuid) === cellFilter || cn.cell_uuid === cellFilter)
