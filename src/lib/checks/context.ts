@@ -71,7 +71,8 @@ export class AuditContext {
     for (const m of s.nova.migrations) {
       if (!isMigrationInProgress(m)) continue
       push(this.inProgressByNode, nodeKey(m.source_compute, m.source_node), m)
-      const destKey = nodeKey(m.dest_compute, m.dest_node)
+      // The destination by dest_compute_id where it names a live node (2023.2+), else by its names.
+      const destKey = model.migrationDestKey(m)
       if (destKey !== nodeKey(m.source_compute, m.source_node)) push(this.inProgressByNode, destKey, m)
       if (m.instance_uuid) push(this.inProgressByInstance, m.instance_uuid, m)
     }
@@ -244,6 +245,20 @@ export class AuditContext {
 
   liveComputeNodeAt(host: string | null, node: string | null): ComputeNode | undefined {
     return this.model.liveComputeNodesByKey.get(nodeKey(host, node))
+  }
+
+  /**
+   * Whether a migration goes to this node: dest_compute_id where it names a live node (nova 2023.2+
+   * rows; the names go stale when a hypervisor renames itself), else dest_compute and dest_node (Zed).
+   */
+  movesTo(m: Migration, cn: ComputeNode): boolean {
+    const byId = this.model.liveComputeNodeById(m.cell_uuid, m.dest_compute_id)
+    return byId === undefined ? m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname : byId === cn
+  }
+
+  /** Whether a migration leaves this node (migrations carry no source compute id: by the names). */
+  movesFrom(m: Migration, cn: ComputeNode): boolean {
+    return m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname
   }
 
   nodeSubject(cn: ComputeNode): FindingSubject {

@@ -75,7 +75,7 @@ export function mappingOfLive(ctx: AuditContext, lm: LiveMappings, k: number): I
 export const instRow = (i: Instance) => ({cell_uuid: i.cell_uuid, id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, deleted: i.deleted, created_at: i.created_at})
 
 export function instanceSubject(ctx: AuditContext, inst: Instance): FindingSubject {
-  const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
+  const cn = ctx.model.nodeOfInstance(inst)
   const rp = cn && ctx.providerOf(cn)
   return {
     cell: ctx.cellName(inst.cell_uuid),

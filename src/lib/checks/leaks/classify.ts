@@ -182,7 +182,7 @@ class Classifier {
     if (dark.length > 0) return this.undecide(uuid, dark)
     const expected = ctx.expected(inst)
     if (!expected.ok || Object.keys(expected.value.resources).length === 0) return
-    const cn = ctx.liveComputeNodeAt(inst.host, inst.node)
+    const cn = this.model.nodeOfInstance(inst)
     const rp = cn && ctx.providerOf(cn)
     this.out.flaggedInstances.add(uuid)
     this.flag(uuid, this.v.missing, {uuid, inst, expected: expected.value, cn, rp})

@@ -15,8 +15,9 @@ export function evacuationOf(ctx: AuditContext, consumer: string, cn: ComputeNod
       m.deleted === 0 &&
       m.migration_type === 'evacuation' &&
       (m.status === 'done' || m.status === 'completed') &&
-      (cn ? m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname : m.source_node === g.rp.name) &&
-      m.dest_compute === inst.host,
+      (cn ? ctx.movesFrom(m, cn) : m.source_node === g.rp.name) &&
+      // The hosts by compute ids where they name live nodes (2023.2+), else by the names (Zed).
+      (ctx.model.migrationDestNode(m)?.host ?? m.dest_compute) === (ctx.model.nodeOfInstance(inst)?.host ?? inst.host),
   )
 }
 

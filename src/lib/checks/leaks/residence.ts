@@ -27,10 +27,16 @@ export class Residence {
       const exact = cn.host && cn.hypervisor_hostname && !cn.host.includes('\u0000') && !cn.hypervisor_hostname.includes('\u0000')
       this.residents.set(cn, (list = exact ? this.model.instancesOnNode(cn.host, cn.hypervisor_hostname) : null))
     }
-    if (list === null) return live.some((i) => i.host === cn.host && i.node === cn.hypervisor_hostname)
+    if (list === null) return live.some((i) => this.isOn(i, cn))
     if (ownList !== undefined) return ownList === list
     for (const i of live) for (let k = 0; k < list.length; k++) if (list[k] === i) return true
     return false
+  }
+
+  /** An instance on a node: by compute_id where it names a live node (2023.2+), else by its names (Zed). */
+  private isOn(inst: Instance, cn: ComputeNode): boolean {
+    const byId = this.model.liveComputeNodeById(inst.cell_uuid, inst.compute_id)
+    return byId === undefined ? inst.host === cn.host && inst.node === cn.hypervisor_hostname : byId === cn
   }
 
   /**
@@ -41,6 +47,8 @@ export class Residence {
    */
   standsForNodeOf(rp: ResourceProvider, inst: Instance): boolean {
     const rows = this.model.computeNodesByUuid.get(rp.uuid)
+    // A compute_id names the node row itself (deleted ones included); without one, the names decide.
+    if (rows && inst.compute_id != null) return rows.some((cn) => cn.cell_uuid === inst.cell_uuid && cn.id === inst.compute_id)
     if (rows) return rows.some((cn) => cn.host === inst.host && cn.hypervisor_hostname === inst.node)
     return rp.name !== null && inst.host !== null && inst.node === rp.name
   }
@@ -48,22 +56,21 @@ export class Residence {
   /** Whether the migration's source or destination is this provider's node. */
   touches(m: Migration, cn: ComputeNode | undefined, rp: ResourceProvider): boolean {
     return cn
-      ? (m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname) || (m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname)
+      ? this.ctx.movesFrom(m, cn) || this.ctx.movesTo(m, cn)
       : rp.name !== null && (m.source_node === rp.name || m.dest_node === rp.name)
   }
 
   /** Aggregates of the compute node providers an instance lives on or is moving between. */
   instanceAggregates(inst: Instance): Set<string> {
     const out = new Set<string>()
-    const addNode = (host: string | null, node: string | null) => {
-      const cn = this.ctx.liveComputeNodeAt(host, node)
+    const addNode = (cn: ComputeNode | undefined) => {
       const rp = cn && this.ctx.providerOf(cn)
       if (rp) for (const a of this.model.aggregatesOf(rp.id)) out.add(a)
     }
-    addNode(inst.host, inst.node)
+    addNode(this.model.nodeOfInstance(inst))
     for (const m of this.ctx.inProgressByInstance.get(inst.uuid) ?? []) {
-      addNode(m.source_compute, m.source_node)
-      addNode(m.dest_compute, m.dest_node)
+      addNode(this.ctx.liveComputeNodeAt(m.source_compute, m.source_node))
+      addNode(this.model.migrationDestNode(m))
     }
     return out
   }

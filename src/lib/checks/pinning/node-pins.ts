@@ -48,9 +48,10 @@ export function nodePins(ctx: AuditContext): NodePins[] {
 function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology): NodePins | undefined {
   const {model} = ctx
   const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
-  const moving = (ctx.inProgressByNode.get(nodeKey(cn.host, cn.hypervisor_hostname)) ?? [])
+  const key = nodeKey(cn.host, cn.hypervisor_hostname)
+  const moving = (ctx.inProgressByNode.get(key) ?? [])
     .map((m) => (m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined))
-    .filter((i): i is Instance => i !== undefined && !(i.host === cn.host && i.node === cn.hypervisor_hostname))
+    .filter((i): i is Instance => i !== undefined && model.nodeKeyOfInstance(i) !== key)
   let tolerance = 0
   for (const inst of moving) {
     const t = ctx.instanceNumaTopology(inst)

@@ -1,5 +1,4 @@
 import type {Finding} from '../../domain/finding.js'
-import {nodeKey} from '../../domain/model.js'
 import type {Instance} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
 import type {AuditContext} from '../context.js'
@@ -50,6 +49,6 @@ export const nodeDrift: CheckUnit = {
 
 function deletedInstancesByNode(ctx: AuditContext): Map<string, Instance[]> {
   const out = new Map<string, Instance[]>()
-  for (const i of ctx.model.snapshot.nova.instances) if (i.deleted !== 0 && i.host !== null) push(out, nodeKey(i.host, i.node), i)
+  for (const i of ctx.model.snapshot.nova.instances) if (i.deleted !== 0 && i.host !== null) push(out, ctx.model.nodeKeyOfInstance(i), i)
   return out
 }

@@ -113,8 +113,8 @@ function countedMigrations(ctx: AuditContext, cn: ComputeNode, key: string, resi
   for (const m of moving ?? []) {
     const inst = m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined
     if (!inst) continue
-    const incoming = m.dest_compute === cn.host && m.dest_node === cn.hypervisor_hostname
-    const outbound = m.source_compute === cn.host && m.source_node === cn.hypervisor_hostname
+    const incoming = ctx.movesTo(m, cn)
+    const outbound = ctx.movesFrom(m, cn)
     if (incoming && outbound) {
       // A resize on its own node: nova's resource tracker counts the instance (as resident) and also
       // holds the other flavor of the migration, for a revert (or the pending new one before
