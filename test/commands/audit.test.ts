@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
-import {MiniCloud} from '../checks/mini-cloud.js'
+import {CloudBuilder} from '../support/builders.js'
 import {cloudctl, oneJsonDocument} from '../support/cli.js'
 
 let dir: string
@@ -17,27 +17,30 @@ let clean: string
 let faulty: string
 let leaked: string
 
+/** One cell of hosts with a small flavor, consistent as nova would leave it. */
+function computeCloud(hosts: string[]): CloudBuilder {
+  const b = new CloudBuilder({requestSpecs: false})
+  b.addCell('cell1')
+  b.addFlavor({name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20})
+  for (const host of hosts) b.addHost('cell1', {host, vcpus: 16, memory_mb: 65536, local_gb: 500})
+  return b
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cloudctl-audit-'))
-  const a = new MiniCloud()
-  const h1 = a.host('cmp1')
-  a.instance(h1)
-  a.build()
+  const a = computeCloud(['cmp1'])
+  a.addInstance('cmp1', 'm1.small')
   clean = join(dir, 'clean.json')
-  await writeSnapshotFile(a.snap, clean)
+  await writeSnapshotFile(a.build(), clean)
 
-  const b = new MiniCloud()
-  const b1 = b.host('cmp1')
-  const b2 = b.host('cmp2')
-  const gone = b.instance(b1)
-  b.instance(b2)
-  gone.deleted = gone.id
-  gone.vm_state = 'deleted'
-  b.build() // the resource tracker stopped counting it; placement kept its allocation
-  b.snap.nova_api.host_mappings = b.snap.nova_api.host_mappings.filter((hm) => hm.host !== 'cmp2')
-  leaked = gone.uuid
+  const b = computeCloud(['cmp1', 'cmp2'])
+  leaked = b.addInstance('cmp1', 'm1.small').row.uuid
+  b.addInstance('cmp2', 'm1.small')
+  // nova deleted it and the resource tracker stopped counting it; placement kept its allocation
+  b.deleteInstance(leaked, {keepAllocations: true})
+  b.removeHostMapping('cmp2')
   faulty = join(dir, 'faulty.yaml')
-  await writeSnapshotFile(b.snap, faulty)
+  await writeSnapshotFile(b.build(), faulty)
 })
 
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
