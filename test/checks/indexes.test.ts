@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 import {AuditContext, runChecks} from '../../src/lib/checks/index.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID} from '../../src/lib/domain/snapshot.js'
-import {MiniCloud} from './mini-cloud.js'
+import {CloudBuilder} from '../support/builders.js'
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>()
@@ -23,22 +23,23 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
 
 /** Three instances on two hosts; the first consumer's rows split (one row moved last), one uuid in two cells. */
 function oddCloud() {
-  const c = new MiniCloud()
-  const h1 = c.host('cmp1')
-  const h2 = c.host('cmp2')
-  const a = c.instance(h1)
-  const b = c.instance(h2)
-  const d = c.instance(h2)
-  const allocs = c.snap.placement.allocations
+  const c = new CloudBuilder({requestSpecs: false})
+  c.addCell('cell1')
+  c.addFlavor({name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20})
+  for (const host of ['cmp1', 'cmp2']) c.addHost('cell1', {host, vcpus: 16, memory_mb: 65536, local_gb: 500})
+  const uuids = [c.addInstance('cmp1', 'm1.small'), c.addInstance('cmp2', 'm1.small'), c.addInstance('cmp2', 'm1.small')].map((r) => r.row.uuid)
+  const snap = c.build()
+  const [a, b, d] = uuids.map((u) => snap.nova.instances.find((i) => i.uuid === u)!)
+  const allocs = snap.placement.allocations
   const moved = allocs.findIndex((x) => x.consumer_id === a.uuid)
   allocs.push(...allocs.splice(moved, 1))
-  return {c, a, b, d}
+  return {snap, a, b, d}
 }
 
 describe('consumer and instance indexes', () => {
   it('a consumer whose allocation rows are not adjacent is one consumer with all its rows, in row order', () => {
-    const {c, a} = oddCloud()
-    const model = c.build()
+    const {snap, a} = oddCloud()
+    const model = buildModel(snap)
     const allocs = model.snapshot.placement.allocations
     const naive = groupBy(allocs, (x) => x.consumer_id)
     expect(model.consumerIds).toEqual([...naive.keys()])
@@ -50,12 +51,12 @@ describe('consumer and instance indexes', () => {
   })
 
   it('instance rows of one uuid in two cells group like a uuid-keyed map, consumers or not', () => {
-    const {c, b, d} = oddCloud()
+    const {snap, b, d} = oddCloud()
     // b: live in cell1 and (a hidden copy) in cell0; d: no allocation, a deleted row in cell0 read first.
-    c.snap.nova.instances.push({...b, cell_uuid: CELL0_UUID, id: 900, hidden: true})
-    c.snap.placement.allocations = c.snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
-    c.snap.nova.instances.unshift({...d, cell_uuid: CELL0_UUID, id: 901, deleted: 901, host: null, node: null})
-    const model = c.build()
+    snap.nova.instances.push({...b, cell_uuid: CELL0_UUID, id: 900, hidden: true})
+    snap.placement.allocations = snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
+    snap.nova.instances.unshift({...d, cell_uuid: CELL0_UUID, id: 901, deleted: 901, host: null, node: null})
+    const model = buildModel(snap)
     const naive = groupBy(model.snapshot.nova.instances, (i) => i.uuid)
     expect([...model.instancesByUuid]).toEqual([...naive])
     const ctx = new AuditContext(model)
@@ -74,27 +75,27 @@ describe('consumer and instance indexes', () => {
   })
 
   it('an earlier second instance_mapping of a live instance is not taken for a stale one', () => {
-    const {c, b, d} = oddCloud()
-    const cell0 = c.snap.cells.find((x) => x.uuid === CELL0_UUID)
+    const {snap, b, d} = oddCloud()
+    const cell0 = snap.cells.find((x) => x.uuid === CELL0_UUID)
     expect(cell0).toBeDefined()
-    const of = (uuid: string) => c.snap.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid)
+    const of = (uuid: string) => snap.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid)
     // b (a consumer) and d (made to hold nothing) each get an earlier mapping to cell0, where they have no row.
-    c.snap.placement.allocations = c.snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
-    c.snap.nova_api.instance_mappings.unshift({...of(b.uuid)!, id: 700, cell_id: cell0!.id}, {...of(d.uuid)!, id: 701, cell_id: cell0!.id})
-    const report = runChecks(c.build(), {checks: ['cells']})
+    snap.placement.allocations = snap.placement.allocations.filter((x) => x.consumer_id !== d.uuid)
+    snap.nova_api.instance_mappings.unshift({...of(b.uuid)!, id: 700, cell_id: cell0!.id}, {...of(d.uuid)!, id: 701, cell_id: cell0!.id})
+    const report = runChecks(buildModel(snap), {checks: ['cells']})
     expect(report.findings).toEqual([])
     // The last mapping decides: pointing it at cell0 is a wrong cell, and the earlier one still is no stale mapping.
-    c.snap.nova_api.instance_mappings.push({...of(b.uuid)!, id: 702, cell_id: cell0!.id})
-    expect(runChecks(c.build(), {checks: ['cells']}).findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['cell.instance-mapped-wrong-cell', b.uuid]])
+    snap.nova_api.instance_mappings.push({...of(b.uuid)!, id: 702, cell_id: cell0!.id})
+    expect(runChecks(buildModel(snap), {checks: ['cells']}).findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['cell.instance-mapped-wrong-cell', b.uuid]])
   })
 })
 
 describe('buildModel', () => {
   it('leaves the snapshot as it was', () => {
-    const {c} = oddCloud()
-    const before = JSON.stringify(c.snap)
-    const model = buildModel(c.snap)
+    const {snap} = oddCloud()
+    const before = JSON.stringify(snap)
+    const model = buildModel(snap)
     runChecks(model)
-    expect(JSON.stringify(c.snap)).toBe(before)
+    expect(JSON.stringify(snap)).toBe(before)
   })
 })
