@@ -8,42 +8,56 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {AuditContext, runChecks, TextMemo} from '../../src/lib/checks/index.js'
 import {parseStats} from '../../src/lib/domain/nova-objects.js'
 import {buildModel} from '../../src/lib/domain/model.js'
-import {CELL0_UUID, type Instance} from '../../src/lib/domain/snapshot.js'
+import {CELL0_UUID, type Instance, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {jsonTopLevel} from '../../src/lib/domain/json-scan.js'
 import {renderFindings} from '../../src/lib/output/findings-formatter.js'
-import {MiniCloud, SMALL} from './mini-cloud.js'
+import {CloudBuilder} from '../support/builders.js'
 
-function twoHosts() {
-  const c = new MiniCloud()
-  const h1 = c.host('cmp1')
-  const h2 = c.host('cmp2')
-  c.instance(h1)
-  c.instance(h2)
-  c.aggregate('racks', [h1, h2])
-  return {c, h1, h2}
+const SMALL = {name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20}
+
+/** One cell, a small flavor and these hosts, consistent as nova leaves them. */
+function hosts(...names: string[]): CloudBuilder {
+  const b = new CloudBuilder({requestSpecs: false})
+  b.addCell('cell1')
+  b.addFlavor(SMALL)
+  for (const host of names) b.addHost('cell1', {host, vcpus: 16, memory_mb: 65536, local_gb: 500})
+  return b
+}
+
+const nodeOf = (s: Snapshot, host: string) => s.nova.compute_nodes.find((cn) => cn.host === host)!
+const racksOf = (s: Snapshot) => s.nova_api.aggregates.find((a) => a.name === 'racks')!
+
+/** Two hosts with an instance each, both in aggregate racks; built unless a test has more to do first. */
+function twoHosts(before?: (b: CloudBuilder, onCmp2: string) => void) {
+  const b = hosts('cmp1', 'cmp2')
+  b.addInstance('cmp1', 'm1.small')
+  const onCmp2 = b.addInstance('cmp2', 'm1.small').row.uuid
+  b.addAggregate({name: 'racks', hosts: ['cmp1', 'cmp2']})
+  before?.(b, onCmp2)
+  return b.build()
 }
 
 describe('aggregates: codes the generator has no switch for', () => {
   it('aggregate.host-not-found: a nova aggregate lists a host with no live compute node', () => {
-    const {c} = twoHosts()
-    c.snap.nova_api.aggregates[0].hosts.push('cmp-gone')
-    const report = runChecks(c.build())
+    const snap = twoHosts()
+    racksOf(snap).hosts.push('cmp-gone')
+    const report = runChecks(buildModel(snap))
     expect(report.findings.map((f) => [f.code, f.severity, f.subject])).toEqual([['aggregate.host-not-found', 'warning', {aggregate: 'racks', host: 'cmp-gone'}]])
   })
 
   it('aggregate.host-not-found: a host whose compute node is soft-deleted is not found either', () => {
-    const {c, h2} = twoHosts()
-    c.snap.nova.instances = c.snap.nova.instances.filter((i) => i.host !== 'cmp2')
-    c.snap.placement.allocations = c.snap.placement.allocations.filter((a) => a.resource_provider_id !== h2.rp.id)
-    h2.cn.deleted = h2.cn.id
-    const report = runChecks(c.build(), {checks: ['aggregates']})
+    // cmp2's instance went away with its allocations; then its compute node row was soft-deleted
+    const snap = twoHosts((b, onCmp2) => b.deleteInstance(onCmp2))
+    const cn = nodeOf(snap, 'cmp2')
+    cn.deleted = cn.id
+    const report = runChecks(buildModel(snap), {checks: ['aggregates']})
     expect(report.findings.map((f) => [f.code, f.subject.host])).toEqual([['aggregate.host-not-found', 'cmp2']])
   })
 
   it('aggregate.no-uuid: an aggregate without a uuid is reported once and its hosts are not judged', () => {
-    const {c} = twoHosts()
-    c.snap.nova_api.aggregates.push({id: 99, uuid: null, name: 'legacy', hosts: ['cmp1', 'cmp-gone'], metadata: {}})
-    const report = runChecks(c.build())
+    const snap = twoHosts()
+    snap.nova_api.aggregates.push({id: 99, uuid: null, name: 'legacy', hosts: ['cmp1', 'cmp-gone'], metadata: {}})
+    const report = runChecks(buildModel(snap))
     expect(report.findings.map((f) => [f.code, f.severity, f.subject])).toEqual([['aggregate.no-uuid', 'warning', {aggregate: 'legacy'}]])
     expect(report.findings[0].evidence.aggregate).toMatchObject({id: 99, uuid: null, name: 'legacy'})
   })
@@ -51,27 +65,30 @@ describe('aggregates: codes the generator has no switch for', () => {
 
 describe('cells: duplicate instance subject', () => {
   it('names the mapped cell first, whatever order the rows were read in', () => {
-    const c = new MiniCloud()
-    const h1 = c.host('cmp1')
-    const inst = c.instance(h1)
+    const b = hosts('cmp1')
+    const uuid = b.addInstance('cmp1', 'm1.small').row.uuid
+    const snap = b.build()
+    const inst = snap.nova.instances.find((i) => i.uuid === uuid)!
     const copy: Instance = {...inst, cell_uuid: CELL0_UUID, id: 500, host: null, node: null, vm_state: 'error'}
-    c.snap.nova.instances.unshift(copy) // cell0 row first, as a capture reading cell0 first returns it
-    const [f] = runChecks(c.build()).findings
+    snap.nova.instances.unshift(copy) // cell0 row first, as a capture reading cell0 first returns it
+    const [f] = runChecks(buildModel(snap)).findings
     expect([f.code, f.subject.cell, f.subject.host]).toEqual(['cell.instance-duplicate', 'cell1,cell0', 'cmp1'])
   })
 })
 
 describe('leaks: expected amounts shared between instances of one flavor blob', () => {
   it('keeps boot-from-volume apart: the same flavor with and without a root disk', () => {
-    const c = new MiniCloud()
-    const h1 = c.host('cmp1')
-    const image = c.instance(h1, SMALL)
-    const volume = c.instance(h1, SMALL, {bfv: true})
+    const b = hosts('cmp1')
+    const image = b.addInstance('cmp1', 'm1.small').row
+    const volume = b.addInstance('cmp1', 'm1.small', {boot_from_volume: true}).row
+    const snap = b.build()
     expect(image.extra?.flavor).toBe(volume.extra?.flavor)
-    expect(runChecks(c.build()).findings).toEqual([])
+    expect(runChecks(buildModel(snap)).findings).toEqual([])
     // the volume-backed one now holds a root disk it should not
-    c.allocate(h1.rp, volume.uuid, 2, SMALL.root_gb)
-    const findings = runChecks(c.build()).findings
+    const rp = snap.placement.resource_providers.find((p) => p.name === 'cmp1')!
+    const allocs = snap.placement.allocations
+    allocs.push({id: Math.max(...allocs.map((a) => a.id)) + 1, resource_provider_id: rp.id, consumer_id: volume.uuid, resource_class_id: b.rcId('DISK_GB'), used: SMALL.root_gb})
+    const findings = runChecks(buildModel(snap)).findings
     expect(findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['allocation.amount-mismatch', volume.uuid]])
     expect(findings[0].evidence.differences).toEqual({DISK_GB: {expected: 0, allocated: SMALL.root_gb}})
   })
@@ -86,10 +103,10 @@ describe('human report', () => {
     }
   })
   const report = () => {
-    const {c} = twoHosts()
-    c.snap.nova_api.aggregates[0].hosts.push('cmp-gone')
-    c.snap.nova_api.aggregates.push({id: 99, uuid: null, name: 'legacy', hosts: [], metadata: {}})
-    return runChecks(c.build())
+    const snap = twoHosts()
+    racksOf(snap).hosts.push('cmp-gone')
+    snap.nova_api.aggregates.push({id: 99, uuid: null, name: 'legacy', hosts: [], metadata: {}})
+    return runChecks(buildModel(snap))
   }
   // eslint-disable-next-line no-control-regex
   const ANSI = /\u001b\[\d+m/
@@ -124,15 +141,13 @@ describe('indexes the audits share', () => {
   })
 
   it('AuditContext.liveRows: live, non-hidden rows only, in the model order', () => {
-    const c = new MiniCloud()
-    const h1 = c.host('cmp1')
-    const a = c.instance(h1)
-    const b = c.instance(h1)
-    const gone = c.instance(h1)
+    const cloud = hosts('cmp1')
+    const uuids = [1, 2, 3, 4].map(() => cloud.addInstance('cmp1', 'm1.small').row.uuid)
+    const snap = cloud.build()
+    const [a, b, gone, twice] = uuids.map((u) => snap.nova.instances.find((i) => i.uuid === u)!)
     gone.deleted = gone.id
-    const twice = c.instance(h1)
-    c.snap.nova.instances.push({...twice, cell_uuid: CELL0_UUID, id: 900}, {...a, cell_uuid: CELL0_UUID, id: 901, hidden: true})
-    const ctx = new AuditContext(c.build())
+    snap.nova.instances.push({...twice, cell_uuid: CELL0_UUID, id: 900}, {...a, cell_uuid: CELL0_UUID, id: 901, hidden: true})
+    const ctx = new AuditContext(buildModel(snap))
     const live = ctx.instanceRows.order.flatMap((rows) => {
       const l = ctx.liveOf(rows[0].uuid, rows)
       return l ? [[rows[0].uuid, l.length]] : []
@@ -148,11 +163,11 @@ describe('indexes the audits share', () => {
   })
 
   it('CloudModel.statsReadable agrees with parseStats', () => {
-    const c = new MiniCloud()
-    const {cn} = c.host('cmp1')
+    const snap = hosts('cmp1').build()
+    const cn = nodeOf(snap, 'cmp1')
     for (const text of ['{"num_instances": "3", "io_workload": 0}', '{}', null, '', '{"a": ', '[1, 2]', '"text"', '42']) {
       cn.stats = text
-      const model = buildModel(c.snap)
+      const model = buildModel(snap)
       const fast = model.statsReadable(cn)
       const full = parseStats(text)
       expect(fast, String(text)).toEqual(full.ok ? {ok: true} : {ok: false, error: full.error})
@@ -168,9 +183,9 @@ describe('snapshot.unreadable-blob for compute node stats', () => {
     {text: '{"num_instances": "3", ', why: 'not valid JSON'},
     {text: '["num_instances"]', why: 'not a JSON object'},
   ])('$text is reported with the parser\'s own words ($why)', ({text, why}) => {
-    const {c, h1} = twoHosts()
-    h1.cn.stats = text
-    const report = runChecks(c.build())
+    const snap = twoHosts()
+    nodeOf(snap, 'cmp1').stats = text
+    const report = runChecks(buildModel(snap))
     expect(report.findings.map((f) => [f.code, f.subject.host, f.evidence.column])).toEqual([['snapshot.unreadable-blob', 'cmp1', 'stats']])
     const parsed = parseStats(text)
     expect(parsed.ok).toBe(false)
