@@ -14,6 +14,7 @@ import {cloudRelease, databaseRelease} from '../../src/lib/domain/release.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 import {buildCloud} from '../engine/cloud.js'
+import {CloudBuilder} from '../support/builders.js'
 import {cloudctl} from '../support/cli.js'
 
 const files: Record<'epoxy' | 'zed' | 'none', string> = {epoxy: '', zed: '', none: ''}
@@ -90,6 +91,33 @@ describe('simulate boot: the release of the snapshot picks the defaults', () => 
     expect(zedAz.exitCode).toBe(0)
     const bad = await cloudctl(['simulate', 'boot', '--snapshot', files.zed, '--flavor', 'm1.small', '--release', 'yoga'])
     expect(bad.exitCode).toBe(2)
+  })
+})
+
+describe('simulate migrate', () => {
+  it('a 2025.1 instance moves to the newest hypervisor; as Zed, to the first of the equal hosts', async () => {
+    const b = new CloudBuilder({seed: 3})
+    b.addCell('cell1')
+    b.addFlavor({name: 'm1.small', vcpus: 1, memory_mb: 2048, root_gb: 10})
+    for (const host of ['cmp-1', 'cmp-2', 'cmp-3', 'cmp-4']) b.addHost('cell1', {host, vcpus: 16, memory_mb: 24576, local_gb: 500, ram_allocation_ratio: 1.0})
+    const uuid = b.addInstance('cmp-1', 'm1.small', {az: null}).row.uuid
+    const s = b.build()
+    const versions: Record<string, number> = {'cmp-1': 6002000, 'cmp-2': 6002000, 'cmp-3': 9001000, 'cmp-4': 6002000}
+    for (const cn of s.nova.compute_nodes) cn.hypervisor_version = versions[cn.host as string] as number
+    s.release = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c: databaseRelease('nova', '2903cd72dc14', {serviceVersion: null})})
+    const file = join(await mkdtemp(join(tmpdir(), 'cloudctl-release-mig-')), 'mig.json')
+    await writeSnapshotFile(s, file)
+    const run = async (...extra: string[]) => {
+      const r = await cloudctl(['simulate', 'migrate', '--snapshot', file, '--instance', uuid, '--json', ...extra])
+      expect(r.exitCode, r.stderr).toBe(0)
+      return JSON.parse(r.stdout) as {destination: {host: string} | null; scheduler_release: {release: string}}
+    }
+    const epoxy = await run()
+    expect(epoxy.scheduler_release.release).toBe('2025.1')
+    expect(epoxy.destination?.host).toBe('cmp-3')
+    const zed = await run('--release', 'zed')
+    expect(zed.scheduler_release.release).toBe('zed')
+    expect(zed.destination?.host).toBe('cmp-2')
   })
 })
 
