@@ -1,0 +1,79 @@
+/** What every part of `npm run bench` shares: the table, timed CLI runs, service heartbeats. */
+import {execa} from 'execa'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+
+import {closeConnection} from '../src/lib/db/connection.js'
+import {adminConnection, type TestCloud} from '../test/support/db.js'
+
+export const ROOT = new URL('..', import.meta.url).pathname
+export const OUT = join(ROOT, '.bench')
+
+export interface Row {
+  part: string
+  phase: string
+  wall: string
+  rss: string
+  note: string
+  target: string
+}
+export const rows: Row[] = []
+let part = ''
+
+export function startPart(name: string): void {
+  part = name
+  process.stderr.write(`\n== ${name}\n`)
+}
+
+export const mb = (kb: number): string => `${(kb / 1024).toFixed(0)} MB`
+export const secs = (ms: number): string => (ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`)
+
+export function record(phase: string, ms: number | null, rssKb: number | null, note = '', target = ''): void {
+  rows.push({part, phase, wall: ms === null ? '' : secs(ms), rss: rssKb === null ? '' : mb(rssKb), note, target})
+  process.stderr.write(`  ${phase}: ${ms === null ? '' : secs(ms)}${rssKb === null ? '' : `, peak RSS ${mb(rssKb)}`} ${note}\n`)
+}
+
+export async function cli(args: string[], okCodes = [0, 3]): Promise<{ms: number; rssKb: number; cpuMs: number; stdout: string}> {
+  const t0 = performance.now()
+  const r = await execa('node', ['--max-old-space-size=12288', '--import', join(ROOT, 'scripts/rss-report.mjs'), join(ROOT, 'bin/run.js'), ...args], {
+    reject: false,
+    env: {NO_COLOR: '1'},
+    maxBuffer: 1 << 30,
+  })
+  const ms = performance.now() - t0
+  if (!okCodes.includes(r.exitCode ?? -1)) throw new Error(`cloudctl ${args.join(' ')} exited ${r.exitCode}: ${String(r.stderr).slice(-2000)}`)
+  const m = /maxrss_kb=(\d+) cpu_ms=([\d.]+)/.exec(String(r.stderr))
+  return {ms, rssKb: m ? Number(m[1]) : 0, cpuMs: m ? Number(m[2]) : 0, stdout: String(r.stdout)}
+}
+
+/**
+ * Seeding thousands of hosts takes minutes; a real nova-compute reports every 10 s. Shift every
+ * service's heartbeat forward by the time since generation, as the periodic task would have, so that
+ * liveness at capture time is what the generator meant (up services up, down ones down).
+ */
+export function heartbeats(generatedAt: Date): (cloud: TestCloud) => Promise<void> {
+  let shifted = 0
+  return async (cloud) => {
+    const seconds = Math.floor((Date.now() - generatedAt.getTime()) / 1000) - shifted
+    shifted += seconds
+    const conn = await adminConnection()
+    try {
+      for (const db of [cloud.databases.cell0, ...Object.values(cloud.databases.cells)]) {
+        await conn.query(`UPDATE \`${db}\`.services SET last_seen_up = last_seen_up + INTERVAL ? SECOND, updated_at = updated_at + INTERVAL ? SECOND`, [seconds, seconds])
+      }
+    } finally {
+      await closeConnection(conn)
+    }
+  }
+}
+
+/** The generator's clock for a cloud that must look alive when it is read. */
+export function generationClock(): {generatedAt: Date; now: string} {
+  const generatedAt = new Date(Math.floor(Date.now() / 1000) * 1000)
+  return {generatedAt, now: generatedAt.toISOString().slice(0, 19).replace('T', ' ')}
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
