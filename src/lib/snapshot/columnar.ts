@@ -22,7 +22,7 @@ import {Buffer, isAscii} from 'node:buffer'
 import {SnapshotFormatError} from '../errors.js'
 
 export const COLUMNAR_MAGIC = Buffer.from('CLOUDCTL-COLS\n', 'latin1')
-const LAYOUT_VERSION = 1
+const LAYOUT_VERSION = 2
 const PREFIX = COLUMNAR_MAGIC.length + 2 + 4
 
 const VALUE = 0
@@ -33,12 +33,26 @@ type Block = [offset: number, length: number]
 
 type Encoding = 'i32' | 'f64' | 'bool' | 'dict' | 'text' | 'struct' | 'json'
 
+/**
+ * Consecutive rows of a 'text' or 'json' column: one JS string each when read, so each stays far
+ * below V8's longest string (2^29 characters; a 10k-host cloud's request specs are ~600 MB).
+ */
+interface Segment {
+  rows: number
+  data: Block
+  /** 'text': the offsets (rows + 1, in UTF-16 units) of each value in the segment's text. */
+  aux?: Block
+}
+
 interface ColumnHeader {
   name: string
   enc: Encoding
-  data: Block
-  /** Offsets into the decoded text ('text'), or the dictionary's JSON ('dict'). */
+  /** The values ('i32', 'f64', 'bool'), the dictionary indexes ('dict'). */
+  data?: Block
+  /** The dictionary's JSON ('dict'). */
   aux?: Block
+  /** 'text' and 'json'. */
+  segments?: Segment[]
   state?: Block
   /** 'struct': the columns of the objects the column holds (instance_extra's blobs), stored like a table's. */
   columns?: ColumnHeader[]
@@ -107,7 +121,7 @@ function columnNames(rows: Array<Record<string, unknown>>): string[] {
 /** Text with a lone surrogate does not survive UTF-8; such a column is written as JSON, which escapes it. (ES2024, in Node 20.) */
 const wellFormed = (s: string): boolean => (s as unknown as {isWellFormed(): boolean}).isWellFormed()
 
-function encodeColumn(rows: Array<Record<string, unknown>>, name: string, blocks: Blocks): ColumnHeader {
+function encodeColumn(rows: Array<Record<string, unknown>>, name: string, blocks: Blocks, segmentChars: number): ColumnHeader {
   const n = rows.length
   const values: unknown[] = new Array(n)
   const state = new Uint8Array(n)
@@ -166,42 +180,68 @@ function encodeColumn(rows: Array<Record<string, unknown>>, name: string, blocks
       for (let i = 0; i < n; i++) if (state[i] === VALUE) idx[i] = dict.get(values[i] as string) as number
       return {name, enc: 'dict', data: blocks.add(idx), aux: blocks.add(Buffer.from(JSON.stringify([...dict.keys()]), 'utf8')), ...stateBlock}
     }
-    const offsets = new Uint32Array(n + 1)
-    const parts: string[] = []
-    let at = 0
-    for (let i = 0; i < n; i++) {
-      offsets[i] = at
-      if (state[i] === VALUE) {
-        parts.push(values[i] as string)
-        at += (values[i] as string).length
+    const segments: Segment[] = []
+    let from = 0
+    while (from < n || segments.length === 0) {
+      const offsets: number[] = []
+      const parts: string[] = []
+      let at = 0
+      let i = from
+      // At least one row per segment, however long its text.
+      for (; i < n && (i === from || at < segmentChars); i++) {
+        offsets.push(at)
+        if (state[i] === VALUE) {
+          parts.push(values[i] as string)
+          at += (values[i] as string).length
+        }
       }
+      offsets.push(at)
+      segments.push({rows: i - from, data: blocks.add(Buffer.from(parts.join(''), 'utf8')), aux: blocks.add(Uint32Array.from(offsets))})
+      from = i
     }
-    offsets[n] = at
-    return {name, enc: 'text', data: blocks.add(Buffer.from(parts.join(''), 'utf8')), aux: blocks.add(offsets), ...stateBlock}
+    return {name, enc: 'text', segments, ...stateBlock}
   }
   if (allObj) {
     // Objects of a few known keys (instance_extra): their fields as columns, so that the flavor
     // blobs, repeated on every instance of a flavor, are stored and loaded once each.
     const objects = values.map((v, i) => (state[i] === VALUE ? (v as Record<string, unknown>) : {}))
-    return {name, enc: 'struct', data: [0, 0], columns: columnNames(objects).map((c) => encodeColumn(objects, c, blocks)), ...stateBlock}
+    return {name, enc: 'struct', columns: columnNames(objects).map((c) => encodeColumn(objects, c, blocks, segmentChars)), ...stateBlock}
   }
-  // Arrays, mixed types: JSON, one array for the column (absent keys as null, told apart by state).
-  return {name, enc: 'json', data: blocks.add(Buffer.from(JSON.stringify(values.map((v) => (v === undefined ? null : v))), 'utf8')), ...stateBlock}
+  // Arrays, mixed types: JSON arrays of consecutive values (absent keys as null, told apart by state).
+  const segments: Segment[] = []
+  let from = 0
+  while (from < n || segments.length === 0) {
+    const parts: string[] = []
+    let at = 0
+    let i = from
+    for (; i < n && (i === from || at < segmentChars); i++) {
+      const text = JSON.stringify(values[i] === undefined ? null : values[i])
+      parts.push(text)
+      at += text.length + 1
+    }
+    segments.push({rows: i - from, data: blocks.add(Buffer.from(`[${parts.join(',')}]`, 'utf8'))})
+    from = i
+  }
+  return {name, enc: 'json', segments, ...stateBlock}
 }
 
-function encodeTable(name: string, rows: Array<Record<string, unknown>>, blocks: Blocks): TableHeader {
-  return {name, rows: rows.length, columns: columnNames(rows).map((c) => encodeColumn(rows, c, blocks))}
+function encodeTable(name: string, rows: Array<Record<string, unknown>>, blocks: Blocks, segmentChars: number): TableHeader {
+  return {name, rows: rows.length, columns: columnNames(rows).map((c) => encodeColumn(rows, c, blocks, segmentChars))}
 }
+
+/** Characters of text per segment of a 'text' or 'json' column (tests make it small). */
+const SEGMENT_CHARS = 1 << 26
 
 /** The whole file, as buffers to write in order. */
-export function encodeColumnar(snapshot: object): Buffer[] {
+export function encodeColumnar(snapshot: object, opts: {segmentChars?: number} = {}): Buffer[] {
+  const segmentChars = opts.segmentChars ?? SEGMENT_CHARS
   const blocks = new Blocks()
   const header: Header = {doc: {}, sections: []}
   for (const [key, value] of Object.entries(snapshot)) {
     if (SECTIONS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
       const section: Header['sections'][number] = {name: key, tables: [], other: {}}
       for (const [table, rows] of Object.entries(value as Record<string, unknown>)) {
-        if (isRowArray(rows)) section.tables.push(encodeTable(table, rows, blocks))
+        if (isRowArray(rows)) section.tables.push(encodeTable(table, rows, blocks, segmentChars))
         else section.other[table] = rows
       }
       header.sections.push(section)
@@ -265,6 +305,14 @@ class Reader {
   }
 }
 
+function segmentsOf(r: Reader, c: ColumnHeader, what: string, rows: number): Segment[] {
+  const segs = c.segments
+  if (!Array.isArray(segs) || segs.reduce((n, s) => n + (Number.isInteger(s?.rows) && s.rows >= 0 ? s.rows : Number.NaN), 0) !== rows) {
+    throw r.corrupt(`${what}'s segments do not hold ${rows} rows`)
+  }
+  return segs
+}
+
 /** One column's values, row by row (null where the state says null or absent). */
 function decodeColumn(r: Reader, table: string, rows: number, c: ColumnHeader): unknown[] | Int32Array | Float64Array {
   const what = `column ${table}.${c.name}`
@@ -288,11 +336,15 @@ function decodeColumn(r: Reader, table: string, rows: number, c: ColumnHeader): 
       return out
     }
     case 'text': {
-      const text = r.text(r.bytes(c.data, what))
-      const off = r.typed(c.aux, `${what} offsets`, rows + 1, 4, (b, at, n) => new Uint32Array(b, at, n))
-      if (off[rows] !== text.length) throw r.corrupt(`${what} offsets do not match its text`)
       const out: unknown[] = new Array(rows)
-      for (let i = 0; i < rows; i++) out[i] = text.slice(off[i], off[i + 1])
+      let base = 0
+      for (const seg of segmentsOf(r, c, what, rows)) {
+        const text = r.text(r.bytes(seg.data, what))
+        const off = r.typed(seg.aux, `${what} offsets`, seg.rows + 1, 4, (b, at, n) => new Uint32Array(b, at, n))
+        if (off[seg.rows] !== text.length) throw r.corrupt(`${what} offsets do not match its text`)
+        for (let i = 0; i < seg.rows; i++) out[base + i] = text.slice(off[i], off[i + 1])
+        base += seg.rows
+      }
       return out
     }
     case 'struct': {
@@ -300,9 +352,13 @@ function decodeColumn(r: Reader, table: string, rows: number, c: ColumnHeader): 
       return decodeRows(r, `${table}.${c.name}`, rows, c.columns)
     }
     case 'json': {
-      const values = r.json(c.data, what)
-      if (!Array.isArray(values) || values.length !== rows) throw r.corrupt(`${what} does not hold ${rows} values`)
-      return values as unknown[]
+      const out: unknown[] = []
+      for (const seg of segmentsOf(r, c, what, rows)) {
+        const values = r.json(seg.data, what)
+        if (!Array.isArray(values) || values.length !== seg.rows) throw r.corrupt(`${what} does not hold ${seg.rows} values`)
+        for (const v of values) out.push(v)
+      }
+      return out
     }
     default:
       throw r.corrupt(`${what} has an unknown encoding ${JSON.stringify(c.enc)}`)
