@@ -13,7 +13,7 @@ import {type RealCloud, startPlacement} from '../test/realnova/support.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import {seedSnapshot, type TestCloud} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
-import {cli, generationClock, heartbeats, median, OUT, record, secs} from './bench-support.js'
+import {cli, generationClock, heartbeats, median, OUT, record, recordCli, secs} from './bench-support.js'
 
 const HOSTS = 2000
 const INSTANCES = 40_000
@@ -73,10 +73,10 @@ export async function benchTwoK(): Promise<void> {
 
     await heartbeat(cloud)
     const audit = await cli(['audit', 'all', ...live, '--json'])
-    record('cloudctl audit all (from MariaDB)', audit.ms, audit.rssKb, `CPU ${secs(audit.cpuMs)}`, '≥ 50× nova-manage')
+    recordCli('cloudctl audit all (from MariaDB)', audit, '', '≥ 50× nova-manage')
     await heartbeat(cloud)
     const boot = await cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'])
-    record('cloudctl simulate boot (live, 1 instance)', boot.ms, boot.rssKb, `CPU ${secs(boot.cpuMs)}`, '≤ 0.5 s')
+    recordCli('cloudctl simulate boot (live, 1 instance)', boot, '', '≤ 0.5 s')
 
     const nova = await novaManageAudit(cloud)
     record('real nova-manage placement audit', nova.ms, null, `exit ${nova.exitCode}: ${nova.tail.slice(0, 120)}`)
@@ -87,11 +87,11 @@ export async function benchTwoK(): Promise<void> {
       const file = join(OUT, name)
       await heartbeat(cloud)
       const cap = await cli(['snapshot', 'capture', ...live, '-o', file])
-      record(`snapshot capture -o ${name}`, cap.ms, cap.rssKb)
+      recordCli(`snapshot capture -o ${name}`, cap)
       const load = await loadTimes(file)
       record(`load ${name} (in-process, median of 3)`, load.wall, null, `CPU ${secs(load.cpu)}`, name.endsWith('.cloudctl') ? '≤ 0.5 s' : '')
       const show = await cli(['snapshot', 'show', file, '--json'])
-      record(`snapshot show ${name}`, show.ms, show.rssKb)
+      recordCli(`snapshot show ${name}`, show)
     }
   } finally {
     await cloud.drop()

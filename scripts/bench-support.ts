@@ -33,6 +33,11 @@ export function record(phase: string, ms: number | null, rssKb: number | null, n
   process.stderr.write(`  ${phase}: ${ms === null ? '' : secs(ms)}${rssKb === null ? '' : `, peak RSS ${mb(rssKb)}`} ${note}\n`)
 }
 
+/** A CLI run's row: wall and peak RSS, and its CPU time (the figure that holds on a shared machine). */
+export function recordCli(phase: string, r: {ms: number; rssKb: number; cpuMs: number}, note = '', target = ''): void {
+  record(phase, r.ms, r.rssKb, [`CPU ${secs(r.cpuMs)}`, note].filter((x) => x !== '').join(', '), target)
+}
+
 export async function cli(args: string[], okCodes = [0, 3]): Promise<{ms: number; rssKb: number; cpuMs: number; stdout: string}> {
   const t0 = performance.now()
   const r = await execa('node', ['--max-old-space-size=12288', '--import', join(ROOT, 'scripts/rss-report.mjs'), join(ROOT, 'bin/run.js'), ...args], {

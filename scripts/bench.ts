@@ -31,7 +31,7 @@ import {readSnapshotFile} from '../src/lib/snapshot/file.js'
 import {createTestCloud, seedSnapshot} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
-import {cli, generationClock, heartbeats, mb, median, OUT, record, ROOT, rows, secs, startPart} from './bench-support.js'
+import {cli, generationClock, heartbeats, mb, median, OUT, record, recordCli, ROOT, rows, secs, startPart} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
@@ -96,17 +96,17 @@ async function benchTenK(): Promise<void> {
     const file = join(OUT, 'cloud.json.gz')
     await heartbeat(cloud)
     const cap = await cli(['snapshot', 'capture', ...live, '-o', file])
-    record('snapshot capture (MariaDB → .json.gz)', cap.ms, cap.rssKb, `${(statSync(file).size / 1e6).toFixed(0)} MB file`)
+    recordCli('snapshot capture (MariaDB → .json.gz)', cap, `${(statSync(file).size / 1e6).toFixed(0)} MB file`)
 
     const show = await cli(['snapshot', 'show', file, '--json'])
-    record('snapshot show FILE (load the file)', show.ms, show.rssKb)
+    recordCli('snapshot show FILE (load the file)', show)
 
     const columns = join(OUT, 'cloud.cloudctl')
     await heartbeat(cloud)
     const capColumns = await cli(['snapshot', 'capture', ...live, '-o', columns])
-    record('snapshot capture (MariaDB → .cloudctl)', capColumns.ms, capColumns.rssKb, `${(statSync(columns).size / 1e6).toFixed(0)} MB file`)
+    recordCli('snapshot capture (MariaDB → .cloudctl)', capColumns, `${(statSync(columns).size / 1e6).toFixed(0)} MB file`)
     const showColumns = await cli(['snapshot', 'show', columns, '--json'])
-    record('snapshot show FILE.cloudctl (load the file)', showColumns.ms, showColumns.rssKb)
+    recordCli('snapshot show FILE.cloudctl (load the file)', showColumns)
     t0 = performance.now()
     let c0 = process.cpuUsage()
     await readSnapshotFile(columns)
@@ -115,9 +115,9 @@ async function benchTenK(): Promise<void> {
 
     await heartbeat(cloud)
     const auditLive = await cli(['audit', 'all', ...live, '--json'])
-    record('audit all (from MariaDB)', auditLive.ms, auditLive.rssKb, '', '< 10 s')
+    recordCli('audit all (from MariaDB)', auditLive, '', '< 10 s')
     const auditFile = await cli(['audit', 'all', '--snapshot', file, '--json'])
-    record('audit all --snapshot FILE (incl. load)', auditFile.ms, auditFile.rssKb)
+    recordCli('audit all --snapshot FILE (incl. load)', auditFile)
 
     // In-process: the targets below are about the work after the snapshot is loaded.
     t0 = performance.now()
@@ -150,7 +150,7 @@ async function benchTenK(): Promise<void> {
     record('simulate boot --num-instances 1000', performance.now() - t0, null, `${many.instances.filter((x) => x.host !== null).length} placed`, '≤ 2 s')
 
     const bootCli = await cli(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', '--json'])
-    record('simulate boot CLI (incl. load), 1 instance', bootCli.ms, bootCli.rssKb)
+    recordCli('simulate boot CLI (incl. load), 1 instance', bootCli)
 
     const flavors = twentyFlavors(loaded.nova_api.flavors)
     t0 = performance.now()
@@ -158,7 +158,7 @@ async function benchTenK(): Promise<void> {
     record(`simulate capacity, ${flavors.length} flavors`, performance.now() - t0, null, `${cap20.flavors.reduce((n, f) => n + (f.fits ?? 0), 0)} fit in total`, '≤ 5 s')
 
     const capCli = await cli(['simulate', 'capacity', '--snapshot', file, '--json', ...flavors.flatMap((f) => ['--flavor', f])])
-    record(`simulate capacity CLI (incl. load), ${flavors.length} flavors`, capCli.ms, capCli.rssKb)
+    recordCli(`simulate capacity CLI (incl. load), ${flavors.length} flavors`, capCli)
   } finally {
     await cloud.drop()
   }
