@@ -100,7 +100,8 @@ describe('CloudBuilder', () => {
     const byConsumer = (c: string) => s.placement.allocations.filter((a) => a.consumer_id === c).map((a) => a.resource_provider_id)
     expect(new Set(byConsumer(m.row.uuid as string))).toEqual(new Set([b.provider('cmp1').row.id]))
     expect(new Set(byConsumer(i.row.uuid))).toEqual(new Set([b.provider('cmp2').row.id]))
-    expect(s.placement.consumers.find((c) => c.uuid === m.row.uuid)?.consumer_type_id).toBe(2)
+    // nova 26 sends no consumer type: placement stores NULL for instances and migrations alike.
+    expect(s.placement.consumers.find((c) => c.uuid === m.row.uuid)?.consumer_type_id).toBeNull()
   })
 
   it('mirrors aggregates in placement with the same uuid and records the AZ on instances', () => {

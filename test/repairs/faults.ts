@@ -22,7 +22,7 @@ export function addAllocations(s: Snapshot, consumer: string, rpName: string, am
     out.push(a)
   }
   if (!s.placement.consumers.some((c) => c.uuid === consumer))
-    s.placement.consumers.push({id: nextId(s.placement.consumers), uuid: consumer, project_id: s.placement.projects[0].id, user_id: s.placement.users[0].id, generation: 1, consumer_type_id: 1})
+    s.placement.consumers.push({id: nextId(s.placement.consumers), uuid: consumer, project_id: s.placement.projects[0].id, user_id: s.placement.users[0].id, generation: 1, consumer_type_id: null})
   return out
 }
 

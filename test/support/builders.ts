@@ -156,6 +156,12 @@ const NUMA_CELL_CHANGES = ['memory', 'cpu_usage', 'network_metadata', 'cpuset', 
 const PAGES_CHANGES = ['size_kb', 'reserved', 'total', 'used']
 const INSTANCE_NUMA_CELL_CHANGES = ['memory', 'cpuset', 'cpu_pinning_raw', 'cpu_policy', 'cpu_thread_policy', 'cpuset_reserved', 'pcpuset', 'id', 'pagesize']
 
+/**
+ * When the clouds' flavors were created: the flavor object nova embeds carries its row's timestamps
+ * and soft-delete fields (nova 26 writes them in every blob), and these clouds create flavors first.
+ */
+const FLAVOR_CREATED_AT = '2024-01-01T00:00:00Z'
+
 /** The Flavor object nova embeds in instance_extra.flavor and request specs. */
 export function flavorObject(f: Flavor): {[k: string]: Py} {
   return novaObject('Flavor', '1.2', {
@@ -168,11 +174,16 @@ export function flavorObject(f: Flavor): {[k: string]: Py} {
     flavorid: f.flavorid,
     swap: f.swap,
     rxtx_factor: new PyFloat(f.rxtx_factor ?? 1),
-    vcpu_weight: f.vcpu_weight,
+    vcpu_weight: f.vcpu_weight ?? 0,
     disabled: f.disabled,
     is_public: f.is_public,
     extra_specs: {...f.extra_specs},
     description: f.description,
+    // Last, in this order, as nova 26 writes them.
+    created_at: FLAVOR_CREATED_AT,
+    updated_at: null,
+    deleted_at: null,
+    deleted: false,
   })
 }
 
@@ -249,13 +260,18 @@ export interface InstanceNumaCellSpec {
   cpu_thread_policy: string | null
 }
 
-export function instanceNumaTopologyBlob(instanceUuid: string, cells: ReadonlyArray<InstanceNumaCellSpec>): string {
+/**
+ * instance_extra.numa_topology. nova does not store the instance_uuid field (it is set again on load);
+ * emulator_threads_policy is 'isolate' for an isolate flavor (the emulator threads have reserved
+ * pCPUs), else null as for flavors without hw:emulator_threads_policy.
+ */
+export function instanceNumaTopologyBlob(cells: ReadonlyArray<InstanceNumaCellSpec>): string {
   return pyDumps(
     novaObject(
       'InstanceNUMATopology',
       '1.3',
       {
-        instance_uuid: instanceUuid,
+        emulator_threads_policy: cells.some((c) => c.cpuset_reserved !== null && c.cpuset_reserved.length > 0) ? 'isolate' : null,
         cells: cells.map((c) => {
           let raw: {[k: string]: Py} | null = null
           if (c.cpu_pinning && c.cpu_pinning.size > 0) {
@@ -280,7 +296,7 @@ export function instanceNumaTopologyBlob(instanceUuid: string, cells: ReadonlyAr
           )
         }),
       },
-      ['cells', 'instance_uuid'],
+      ['cells', 'emulator_threads_policy'],
     ),
   )
 }
@@ -843,7 +859,8 @@ export class CloudBuilder {
       root_gb: spec.root_gb ?? 0,
       ephemeral_gb: spec.ephemeral_gb ?? 0,
       rxtx_factor: 1,
-      vcpu_weight: 0,
+      // The API never sets it: NULL in the row (the embedded flavor object says 0).
+      vcpu_weight: null,
       disabled: false,
       is_public: spec.is_public ?? true,
       description: spec.description ?? null,
@@ -1344,10 +1361,14 @@ export class CloudBuilder {
     return out
   }
 
-  private ensureConsumer(uuid: string, project: string, user: string, type: number): Consumer {
+  /**
+   * `type` is what the consumer is (instance or migration); nova 26 does not send it (placement 1.38
+   * consumer types), so placement stores consumer_type_id NULL and no consumer_types rows, as here.
+   */
+  private ensureConsumer(uuid: string, project: string, user: string, _type: number): Consumer {
     let c = this.consumers.get(uuid)
     if (!c) {
-      c = {id: ++this.seq.consumer, uuid, project_id: this.projectRow(project), user_id: this.userRow(user), generation: 0, consumer_type_id: type}
+      c = {id: ++this.seq.consumer, uuid, project_id: this.projectRow(project), user_id: this.userRow(user), generation: 0, consumer_type_id: null}
       this.consumers.set(uuid, c)
     }
     return c
@@ -1509,7 +1530,7 @@ export class CloudBuilder {
     const rec: InstanceRec = {row, flavor: f, res, bootFromVolume: bfv, hostRec: h, pins: new Map(), numaUsage: new Map(), mapping, numaCells: null}
     const numaCells = this.fitNuma(h, rec, spec.pin, force)
     rec.numaCells = numaCells
-    if (numaCells && row.extra) row.extra.numa_topology = instanceNumaTopologyBlob(uuid, numaCells)
+    if (numaCells && row.extra) row.extra.numa_topology = instanceNumaTopologyBlob(numaCells)
     this.instances.set(uuid, rec)
     this.instanceRows.push(row)
     this.instanceMappings.push(mapping)
@@ -1682,7 +1703,7 @@ export class CloudBuilder {
     if (inst.row.extra?.numa_topology) {
       const cells = this.fitNuma(dest, inst, undefined, false)
       inst.numaCells = cells
-      inst.row.extra.numa_topology = cells ? instanceNumaTopologyBlob(inst.row.uuid, cells) : null
+      inst.row.extra.numa_topology = cells ? instanceNumaTopologyBlob(cells) : null
     }
     if (!NOT_ON_HOST.has(inst.row.vm_state ?? '')) {
       this.trackInstance(dest, inst.row, 1)
@@ -1850,7 +1871,7 @@ export class CloudBuilder {
   rewriteInstanceNuma(uuid: string, cells: InstanceNumaCellSpec[]): void {
     const rec = this.instance(uuid)
     rec.numaCells = cells
-    if (rec.row.extra) rec.row.extra.numa_topology = instanceNumaTopologyBlob(uuid, cells)
+    if (rec.row.extra) rec.row.extra.numa_topology = instanceNumaTopologyBlob(cells)
   }
 
   /** Next id for a row of a cell table written outside the builder's own operations. */
@@ -1933,10 +1954,7 @@ export class CloudBuilder {
         inventories,
         allocations,
         consumers: [...this.consumers.values()],
-        consumer_types: [
-          {id: CONSUMER_TYPE_INSTANCE, name: 'INSTANCE'},
-          {id: CONSUMER_TYPE_MIGRATION, name: 'MIGRATION'},
-        ],
+        consumer_types: [],
         projects: [...this.projects].map(([external_id, id]) => ({id, external_id})),
         users: [...this.users].map(([external_id, id]) => ({id, external_id})),
         resource_classes: [...this.customRcs].map(([name, id]) => ({id, name})),
