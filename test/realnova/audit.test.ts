@@ -3,7 +3,7 @@
  * scheduler, libvirt computes (fake libvirt) and placement, then audited; the error/warning codes must
  * be exactly the scenario's own.
  */
-import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -84,6 +84,34 @@ async function audit(cloud: RealCloud): Promise<{exitCode: number; findings: Fin
 beforeAll(async () => {
   if (available) await playScenarios(Object.keys(SCENARIOS))
 }, 1_800_000)
+
+/**
+ * $REALNOVA_REPORT: write, per scenario, the error/warning codes before and after the repairs and what
+ * real `nova-manage placement audit --verbose` reported before and after (it then also runs before the
+ * repairs, and after them where the scenario keeps findings). JSON, and a markdown table beside it.
+ */
+const REPORT = process.env.REALNOVA_REPORT
+interface ManageSummary {
+  exit: number
+  /** "Allocations for consumer UUID … can be deleted" lines. */
+  orphaned: number
+  /** "The compute node for UUID … can not be found" lines. */
+  nodeless: number
+}
+const report: Record<string, {before?: string[]; after?: string[]; manageBefore?: ManageSummary; manageAfter?: ManageSummary}> = {}
+const summarize = (r: {exitCode: number; output: string}): ManageSummary => ({
+  exit: r.exitCode,
+  orphaned: [...r.output.matchAll(/Allocations for consumer UUID \S+ on Resource Provider \S+ can be deleted/g)].length,
+  nodeless: [...r.output.matchAll(/The compute node for UUID \S+ can not be\s+found/g)].length,
+})
+const manageText = (m?: ManageSummary) => (m ? `exit ${m.exit}: ${m.orphaned} orphaned allocation(s), ${m.nodeless} provider(s) without compute node` : 'not run')
+
+afterAll(() => {
+  if (!REPORT || Object.keys(report).length === 0) return
+  writeFileSync(REPORT, `${JSON.stringify(report, null, 1)}\n`)
+  const rows = Object.entries(report).map(([name, r]) => `| ${name} | ${r.before?.join(', ') || 'none'} | ${r.after?.join(', ') || 'none'} | ${manageText(r.manageBefore)} | ${manageText(r.manageAfter)} |`)
+  writeFileSync(`${REPORT}.md`, ['| scenario | codes before | codes after repairs | nova-manage placement audit before | after |', '|---|---|---|---|---|', ...rows, ''].join('\n'))
+})
 
 const incidents = (fs: Finding[]): string[] => [...new Set(fs.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => f.code))].sort()
 
@@ -198,6 +226,7 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
 
   it(`audit all reports exactly ${spec.codes.length === 0 ? 'no error or warning' : spec.codes.join(', ')}`, async () => {
     const {exitCode, findings} = await audit(cloud as RealCloud)
+    report[scenario] = {before: incidents(findings), after: spec.repairs.length === 0 ? incidents(findings) : undefined}
     expect(incidents(findings)).toEqual(spec.codes)
     if (findings.length === 0) expect(exitCode).toBe(0)
   })
@@ -217,6 +246,11 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     expect(v.exitCode, v.output).toBe(0)
   })
 
+  it.runIf(REPORT !== undefined)('report: real nova-manage placement audit before the repairs', async () => {
+    placement ??= await startPlacement(cloud as RealCloud)
+    ;(report[scenario] ??= {}).manageBefore = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose']))
+  }, 600_000)
+
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
     if (spec.duplicate) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
     for (const args of spec.repairs) {
@@ -225,6 +259,7 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
       for (const f of readdirSync(stateDir).filter((x) => x.endsWith('.json')).sort()) if (!undoFiles.includes(join(stateDir, f))) undoFiles.push(join(stateDir, f))
     }
     const {findings} = await audit(cloud as RealCloud)
+    ;(report[scenario] ??= {}).after = incidents(findings)
     expect(incidents(findings)).toEqual(spec.after ?? [])
     if (beforeRepairs) repairChanges = diffDumps(beforeRepairs, await dumpAll(databasesOf(cloud as RealCloud)))
   }, 300_000)
@@ -282,8 +317,9 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
   })
 
   it.runIf(spec.after === undefined)('real nova-manage afterwards: no orphaned allocation, no provider without compute node, nothing to heal', async () => {
-    placement = await startPlacement(cloud as RealCloud)
+    placement ??= await startPlacement(cloud as RealCloud)
     const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'])
+    ;(report[scenario] ??= {}).manageAfter = summarize(audited)
     // nova-manage judges an instance's allocations by its host alone: during a live migration the
     // instance consumer holds the destination (the migration consumer holds the source), and nova-manage
     // calls that "can be deleted" (deleting it would free a running guest's destination). Those, and
@@ -296,6 +332,11 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     const healed = await novaManage(cloud as RealCloud, placement.url, ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'])
     expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
     expect(healed.exitCode, healed.output).toBe(4)
+  }, 600_000)
+
+  it.runIf(REPORT !== undefined && spec.after !== undefined)('report: real nova-manage placement audit after the repairs', async () => {
+    placement ??= await startPlacement(cloud as RealCloud)
+    ;(report[scenario] ??= {}).manageAfter = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose']))
   }, 600_000)
 
   it.runIf(spec.duplicate !== undefined)('repair undo puts every row back as it was before the repairs', async () => {
