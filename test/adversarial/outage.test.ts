@@ -137,8 +137,8 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
       const dumpBefore = await world.dump()
 
       const audit = await cloudctl(['audit', 'all', ...src, ...extra, '--json'])
-      const doc = JSON.parse(audit.stdout) as {findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string; cell?: string}}>; unavailableCells: Array<{name: string}>}
-      expect(doc.unavailableCells.map((c) => c.name)).toEqual(['cell1'])
+      const doc = JSON.parse(audit.stdout) as {findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string; cell?: string}}>; unavailable_cells: Array<{name: string}>}
+      expect(doc.unavailable_cells.map((c) => c.name)).toEqual(['cell1'])
       const aboutAlive = doc.findings.filter((f) => f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive)
       expect(aboutAlive).toEqual([])
       // The cell2 leak is judged from readable data; the first outage's `repair leaks` removes it.

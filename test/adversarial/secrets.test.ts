@@ -131,7 +131,7 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     const audit = record('audit all', await cloudctl(['audit', 'all', ...source()], {env}))
     expect([0, 3], audit.stderr).toContain(audit.exitCode)
     const json = record('audit all --json', await cloudctl(['audit', 'all', '--json', ...source()], {env}))
-    const doc = oneJsonDocument(json.stdout) as {unavailableCells?: unknown[]; findings?: Array<{code: string}>}
+    const doc = oneJsonDocument(json.stdout) as {unavailable_cells?: unknown[]; findings?: Array<{code: string}>}
     expect(JSON.stringify(doc)).not.toMatch(/unavailable.*bad port/i)
     expect(doc.findings?.map((f) => f.code)).toContain('cell.host-unmapped')
 

@@ -12,9 +12,13 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import YAML from 'yaml'
 
-import type {AuditResult} from '../../src/lib/cli/audit-command.js'
-import type {CapacityResult} from '../../src/lib/capacity/what-if.js'
+import type {AuditResult as AuditReport} from '../../src/lib/cli/audit-command.js'
+import type {CapacityResult as CapacityReport} from '../../src/lib/capacity/what-if.js'
 import {cloudctl, oneJsonDocument, ROOT} from '../support/cli.js'
+import type {JsonOf} from '../../src/lib/output/json-view.js'
+
+type AuditResult = JsonOf<AuditReport>
+type CapacityResult = JsonOf<CapacityReport>
 
 const PROMTOOL = process.env.CLOUDCTL_PROMTOOL ?? '/usr/bin/promtool'
 
@@ -83,7 +87,7 @@ describe.skipIf(skipReason !== null)(`audit all -f openmetrics${skipReason ? ` (
       const hit = findings.find((x) => x.labels.code === f.code && x.labels.check === f.check && x.labels.severity === f.severity && x.labels.cell === (f.subject.cell ?? ''))
       expect(hit, f.code).toBeDefined()
     }
-    for (const x of by('cloudctl_audit_check_findings')) expect(x.value, `${x.labels.check} ${x.labels.severity}`).toBe(audit.counts.byCheck[x.labels.check as 'leaks']?.[x.labels.severity as 'error'])
+    for (const x of by('cloudctl_audit_check_findings')) expect(x.value, `${x.labels.check} ${x.labels.severity}`).toBe(audit.counts.by_check[x.labels.check as 'leaks']?.[x.labels.severity as 'error'])
     expect(by('cloudctl_audit_unknown_cells')[0].value).toBe(0)
     expect(by('cloudctl_audit_cell_readable').map((x) => x.value)).toEqual([1, 1, 1])
 

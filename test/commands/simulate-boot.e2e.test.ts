@@ -30,9 +30,9 @@ describe('cloudctl simulate boot', () => {
   it('--json carries the result and exit 0 when placed', async () => {
     const r = await cloudctl(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', '--json', '--seed', '7'])
     expect(r.exitCode).toBe(0)
-    const doc = JSON.parse(r.stdout) as {seed: number; placedAll: boolean; query: string}
+    const doc = JSON.parse(r.stdout) as {seed: number; placed_all: boolean; query: string}
     expect(doc.seed).toBe(7)
-    expect(doc.placedAll).toBe(true)
+    expect(doc.placed_all).toBe(true)
     expect(doc.query).toContain('root_required=!COMPUTE_STATUS_DISABLED')
   })
 

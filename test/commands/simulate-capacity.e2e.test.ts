@@ -16,9 +16,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import type {CapacityResult} from '../../src/lib/capacity/what-if.js'
+import type {CapacityResult as CapacityReport} from '../../src/lib/capacity/what-if.js'
 import type {SimulateBootResult} from '../../src/commands/simulate/boot.js'
 import {cloudctl, oneJsonDocument} from '../support/cli.js'
+import type {JsonOf} from '../../src/lib/output/json-view.js'
+
+type CapacityResult = JsonOf<CapacityReport>
 
 const DEMO = 'examples/demo-cloud.yaml'
 const CONF = 'examples/nova.conf'
@@ -69,7 +72,7 @@ describe('cloudctl simulate capacity', () => {
     // The leaks (incidents 1 and 2: VCPU 2 + 4, MEMORY_MB 4096 + 8192, DISK_GB 40 + 80) sit on the dead
     // host's stale provider: freed in placement, but no live compute node can use them.
     expect(s?.repairs?.freed).toEqual({VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120})
-    expect(s?.repairs?.freedByProvider).toEqual([{provider: incidents.host_died.provider_uuid, name: incidents.host_died.host, schedulable: false, resources: {VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120}}])
+    expect(s?.repairs?.freed_by_provider).toEqual([{provider: incidents.host_died.provider_uuid, name: incidents.host_died.host, schedulable: false, resources: {VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120}}])
     // Nothing else moves.
     for (const f of s?.flavors ?? []) if (f.flavor !== 'm1.pinned') expect(f.change, f.flavor).toBe(0)
 
@@ -94,7 +97,7 @@ describe('cloudctl simulate capacity', () => {
     expect(byHost['cmp-r2-05.cloud.example.com']?.limit).toBe('no resource provider')
     const large = flavor(r, 'm1.large')
     expect(large.hosts?.reduce((n, h) => n + h.fits, 0)).toBe(large.fits)
-    expect(r.hostUsage?.length).toBe(11)
+    expect(r.host_usage?.length).toBe(11)
   })
 
   it('--add-hosts 2 --like cmp-r1-02 adds 22 m1.large per empty copy', async () => {
@@ -105,7 +108,7 @@ describe('cloudctl simulate capacity', () => {
       ['cmp-r1-02-copy-2', 'az1', 22, 'DISK_GB exhausted'],
     ])
     expect(r.scenario?.flavors[0]?.change).toBe(44)
-    expect(r.scenario?.hostsBefore).toBe(11)
+    expect(r.scenario?.hosts_before).toBe(11)
     expect(r.scope.hosts).toBe(13)
   })
 
@@ -124,13 +127,13 @@ describe('cloudctl simulate capacity', () => {
   it('--mix boots the flavors in proportion', async () => {
     const r = await json(['--mix', 'm1.small=50%,m1.large=50%'])
     const m = r.mix
-    expect(m?.byFlavor.map((x) => x.flavor)).toEqual(['m1.small', 'm1.large'])
-    const [small, large] = m?.byFlavor.map((x) => x.fits) ?? []
+    expect(m?.by_flavor.map((x) => x.flavor)).toEqual(['m1.small', 'm1.large'])
+    const [small, large] = m?.by_flavor.map((x) => x.fits) ?? []
     // Alternating from m1.small: equal counts, or one more small when the next large does not fit.
     expect((small ?? 0) - (large ?? 0)).toBeGreaterThanOrEqual(0)
     expect((small ?? 0) - (large ?? 0)).toBeLessThanOrEqual(1)
     expect(m?.total).toBe((small ?? 0) + (large ?? 0))
-    expect(m?.stoppedBy).not.toBeNull()
+    expect(m?.stopped_by).not.toBeNull()
     expect(r.flavors).toEqual([])
   })
 
@@ -169,8 +172,8 @@ describe('cloudctl simulate boot with what-if flags', () => {
   it('--apply-repairs turns the seed-004 NoValidHost into a placement on pin-r1-02', async () => {
     const r = await cloudctl(['simulate', 'boot', '--snapshot', DEMO, '--nova-conf', CONF, '--flavor', 'm1.pinned', '--apply-repairs', '--json'])
     expect(r.exitCode).toBe(0)
-    const doc = oneJsonDocument(r.stdout) as SimulateBootResult
-    expect(doc.scenario?.before.placedAll).toBe(false)
+    const doc = oneJsonDocument(r.stdout) as JsonOf<SimulateBootResult>
+    expect(doc.scenario?.before.placed_all).toBe(false)
     expect(doc.scenario?.before.summary).toContain('NUMATopologyFilter')
     expect(doc.instances[0]?.host).toBe(incidents.pinned_leak.host)
     const plain = await cloudctl(['simulate', 'boot', '--snapshot', DEMO, '--nova-conf', CONF, '--flavor', 'm1.pinned', '--apply-repairs'])

@@ -72,7 +72,7 @@ beforeAll(async () => {
 }, 300_000)
 
 interface Doc {
-  placedAll: boolean
+  placed_all: boolean
   query: string
   instances: Array<{host: string | null}>
   verdicts: Array<{host: string; stage: string; label: string}>
@@ -115,7 +115,7 @@ describe('simulate boot --instance', () => {
   it('asks for the flavor as recorded, not for today\'s flavor of that name', async () => {
     const {exitCode, doc} = await replay(ids.resized)
     expect(exitCode).toBe(3)
-    expect(doc.placedAll).toBe(false)
+    expect(doc.placed_all).toBe(false)
     expect(doc.recorded_request.flavor).toMatchObject({name: 'm1.small', vcpus: 64})
     expect(decodeURIComponent(doc.query)).toContain('VCPU:64')
     const today = await cloudctl(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', '--json'])

@@ -21,7 +21,7 @@ let olderHypervisor = ''
 interface Doc {
   kind: string
   destination: {host: string} | null
-  noValidHost: boolean
+  no_valid_host: boolean
   same_host_allowed: boolean
   checks: Array<{name: string; ok: boolean}>
   attempts: Array<{ignore_hosts: string[]; chosen: string | null; check: {ok: boolean; detail: string} | null}>
@@ -96,7 +96,7 @@ describe('simulate migrate', () => {
   it('--host: a full destination is NoValidHost (exit 3), the source host is refused by nova-api (exit 2)', async () => {
     const full = await migrate(file, '--instance', ids.big, '--host', 'cmp-3')
     expect(full.exitCode).toBe(3)
-    expect(full.doc.noValidHost).toBe(true)
+    expect(full.doc.no_valid_host).toBe(true)
     expect(decodeURIComponent(full.doc.simulation!.query)).toMatch(/in_tree=/)
     const self = await cloudctl(['simulate', 'migrate', '--snapshot', file, '--instance', ids.big, '--host', 'cmp-1'])
     expect(self.exitCode).toBe(2)

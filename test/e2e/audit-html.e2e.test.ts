@@ -12,9 +12,12 @@ import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
-import type {AuditResult} from '../../src/lib/cli/audit-command.js'
+import type {AuditResult as AuditReport} from '../../src/lib/cli/audit-command.js'
 import {readSnapshotFile, writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 import {cloudctl, oneJsonDocument, ROOT} from '../support/cli.js'
+import type {JsonOf} from '../../src/lib/output/json-view.js'
+
+type AuditResult = JsonOf<AuditReport>
 
 const CHROMIUM = process.env.CLOUDCTL_CHROMIUM ?? '/usr/bin/chromium'
 const skipReason = existsSync(CHROMIUM) ? null : `${CHROMIUM} is missing (.ci/run installs it: apt-get install chromium)`
@@ -49,7 +52,7 @@ describe.skipIf(skipReason !== null)(`audit HTML report in headless Chromium${sk
     for (const check of report.checks) {
       const row = new RegExp(`<tr data-check="${check}">(.*?)</tr>`).exec(html)?.[1] ?? ''
       const counts = [...row.matchAll(/data-severity="(\w+)">(\d+)</g)].map((m) => [m[1], Number(m[2])])
-      const c = report.counts.byCheck[check]!
+      const c = report.counts.by_check[check]!
       expect(counts, check).toEqual([['error', c.error], ['unknown', c.unknown], ['warning', c.warning], ['info', c.info]])
     }
     // One article per finding, with its message, repair command and evidence.

@@ -16,8 +16,11 @@ import {pathToFileURL} from 'node:url'
 import type {Readable, Writable} from 'node:stream'
 import {describe, expect, it} from 'vitest'
 
-import type {CapacityResult} from '../../src/lib/capacity/what-if.js'
+import type {CapacityResult as CapacityReport} from '../../src/lib/capacity/what-if.js'
 import {cloudctl, oneJsonDocument, ROOT} from '../support/cli.js'
+import type {JsonOf} from '../../src/lib/output/json-view.js'
+
+type CapacityResult = JsonOf<CapacityReport>
 
 const CHROMIUM = process.env.CLOUDCTL_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -193,7 +196,7 @@ describe.skipIf(skipReason !== null)(`capacity HTML report in headless Chromium$
     expect(png.readUInt32BE(20)).toBeGreaterThan(1000)
 
     expect(measured.title).toContain('cloudctl capacity')
-    const azs = [...new Set(report.flavors.flatMap((f) => f.byAz.map((g) => g.name)))].sort()
+    const azs = [...new Set(report.flavors.flatMap((f) => f.by_az.map((g) => g.name)))].sort()
     expect(azs.length).toBeGreaterThan(1)
     expect(measured.sections.map((s) => s.az)).toEqual(azs)
     for (const s of measured.sections) {
@@ -201,8 +204,8 @@ describe.skipIf(skipReason !== null)(`capacity HTML report in headless Chromium$
       expect(s.flavorChart?.h, s.az).toBeGreaterThan(50)
       expect(s.hostChart?.w, s.az).toBeGreaterThan(300)
       // One fits bar and one division bar per flavor, with the report's numbers.
-      expect(s.fits.map((b) => [b.flavor, b.value])).toEqual(report.flavors.map((f) => [f.flavor, f.byAz.find((g) => g.name === s.az)?.fits ?? 0]))
-      expect(s.naive.map((b) => [b.flavor, b.value])).toEqual(report.flavors.map((f) => [f.flavor, f.byAz.find((g) => g.name === s.az)?.naive ?? 0]))
+      expect(s.fits.map((b) => [b.flavor, b.value])).toEqual(report.flavors.map((f) => [f.flavor, f.by_az.find((g) => g.name === s.az)?.fits ?? 0]))
+      expect(s.naive.map((b) => [b.flavor, b.value])).toEqual(report.flavors.map((f) => [f.flavor, f.by_az.find((g) => g.name === s.az)?.naive ?? 0]))
       const largest = Math.max(...s.naive.map((b) => b.value), ...s.fits.map((b) => b.value))
       const widest = Math.max(...s.naive.map((b) => b.w), ...s.fits.map((b) => b.w))
       expect(widest).toBeGreaterThan(200)
@@ -212,7 +215,7 @@ describe.skipIf(skipReason !== null)(`capacity HTML report in headless Chromium$
         expect(Math.abs(b.w - (b.value / largest) * widest), `${s.az} ${b.flavor} ${b.value}`).toBeLessThan(1.5)
       }
       // Utilisation: a bar per host and resource class with a provider, sized by the percentage used.
-      const hosts = (report.hostUsage ?? []).filter((h) => h.az === s.az)
+      const hosts = (report.host_usage ?? []).filter((h) => h.az === s.az)
       const expected = hosts.flatMap((h) => Object.entries(h.resources).filter(([, r]) => r.capacity > 0).map(([rc, r]) => [h.host, rc, Math.round((r.used / r.capacity) * 1000) / 10]))
       expect(expected.length, s.az).toBeGreaterThan(hosts.length)
       expect(s.util.map((b) => [b.host, b.rc, b.value]).sort()).toEqual(expected.sort())

@@ -11,9 +11,9 @@ import {adminConnection, type TestCloud} from '../support/db.js'
 
 export interface AuditDoc {
   findings: Finding[]
-  counts: {total: number; bySeverity: Record<string, number>; byCheck: Record<string, Record<string, number>>; byCode: Record<string, number>}
+  counts: {total: number; by_severity: Record<string, number>; by_check: Record<string, Record<string, number>>; by_code: Record<string, number>}
   checks: string[]
-  unavailableCells: Array<{uuid: string; name: string | null; error?: string}>
+  unavailable_cells: Array<{uuid: string; name: string | null; error?: string}>
   exit_code: number
 }
 

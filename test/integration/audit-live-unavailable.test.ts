@@ -60,8 +60,8 @@ describe('cloudctl audit on live databases with an unreachable cell', () => {
     const known = run.doc.findings.filter((f) => f.severity !== 'unknown')
     // Only the real leak of cell1; nothing about cell2's hosts, providers, mappings or consumers.
     expect(known.map(brief)).toEqual(check === 'leaks' ? [expect.stringContaining(`allocation.consumer-deleted cell=cell1`)] : [])
-    expect(run.doc.unavailableCells.map((u) => [u.uuid, u.name])).toEqual([[cell2.uuid, 'cell2']])
-    expect(run.doc.unavailableCells[0].error).toBeTruthy()
+    expect(run.doc.unavailable_cells.map((u) => [u.uuid, u.name])).toEqual([[cell2.uuid, 'cell2']])
+    expect(run.doc.unavailable_cells[0].error).toBeTruthy()
     expect(JSON.stringify(run.doc) + run.stderr).not.toContain('Very-S3cret')
   })
 

@@ -52,7 +52,7 @@ describe('cloudctl audit <check> on live databases, one generated cloud with eve
     expect(run.doc.findings.map((f) => f.code).sort(), run.doc.findings.map(brief).join('\n')).toEqual(expected.sort())
     expect(run.doc.findings.every((f) => f.check === check)).toBe(true)
     expect(run.doc.counts.total).toBe(expected.length)
-    expect(run.doc.unavailableCells).toEqual([])
+    expect(run.doc.unavailable_cells).toEqual([])
   })
 
   it.each(FAULT_CODES.map((code) => ({code})))('$code: reported by its check with the planted subject', ({code}) => {

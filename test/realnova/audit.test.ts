@@ -152,7 +152,7 @@ async function liveMigrationDestinations(cloud: RealCloud): Promise<Set<string>>
 const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', cloud.placement]
 
 /** The play's blocked boot (flavor, forced host, the harness's enabled_filters) through cloudctl's engine. */
-async function simulateBlockedBoot(cloud: RealCloud): Promise<{exitCode: number; output: string; result: {noValidHost: boolean; instances: Array<{host: string | null}>}}> {
+async function simulateBlockedBoot(cloud: RealCloud): Promise<{exitCode: number; output: string; result: {no_valid_host: boolean; instances: Array<{host: string | null}>}}> {
   const b = cloud.notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]}
   const args = ['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), ...src(cloud)]
   const json = await cloudctl([...args, '--json'])
@@ -236,7 +236,7 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
     expect(String(blocked?.fault)).toMatch(/^No valid host was found/)
     const sim = await simulateBlockedBoot(cloud as RealCloud)
     expect(sim.exitCode, sim.output).toBe(3)
-    expect(sim.result.noValidHost).toBe(true)
+    expect(sim.result.no_valid_host).toBe(true)
     expect(sim.output).toMatch(/NUMATopologyFilter/)
   })
 

@@ -90,9 +90,9 @@ describe.runIf(why === undefined).each(Object.entries(SCENARIOS))('real nova 202
     expect(b.fault).toMatch(/^No valid host was found/)
     const r = await cloudctl(['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), '--json', ...src(cloud as RealCloud)])
     expect(r.exitCode, r.stderr).toBe(3)
-    const doc = JSON.parse(r.stdout) as {noValidHost: boolean; scheduler_release: {release: string}}
+    const doc = JSON.parse(r.stdout) as {no_valid_host: boolean; scheduler_release: {release: string}}
     expect(doc.scheduler_release.release).toBe('2025.1')
-    expect(doc.noValidHost).toBe(true)
+    expect(doc.no_valid_host).toBe(true)
   })
 
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) on the 2025.1 schema leave no error or warning`, async () => {

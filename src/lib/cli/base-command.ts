@@ -2,6 +2,7 @@ import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
 
 import {CloudctlError, ExitCode} from '../errors.js'
 import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, renderYaml, selectColumns} from '../output/formats.js'
+import {jsonDocument} from '../output/json-view.js'
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
@@ -147,6 +148,9 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
       ux.stdout(terminalSafe(extra.render(json as never, {commandId: this.id ?? '', flags: (this.flags ?? {}) as Record<string, unknown>})))
       return
     }
+    // The formats above render the command's own result; these print its JSON view (snake_case keys,
+    // exit_code and warnings first), so json, yaml, csv and value name every field alike.
+    json = jsonDocument(json, typeof process.exitCode === 'number' ? process.exitCode : 0)
     const listing = () => selectColumns(inferListing(json, ctor.listingKey), out.columns)
     switch (out.format) {
       case 'yaml':
