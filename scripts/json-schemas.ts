@@ -29,6 +29,8 @@ const MAPS = new Set([
   'flavors[].resources',
   'zones[].resources',
   'mix.by_az[].by_flavor',
+  'scenario.repairs.freed',
+  'host_usage[].resources',
   'scenario.repairs.freed_by_provider[].resources',
   'plan.db_labels',
   'plan.steps[].set',
@@ -50,7 +52,8 @@ function typeOf(v: unknown): string {
 
 function infer(samples: unknown[], path: string): Schema {
   const strip = path.replace(/^simulation\./, '')
-  if (OPAQUE.has(strip) || samples.length === 0) return {}
+  // A finding's evidence, wherever a document carries findings (audit, snapshot diff), is opaque.
+  if (OPAQUE.has(strip) || strip.endsWith('.evidence') || samples.length === 0) return {}
   const types = new Set(samples.map(typeOf))
   if (types.has('integer') && types.has('number')) types.delete('integer')
   const out: Schema = {type: types.size === 1 ? [...types][0] : [...types].sort()}

@@ -71,6 +71,8 @@ const COMMON_DATA: readonly string[] = [
   'flavors[].resources',
   'zones[].resources',
   'mix.by_az[].by_flavor',
+  'scenario.repairs.freed',
+  'host_usage[].resources',
   'scenario.repairs.freed_by_provider[].resources',
   'scenario.options.allocation_ratios',
   'counts.changes',
