@@ -55,7 +55,7 @@ describe('generateCloud', () => {
     const faults = {'allocation.missing': 2, 'cell.instance-duplicate': 1, 'provider.stale': 1, 'usage.negative-free': 1}
     const {snapshot, planted} = generateCloud({...base, faults})
     expect(planted.map((p) => p.code).sort()).toEqual(['allocation.missing', 'allocation.missing', 'cell.instance-duplicate', 'provider.stale', 'usage.negative-free'])
-    const codes = new Set(runChecks(buildModel(snapshot)).findings.map((f) => f.code))
+    const codes = new Set<string>(runChecks(buildModel(snapshot)).findings.map((f) => f.code))
     for (const c of Object.keys(faults)) expect(codes.has(c)).toBe(true)
   })
 

@@ -10,14 +10,14 @@ import {randomUUID} from 'node:crypto'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import type {FindingSubject} from '../../src/lib/domain/finding.js'
+import type {FindingCode, FindingSubject} from '../../src/lib/domain/finding.js'
 import type {CellInfo, ComputeNode, Instance} from '../../src/lib/domain/snapshot.js'
 import {createTestCloud, seedSnapshot, type TestCloud} from '../support/db.js'
 import {generateCloud} from '../support/generator.js'
 import {type AuditRun, auditLive, brief, nowSql, scalar, sql} from './audit-live-support.js'
 
 interface Planted {
-  code: string
+  code: FindingCode
   subject: FindingSubject
 }
 

@@ -36,7 +36,7 @@ export async function auditLive(cloud: TestCloud, check: string, extra: string[]
 }
 
 /** code + the subject keys an operator reads, for exact comparisons of whole reports. */
-export function brief(f: Finding): string {
+export function brief(f: Pick<Finding, 'code' | 'subject'>): string {
   return `${f.code} ${subjectLine(f.subject)}`
 }
 

@@ -2,7 +2,7 @@
  * Indexes the audits share, built once per run in one pass over the rows (CloudModel's own indexes
  * are reused, not rebuilt). Everything here is derived from the snapshot alone.
  */
-import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
+import type {CheckName, Finding, FindingSubject, Severity, UndecidedCode} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import {SHARING_TRAIT} from '../domain/placement-capacity.js'
 import {
@@ -312,7 +312,7 @@ export class AuditContext {
   }
 
   /** The "unknown" finding a check emits for every cell it could not read. */
-  undecided(check: CheckName, code: string, what: string, skipped: Record<string, unknown> = {}): Finding[] {
+  undecided(check: CheckName, code: UndecidedCode, what: string, skipped: Record<string, unknown> = {}): Finding[] {
     return this.model.unavailableCells.map((cell) => ({
       check,
       code,

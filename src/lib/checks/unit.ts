@@ -3,7 +3,7 @@
  * rule that emits it (run). The registry (registry.ts) lists every unit once; FINDING_CODES,
  * `cloudctl explain` and the docs/checks.md test all read that list.
  */
-import type {CheckName, Finding, Severity} from '../domain/finding.js'
+import type {CheckName, Finding, FindingCode, Severity, UndecidedCode} from '../domain/finding.js'
 import type {AuditContext} from './context.js'
 
 export interface CodeExplanation {
@@ -16,7 +16,7 @@ export interface CodeExplanation {
 }
 
 export interface CheckUnit {
-  code: string
+  code: FindingCode
   check: CheckName
   /** 'info|warning': the unit decides per finding (usage.negative-free). */
   severity: Severity | 'info|warning'
@@ -40,7 +40,7 @@ export const UNDECIDED_EXPLANATION: CodeExplanation = {
  */
 export function undecidedUnit(
   check: CheckName,
-  code: string,
+  code: UndecidedCode,
   what: string,
   summary = 'a cell could not be read',
   extra: (ctx: AuditContext) => Record<string, unknown> = () => ({}),

@@ -1,7 +1,14 @@
 /**
  * A finding: one inconsistency, with the evidence an operator needs to believe it.
  * `code` values are stable (documented in docs/checks.md); consumers key on them.
+ *
+ * `Finding` is a union keyed by `code`: after `f.code === 'allocation.missing'` the evidence has the
+ * fields that code's check writes, so the repair planners read them without casts. Each evidence
+ * type names the fields the repairs read; the others a check adds for the operator stay open
+ * (`[field: string]: unknown`), so the JSON a check prints is not constrained by what a repair needs.
  */
+import type {MigrationType} from './snapshot.js'
+
 export type Severity = 'error' | 'warning' | 'info' | 'unknown'
 
 export type CheckName = 'leaks' | 'providers' | 'cells' | 'pinning' | 'usage' | 'aggregates' | 'snapshot'
@@ -19,18 +26,195 @@ export interface FindingSubject {
   numa_cell?: number
 }
 
-export interface Finding {
+/** What every finding of a consumer's allocations names. */
+export type ConsumerSubject = FindingSubject & {consumer_uuid: string}
+/** What every finding of one instance row names. */
+export type InstanceSubject = FindingSubject & {instance_uuid: string; cell_uuid: string}
+
+/** Fields a check shows the operator beyond those a repair reads. */
+interface Open {
+  [field: string]: unknown
+}
+
+// ---------------------------------------------------------------- rows as evidence shows them
+
+export interface AllocationEvidence {
+  id: number
+  resource_provider_id: number
+  resource_class: string
+  used: number
+}
+export interface ProviderEvidence {
+  id: number
+  uuid: string
+  name: string | null
+  generation: number | null
+}
+export interface InstanceEvidence {
+  cell_uuid: string
+  id: number
+  uuid: string
+  host: string | null
+  node: string | null
+  vm_state: string | null
+  task_state: string | null
+  deleted: number
+  deleted_at: string | null
+}
+export interface MigrationEvidence {
+  cell_uuid: string
+  id: number
+  uuid: string | null
+  instance_uuid: string | null
+  migration_type: MigrationType | null
+  status: string | null
+  source_compute: string | null
+  source_node: string | null
+  dest_compute: string | null
+  dest_node: string | null
+  updated_at: string | null
+}
+export interface ComputeNodeRef extends Open {
+  id: number
+  uuid: string | null
+  cell_uuid: string
+}
+export interface HostMappingEvidence {
+  id: number
+  cell_id: number
+  host: string
+}
+
+// ---------------------------------------------------------------- evidence per code
+
+export interface LeakEvidence extends Open {
+  /** The consumer's rows on the provider tree the finding names: what `repair leaks` removes. */
+  allocations: AllocationEvidence[]
+  provider: ProviderEvidence
+}
+export interface MigrationLeakEvidence extends LeakEvidence {
+  migration: MigrationEvidence
+}
+export interface WrongProviderEvidence extends LeakEvidence {
+  /** Set when the consumer is a migration: neither its source nor its destination holds the rows. */
+  migration?: MigrationEvidence
+}
+export interface MissingEvidence extends Open {
+  instance: InstanceEvidence
+  /** Resource class -> amount, from the flavor. */
+  expected: Record<string, number>
+  provider: ProviderEvidence | null
+}
+export interface AmountMismatchEvidence extends Open {
+  differences: Record<string, {expected: number; allocated: number}>
+  instance: InstanceEvidence
+}
+export interface StaleProviderEvidence extends Open {
+  cause: 'no-compute-node' | 'compute-node-deleted' | 'service-deleted'
+  provider: ProviderEvidence
+}
+export interface UuidMismatchEvidence extends Open {
+  compute_node: ComputeNodeRef
+  providers: ProviderEvidence[]
+}
+export interface DuplicateNameEvidence extends Open {
+  providers: Array<ProviderEvidence & {stale: boolean; compute_node: ComputeNodeRef | null}>
+}
+export interface NodeEvidence extends Open {
+  compute_node: ComputeNodeRef
+}
+export interface NodeDriftEvidence extends NodeEvidence {
+  /** Column -> value on the row (null: the column is not there to compare). */
+  recorded: Record<string, number | null>
+  /** Column -> value its live instances add up to. */
+  expected: Record<string, number>
+}
+export interface AggregateLinkEvidence extends Open {
+  aggregate: {uuid: string | null}
+  provider: ProviderEvidence
+}
+export interface HostMappingWrongCellEvidence extends Open {
+  host_mapping: HostMappingEvidence
+  /** cell_mappings.id of the cell the host runs in; null when that cell has no mapping. */
+  expected_cell_id: number | null
+}
+export interface HostMappingStaleEvidence extends Open {
+  host_mapping: HostMappingEvidence
+}
+
+/** Per code: the subject and the evidence its findings carry. */
+export interface FindingShapes {
+  'allocation.consumer-deleted': [ConsumerSubject, LeakEvidence]
+  'allocation.consumer-unknown': [ConsumerSubject, LeakEvidence]
+  'allocation.migration-finished': [ConsumerSubject, MigrationLeakEvidence]
+  'allocation.wrong-provider': [ConsumerSubject, WrongProviderEvidence]
+  'allocation.evacuation-leftover': [ConsumerSubject, MigrationLeakEvidence]
+  'allocation.missing': [FindingSubject, MissingEvidence]
+  'allocation.amount-mismatch': [FindingSubject, AmountMismatchEvidence]
+  'allocation.consumer-incomplete': [FindingSubject, Open]
+  'allocation.undecided': [FindingSubject, Open]
+  'provider.stale': [FindingSubject, StaleProviderEvidence]
+  'provider.uuid-mismatch': [FindingSubject, UuidMismatchEvidence]
+  'provider.missing': [FindingSubject, Open]
+  'provider.duplicate-name': [FindingSubject, DuplicateNameEvidence]
+  'provider.over-capacity': [FindingSubject, Open]
+  'provider.inventory-drift': [FindingSubject, Open]
+  'provider.undecided': [FindingSubject, Open]
+  'cell.instance-unmapped': [FindingSubject, Open]
+  'cell.instance-mapped-wrong-cell': [InstanceSubject, Open]
+  'cell.instance-duplicate': [InstanceSubject, Open]
+  'cell.instance-mapping-stale': [FindingSubject, Open]
+  'cell.build-request-stale': [FindingSubject, Open]
+  'cell.host-unmapped': [FindingSubject, Open]
+  'cell.host-mapping-stale': [FindingSubject, HostMappingStaleEvidence]
+  'cell.host-mapped-wrong-cell': [FindingSubject, HostMappingWrongCellEvidence]
+  'cell.undecided': [FindingSubject, Open]
+  'pinning.leaked': [FindingSubject, NodeEvidence]
+  'pinning.unaccounted': [FindingSubject, NodeEvidence]
+  'pinning.overlap': [FindingSubject, Open]
+  'pinning.outside-dedicated-set': [FindingSubject, Open]
+  'pinning.placement-drift': [FindingSubject, Open]
+  'pinning.undecided': [FindingSubject, Open]
+  'usage.node-drift': [FindingSubject, NodeDriftEvidence]
+  'usage.negative-free': [FindingSubject, Open]
+  'usage.undecided': [FindingSubject, Open]
+  'aggregate.missing-in-placement': [FindingSubject, AggregateLinkEvidence]
+  'aggregate.extra-in-placement': [FindingSubject, AggregateLinkEvidence]
+  'aggregate.host-not-found': [FindingSubject, Open]
+  'aggregate.az-conflict': [FindingSubject, Open]
+  'aggregate.no-uuid': [FindingSubject, Open]
+  'aggregate.undecided': [FindingSubject, Open]
+  'snapshot.unreadable-blob': [FindingSubject, Open]
+}
+
+export type FindingCode = keyof FindingShapes
+
+/** The code a check gives a cell it could not read. */
+export type UndecidedCode = Extract<FindingCode, `${string}.undecided`>
+
+/** A finding of one code (of each, for a union of codes). */
+export type FindingOf<C extends FindingCode> = C extends FindingCode ? FindingShape<C> : never
+
+interface FindingShape<C extends FindingCode> {
   check: CheckName
   /** e.g. 'allocation.consumer-deleted' */
-  code: string
+  code: C
   severity: Severity
-  subject: FindingSubject
+  subject: FindingShapes[C][0]
   /** One line an operator understands. */
   message: string
   /** The observed values: the rows (or fields) that disagree. */
-  evidence: Record<string, unknown>
+  evidence: FindingShapes[C][1]
   /** The cloudctl command that would fix it, when one exists. */
   repair?: string
+}
+
+export type Finding = FindingOf<FindingCode>
+
+/** Findings of the given codes, typed as such (a filter TypeScript can follow). */
+export function ofCodes<C extends FindingCode>(findings: readonly Finding[], ...codes: C[]): Array<FindingOf<C>> {
+  const want = new Set<string>(codes)
+  return findings.filter((f): f is FindingOf<C> => want.has(f.code))
 }
 
 export const SEVERITY_ORDER: Record<Severity, number> = {error: 3, unknown: 2, warning: 1, info: 0}

@@ -14,7 +14,7 @@
  * that no longer run nova-compute anywhere.
  */
 import {runChecks} from '../checks/index.js'
-import type {Finding} from '../domain/finding.js'
+import {type Finding, type FindingOf, ofCodes} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import {type CellInfo, type HostMapping, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
 import {allCellDbs, cellDbOf, subjectOf} from './common.js'
@@ -93,8 +93,8 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   const darkReason = `cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold another live copy: re-run once every cell is readable`
 
   // Instances live in two cells first: they decide which cell the mapping points at.
-  for (const f of findings.filter((x) => x.code === 'cell.instance-duplicate')) {
-    const uuid = f.subject.instance_uuid as string
+  for (const f of ofCodes(findings, 'cell.instance-duplicate')) {
+    const uuid = f.subject.instance_uuid
     const copies = model.liveInstances(uuid)
     if (!copies.some((i) => inScope.has(i.cell_uuid))) continue
     batch.done.add(uuid)
@@ -112,9 +112,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   }
 
   // Wrong or NULL cell ids of live instances.
-  for (const f of findings.filter((x) => x.code === 'cell.instance-mapped-wrong-cell')) {
-    const uuid = f.subject.instance_uuid as string
-    if (batch.done.has(uuid) || !inScope.has(f.subject.cell_uuid as string)) continue
+  for (const f of ofCodes(findings, 'cell.instance-mapped-wrong-cell')) {
+    const uuid = f.subject.instance_uuid
+    if (batch.done.has(uuid) || !inScope.has(f.subject.cell_uuid)) continue
     if (dark.length > 0) {
       b.skip(f.code, subjectOf(f), darkReason)
       continue
@@ -122,7 +122,7 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     if (!batch.take()) break
     batch.done.add(uuid)
     const m = mappings.get(uuid)
-    const cell = model.cellOf(f.subject.cell_uuid as string)
+    const cell = model.cellOf(f.subject.cell_uuid)
     if (!m || !cell) continue
     b.finding(f.code, subjectOf(f), f.message)
     b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code})
@@ -245,8 +245,8 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     for (const host of [...hosts].sort()) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
   }
 
-  for (const f of findings.filter((x) => x.code === 'cell.host-mapped-wrong-cell')) {
-    const ev = f.evidence as {host_mapping: {id: number; cell_id: number; host: string}; expected_cell_id: number | null}
+  for (const f of ofCodes(findings, 'cell.host-mapped-wrong-cell')) {
+    const ev = f.evidence
     const expected = ev.expected_cell_id
     if (expected === null || (opts.cell && !cells.some((c) => c.uuid === f.subject.cell_uuid))) continue
     b.unit(() => {
@@ -255,7 +255,7 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     })
   }
 
-  for (const f of findings.filter((x) => x.code === 'cell.host-mapping-stale')) b.unit(() => pruneHostMapping(model, b, f, opts))
+  for (const f of ofCodes(findings, 'cell.host-mapping-stale')) b.unit(() => pruneHostMapping(model, b, f, opts))
   if (b.findings.length > 0) b.note('nova_api commits first, then each cell (compute_nodes.mapped); if a cell commit fails, a re-run sets the flag left unset.')
   return b.build(['nova_api'])
 }
@@ -284,8 +284,8 @@ function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db:
 }
 
 /** cell.host-mapping-stale with --prune: the mapping goes once no cell runs nova-compute on the host. */
-function pruneHostMapping(model: CloudModel, b: PlanBuilder, f: Finding, opts: DiscoverHostsOptions): void {
-  const hm = (f.evidence as {host_mapping: {id: number; cell_id: number; host: string}}).host_mapping
+function pruneHostMapping(model: CloudModel, b: PlanBuilder, f: FindingOf<'cell.host-mapping-stale'>, opts: DiscoverHostsOptions): void {
+  const hm = f.evidence.host_mapping
   if (!opts.prune) return void b.skip(f.code, subjectOf(f), 'pass --prune to remove host mappings of hosts without nova-compute')
   if (!model.allCellsAvailable) return void b.skip(f.code, subjectOf(f), 'a cell could not be read: the host may run there')
   b.finding(f.code, subjectOf(f), f.message)

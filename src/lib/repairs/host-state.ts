@@ -7,7 +7,7 @@
  */
 import {runChecks} from '../checks/index.js'
 import {holdsResources} from '../checks/context.js'
-import type {Finding} from '../domain/finding.js'
+import type {Finding, FindingOf} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import {pinnedHostCpus} from '../domain/nova-objects.js'
 import {serviceUp} from '../domain/service-state.js'
@@ -16,6 +16,8 @@ import {cellDbOf, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
 
 export {SERVICE_DOWN_TIME_S, serviceUp} from '../domain/service-state.js'
+
+type PinFinding = FindingOf<'pinning.leaked' | 'pinning.unaccounted'>
 
 export interface HostRepairOptions {
   /** Write even while nova-compute on the host is up and reporting. */
@@ -70,27 +72,26 @@ export function rewritePinnedCpus(text: string, pinnedByCell: number[][]): strin
 export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
   const b = new PlanBuilder('pinning', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['pinning'], host: opts.host}).findings
-  const byNode = new Map<number, Finding[]>()
+  const byNode = new Map<number, {cn: ComputeNode; fs: PinFinding[]}>()
   for (const f of findings) {
     if (f.code !== 'pinning.leaked' && f.code !== 'pinning.unaccounted') {
       if (f.code !== 'pinning.undecided') b.skip(f.code, subjectOf(f), f.code === 'pinning.placement-drift' ? 'placement PCPU allocations: see cloudctl repair leaks --heal' : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus')
       continue
     }
-    const id = (f.evidence.compute_node as {id: number; cell_uuid: string}).id
-    const cn = model.liveComputeNodes.find((x) => x.id === id && x.cell_uuid === f.subject.cell_uuid)
-    if (!cn) continue
-    const list = byNode.get(id) ?? []
-    list.push(f)
-    byNode.set(id, list)
+    const id = f.evidence.compute_node.id
+    const node = byNode.get(id)
+    if (node) node.fs.push(f)
+    else {
+      const cn = model.liveComputeNodes.find((x) => x.id === id && x.cell_uuid === f.subject.cell_uuid)
+      if (cn) byNode.set(id, {cn, fs: [f]})
+    }
   }
-  for (const fs of byNode.values()) b.unit(() => planNodePins(model, b, fs, findings, opts))
+  for (const {cn, fs} of byNode.values()) b.unit(() => planNodePins(model, b, cn, fs, findings, opts))
   return b.build([])
 }
 
 /** One compute node's pinned_cpus rewritten from the instances on it, for the findings `fs` of that node. */
-function planNodePins(model: CloudModel, b: PlanBuilder, fs: Finding[], findings: Finding[], opts: HostRepairOptions): void {
-  const cnId = (fs[0].evidence.compute_node as {id: number}).id
-  const cn = model.liveComputeNodes.find((x) => x.id === cnId && x.cell_uuid === fs[0].subject.cell_uuid) as ComputeNode
+function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: PinFinding[], findings: Finding[], opts: HostRepairOptions): void {
   if (findings.some((f) => f.code === 'pinning.overlap' && f.subject.cell_uuid === cn.cell_uuid && f.subject.node === cn.hypervisor_hostname)) {
     for (const f of fs) b.skip(f.code, subjectOf(f), 'the node also has overlapping pins: resolve those first')
     return
@@ -151,8 +152,8 @@ export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): Repa
 }
 
 /** usage.node-drift: the compute node's usage columns as its live instances add up. */
-function planNodeUsage(model: CloudModel, b: PlanBuilder, f: Finding, opts: HostRepairOptions): void {
-  const ev = f.evidence as {compute_node: {id: number; cell_uuid: string}; recorded: Record<string, number | null>; expected: Record<string, number>}
+function planNodeUsage(model: CloudModel, b: PlanBuilder, f: FindingOf<'usage.node-drift'>, opts: HostRepairOptions): void {
+  const ev = f.evidence
   const cn = model.liveComputeNodes.find((x) => x.id === ev.compute_node.id && x.cell_uuid === ev.compute_node.cell_uuid)
   if (!cn || !guardService(model, b, f, cn, opts)) return
   b.finding(f.code, subjectOf(f), f.message)
@@ -176,10 +177,9 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
   const linked = new Set<string>()
   for (const f of runChecks(model, {checks: ['aggregates']}).findings)
     b.unit(() => {
-      const ev = f.evidence as {aggregate?: {uuid: string | null}; provider?: {id: number; uuid: string; generation: number | null}}
-      if (f.code === 'aggregate.missing-in-placement' && ev.aggregate?.uuid && ev.provider) {
-        const uuid = ev.aggregate.uuid
-        const rp = model.providersById.get(ev.provider.id)
+      if (f.code === 'aggregate.missing-in-placement' && f.evidence.aggregate.uuid) {
+        const uuid = f.evidence.aggregate.uuid
+        const rp = model.providersById.get(f.evidence.provider.id)
         if (!rp || linked.has(`${rp.id}/${uuid}`)) return
         linked.add(`${rp.id}/${uuid}`)
         b.finding(f.code, subjectOf(f), f.message)
@@ -191,16 +191,17 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         }
         b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code})
         b.bumpProvider(rp, 'aggregates changed')
-      } else if (f.code === 'aggregate.extra-in-placement' && ev.aggregate?.uuid && ev.provider) {
+      } else if (f.code === 'aggregate.extra-in-placement' && f.evidence.aggregate.uuid) {
+        const uuid = f.evidence.aggregate.uuid
         if (!opts.prune) {
           b.skip(f.code, subjectOf(f), 'pass --prune to remove placement aggregate links nova does not know')
           return
         }
-        const rp = model.providersById.get(ev.provider.id)
-        const aggId = pAggs.get(ev.aggregate.uuid)
+        const rp = model.providersById.get(f.evidence.provider.id)
+        const aggId = pAggs.get(uuid)
         if (!rp || aggId === undefined) return
         b.finding(f.code, subjectOf(f), f.message)
-        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${ev.aggregate.uuid}`, code: f.code})
+        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`, code: f.code})
         b.bumpProvider(rp, 'aggregates changed')
       } else if (f.code !== 'aggregate.undecided') {
         b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')

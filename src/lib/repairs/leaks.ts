@@ -10,7 +10,7 @@
  */
 import {runChecks} from '../checks/index.js'
 import {capacityOf} from '../checks/context.js'
-import type {Finding} from '../domain/finding.js'
+import type {Finding, FindingOf} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {Allocation, ResourceProvider} from '../domain/snapshot.js'
 import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, lockConsumerAllocations, subjectOf} from './common.js'
@@ -25,6 +25,10 @@ export const LEAK_CODES = [
 ] as const
 export const HEAL_CODES = ['allocation.missing', 'allocation.amount-mismatch'] as const
 
+export type LeakFinding = FindingOf<(typeof LEAK_CODES)[number]>
+const LEAK_CODE_SET: ReadonlySet<string> = new Set(LEAK_CODES)
+export const isLeakFinding = (f: Finding): f is LeakFinding => LEAK_CODE_SET.has(f.code)
+
 export interface LeaksOptions {
   heal?: boolean
   /** Only findings of this consumer / instance uuid. */
@@ -34,18 +38,14 @@ export interface LeaksOptions {
   now?: string
 }
 
-interface EvidenceAllocation {
-  id: number
-}
-
 export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPlan {
   const b = new PlanBuilder('leaks', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['leaks']}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
-  const removals = new Map<string, {ids: Set<number>; findings: Finding[]}>()
+  const removals = new Map<string, {ids: Set<number>; findings: LeakFinding[]}>()
 
   for (const f of findings) {
-    if ((LEAK_CODES as readonly string[]).includes(f.code)) {
-      const consumer = f.subject.consumer_uuid as string
+    if (isLeakFinding(f)) {
+      const consumer = f.subject.consumer_uuid
       const home = f.code === 'allocation.wrong-provider' ? placedOnFindingProvider(model, f) : undefined
       if (home) {
         b.skip(f.code, subjectOf(f), `not removed: instance ${consumer} is placed on ${home.node ?? home.host}, the host this provider stands for (its compute node or service is deleted); see provider.stale`)
@@ -61,9 +61,9 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
       }
       let r = removals.get(consumer)
       if (!r) removals.set(consumer, (r = {ids: new Set(), findings: []}))
-      for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) r.ids.add(a.id)
+      for (const a of f.evidence.allocations) r.ids.add(a.id)
       r.findings.push(f)
-    } else if ((HEAL_CODES as readonly string[]).includes(f.code)) {
+    } else if (f.code === 'allocation.missing' || f.code === 'allocation.amount-mismatch') {
       if (!opts.heal) b.skip(f.code, subjectOf(f), 'run with --heal to create or correct allocations from the flavor')
     } else if (f.code === 'allocation.undecided') {
       b.skip(f.code, subjectOf(f), 'a cell could not be read: nothing is concluded for its consumers')
@@ -90,7 +90,7 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
  * `deletedProviders`: providers the same plan deletes (repair providers): their generation is guarded
  * by the provider delete itself, so they are not bumped.
  */
-export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: Finding[], deletedProviders: ReadonlySet<number> = new Set()): void {
+export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: LeakFinding[], deletedProviders: ReadonlySet<number> = new Set()): void {
   const allocs = model.allocationsByConsumer.get(consumer) ?? []
   const doomed = allocs.filter((a) => ids.has(a.id))
   if (doomed.length === 0) return
@@ -124,8 +124,7 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
   }
 }
 
-function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: Finding): void {
-  const ev = f.evidence
+function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: LeakFinding): void {
   switch (f.code) {
     case 'allocation.consumer-deleted': {
       // Deleted where it was, live nowhere.
@@ -146,17 +145,17 @@ function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: F
     }
     case 'allocation.migration-finished':
     case 'allocation.evacuation-leftover': {
-      const m = ev.migration as {cell_uuid: string; id: number; status: string | null}
+      const m = f.evidence.migration
       const db = cellDbOf(model, b, m.cell_uuid)
       b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, deleted: 0}], why: `${f.code}: migration ${m.id} is still ${m.status}`})
       if (f.code === 'allocation.evacuation-leftover') instanceCheck(model, b, consumer, f)
       return
     }
     case 'allocation.wrong-provider': {
-      if (ev.migration) {
-        const m = ev.migration as {cell_uuid: string; id: number; status: string | null}
+      const m = f.evidence.migration
+      if (m) {
         const db = cellDbOf(model, b, m.cell_uuid)
-        b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, source_node: (ev.migration as {source_node: string | null}).source_node, dest_node: (ev.migration as {dest_node: string | null}).dest_node}], why: `${f.code}: migration ${m.id} unchanged`})
+        b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, source_node: m.source_node, dest_node: m.dest_node}], why: `${f.code}: migration ${m.id} unchanged`})
         return
       }
       instanceCheck(model, b, consumer, f)
@@ -176,8 +175,8 @@ function instanceCheck(model: CloudModel, b: PlanBuilder, consumer: string, f: F
   }
 }
 
-function planMissing(model: CloudModel, b: PlanBuilder, f: Finding): void {
-  const ev = f.evidence as {instance: {cell_uuid: string; id: number; uuid: string}; expected: Record<string, number>; provider: {id: number} | null}
+function planMissing(model: CloudModel, b: PlanBuilder, f: FindingOf<'allocation.missing'>): void {
+  const ev = f.evidence
   const subject = subjectOf(f)
   const rp = ev.provider ? model.providersById.get(ev.provider.id) : undefined
   if (!rp) {
@@ -227,8 +226,8 @@ function planAmounts(model: CloudModel, rp: ResourceProvider, want: Record<strin
   return out
 }
 
-function planMismatch(model: CloudModel, b: PlanBuilder, f: Finding): void {
-  const ev = f.evidence as {differences: Record<string, {expected: number; allocated: number}>; instance: {uuid: string; cell_uuid: string}}
+function planMismatch(model: CloudModel, b: PlanBuilder, f: FindingOf<'allocation.amount-mismatch'>): void {
+  const ev = f.evidence
   const subject = subjectOf(f)
   const consumer = ev.instance.uuid
   const allocs = model.allocationsByConsumer.get(consumer) ?? []
@@ -288,11 +287,11 @@ function homeWithoutAllocations(model: CloudModel, consumer: string) {
 }
 
 /** wrong-provider with --heal: the rows move to the instance's own provider, amounts kept, where they fit. */
-function planMove(model: CloudModel, b: PlanBuilder, f: Finding, inst: ReturnType<typeof homeWithoutAllocations> & object): void {
+function planMove(model: CloudModel, b: PlanBuilder, f: LeakFinding, inst: ReturnType<typeof homeWithoutAllocations> & object): void {
   const consumer = inst.uuid
   const target = inst.provider
   const subject = subjectOf(f)
-  const ids = new Set(((f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []).map((a) => a.id))
+  const ids = new Set(f.evidence.allocations.map((a) => a.id))
   const rows = (model.allocationsByConsumer.get(consumer) ?? []).filter((a) => ids.has(a.id))
   const c = model.consumersByUuid.get(consumer)
   if (!c || rows.length === 0) return void b.skip(f.code, subject, 'consumer or allocation rows missing: re-audit')
@@ -313,7 +312,7 @@ function planMove(model: CloudModel, b: PlanBuilder, f: Finding, inst: ReturnTyp
   b.bumpConsumer(c, 'allocations moved to its own host')
 }
 
-function placedOnFindingProvider(model: CloudModel, f: Finding) {
+function placedOnFindingProvider(model: CloudModel, f: LeakFinding) {
   const rp = f.subject.provider_uuid ? model.providersByUuid.get(f.subject.provider_uuid) : undefined
-  return rp ? liveOnProvider(model, f.subject.consumer_uuid as string, model.rootOf(rp)) : undefined
+  return rp ? liveOnProvider(model, f.subject.consumer_uuid, model.rootOf(rp)) : undefined
 }

@@ -27,12 +27,12 @@
  * Every other write is in placement; cell databases are only locked to re-check the compute node rows.
  */
 import {runChecks} from '../checks/index.js'
-import type {Finding} from '../domain/finding.js'
+import type {Finding, FindingOf} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, ComputeNode, Instance, ResourceProvider} from '../domain/snapshot.js'
 import {MIGRATION_DONE_STATUSES, capacityOf} from '../checks/context.js'
 import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, subjectOf} from './common.js'
-import {LEAK_CODES, planRemoval} from './leaks.js'
+import {type LeakFinding, isLeakFinding, planRemoval} from './leaks.js'
 import {type DbKey, NOW, PlanBuilder, type RepairPlan, type Row} from './plan.js'
 
 export const PROVIDER_STRATEGIES = ['rekey', 'move'] as const
@@ -48,16 +48,12 @@ export interface ProvidersOptions {
   now?: string
 }
 
-interface EvidenceAllocation {
-  id: number
-}
-
 export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): RepairPlan {
   const b = new PlanBuilder('providers', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['providers', 'leaks']}).findings
-  const leakOf = new Map<number, Finding>()
+  const leakOf = new Map<number, LeakFinding>()
   for (const f of findings)
-    if ((LEAK_CODES as readonly string[]).includes(f.code)) for (const a of (f.evidence.allocations as EvidenceAllocation[] | undefined) ?? []) leakOf.set(a.id, f)
+    if (isLeakFinding(f)) for (const a of f.evidence.allocations) leakOf.set(a.id, f)
 
   const cellWrites = new Set<DbKey>()
   const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
@@ -91,8 +87,8 @@ function computeNodeChecks(model: CloudModel, b: PlanBuilder, uuid: string, code
 }
 
 /** Removes the allocations on a tree that a leak finding names (re-checked as `repair leaks` does); the others stay. */
-function removeLeaked(model: CloudModel, b: PlanBuilder, allocs: Allocation[], leakOf: Map<number, Finding>, deleted: ReadonlySet<number>): void {
-  const byConsumer = new Map<string, {ids: Set<number>; findings: Finding[]}>()
+function removeLeaked(model: CloudModel, b: PlanBuilder, allocs: Allocation[], leakOf: Map<number, LeakFinding>, deleted: ReadonlySet<number>): void {
+  const byConsumer = new Map<string, {ids: Set<number>; findings: LeakFinding[]}>()
   for (const a of allocs) {
     const f = leakOf.get(a.id)
     if (!f) continue
@@ -141,8 +137,8 @@ function deleteTree(model: CloudModel, b: PlanBuilder, tree: ResourceProvider[],
  * The leak findings that hold for this tree: an allocation of a live instance placed on the host the
  * provider stands for is its home, not a leak, even if an audit calls it wrong-provider.
  */
-function leaksOnTree(model: CloudModel, root: ResourceProvider, allocs: Allocation[], leakOf: Map<number, Finding>): Map<number, Finding> {
-  const out = new Map<number, Finding>()
+function leaksOnTree(model: CloudModel, root: ResourceProvider, allocs: Allocation[], leakOf: Map<number, LeakFinding>): Map<number, LeakFinding> {
+  const out = new Map<number, LeakFinding>()
   for (const a of allocs) {
     const f = leakOf.get(a.id)
     if (f && !liveOnProvider(model, a.consumer_id, root)) out.set(a.id, f)
@@ -150,9 +146,9 @@ function leaksOnTree(model: CloudModel, root: ResourceProvider, allocs: Allocati
   return out
 }
 
-function planStale(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>): void {
+function planStale(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.stale'>, leakOf: Map<number, LeakFinding>): void {
   const subject = subjectOf(f)
-  const ev = f.evidence as {cause: 'no-compute-node' | 'compute-node-deleted' | 'service-deleted'; provider: {id: number}}
+  const ev = f.evidence
   const root = model.providersById.get(ev.provider.id)
   if (!root) return void b.skip(f.code, subject, 'the provider is gone from the snapshot: re-audit')
   if (ev.cause === 'service-deleted')
@@ -179,9 +175,9 @@ interface MismatchContext {
   subject: string
 }
 
-function mismatchContext(model: CloudModel, b: PlanBuilder, f: Finding): MismatchContext | undefined {
+function mismatchContext(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>): MismatchContext | undefined {
   const subject = subjectOf(f)
-  const ev = f.evidence as {compute_node: {id: number; uuid: string; cell_uuid: string}; providers: Array<{id: number}>}
+  const ev = f.evidence
   if (ev.providers.length !== 1) return void b.skip(f.code, subject, `${ev.providers.length} providers carry the name: decide by hand which one stands for the node`)
   const root = model.providersById.get(ev.providers[0].id)
   const cn = model.liveComputeNodes.find((x) => x.cell_uuid === ev.compute_node.cell_uuid && x.id === ev.compute_node.id)
@@ -196,7 +192,7 @@ function restartNote(b: PlanBuilder, cn: ComputeNode): void {
   b.note(`Restart nova-compute on ${cn.host} after applying: its resource tracker caches the provider tree by uuid and only re-reads it on start (seed 004).`)
 }
 
-function planRekey(model: CloudModel, b: PlanBuilder, f: Finding): void {
+function planRekey(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>): void {
   const m = mismatchContext(model, b, f)
   if (!m) return
   const {cn, root, tree} = m
@@ -222,7 +218,7 @@ function planRekey(model: CloudModel, b: PlanBuilder, f: Finding): void {
   restartNote(b, cn)
 }
 
-function planMove(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>): void {
+function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>, leakOf: Map<number, LeakFinding>): void {
   const m = mismatchContext(model, b, f)
   if (!m) return
   const {cn, root, tree, subject} = m
@@ -267,19 +263,15 @@ function planMove(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<num
   restartNote(b, cn)
 }
 
-interface DuplicateEvidence {
-  providers: Array<{id: number; stale: boolean; compute_node: {id: number; cell_uuid: string} | null}>
-}
-
-function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, leakOf: Map<number, Finding>, cellWrites: Set<DbKey>): void {
+function planDuplicate(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.duplicate-name'>, leakOf: Map<number, LeakFinding>, cellWrites: Set<DbKey>): void {
   const subject = subjectOf(f)
   if (!model.allCellsAvailable) return void b.skip(f.code, subject, 'a cell could not be read: the servers on the old provider may live there')
-  const ev = f.evidence as unknown as DuplicateEvidence
+  const ev = f.evidence
   const live = ev.providers.filter((p) => !p.stale && p.compute_node)
   if (live.length !== 1) return void b.skip(f.code, subject, `${live.length} providers of the host have a live compute node: decide by hand which one the servers run on`)
   const keep = model.providersById.get(live[0].id)
-  const ref = live[0].compute_node as {id: number; cell_uuid: string}
-  const cn = model.liveComputeNodes.find((x) => x.cell_uuid === ref.cell_uuid && x.id === ref.id)
+  const ref = live[0].compute_node
+  const cn = ref ? model.liveComputeNodes.find((x) => x.cell_uuid === ref.cell_uuid && x.id === ref.id) : undefined
   if (!keep || !cn || cn.uuid !== keep.uuid || cn.host === null || cn.hypervisor_hostname === null) return void b.skip(f.code, subject, 'provider or compute node row missing: re-audit')
   const nodesOfHost = model.liveComputeNodes.filter((x) => x.host === cn.host)
   if (nodesOfHost.length !== 1) return void b.skip(f.code, subject, `host ${cn.host} has ${nodesOfHost.length} live compute nodes: which one a server runs on is not known`)
@@ -297,7 +289,7 @@ function planDuplicateProvider(
   model: CloudModel,
   b: PlanBuilder,
   f: Finding,
-  leakOf: Map<number, Finding>,
+  leakOf: Map<number, LeakFinding>,
   cellWrites: Set<DbKey>,
   m: {old: ResourceProvider; keep: ResourceProvider; cn: ComputeNode & {host: string; hypervisor_hostname: string}},
 ): void {

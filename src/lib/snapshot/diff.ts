@@ -46,7 +46,7 @@ const SUBJECT_KEYS: ReadonlyArray<keyof FindingSubject> = ['cell', 'cell_uuid', 
 
 /** code + subject, key order not significant. */
 export function findingKey(f: Finding): string {
-  const parts = [f.code]
+  const parts: string[] = [f.code]
   for (const k of SUBJECT_KEYS) if (f.subject[k] !== undefined && f.subject[k] !== null) parts.push(`${k}=${String(f.subject[k])}`)
   return parts.join('\u0000')
 }

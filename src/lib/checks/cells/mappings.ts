@@ -3,7 +3,7 @@
  * territory). Hidden instance copies (cross-cell resize) and the map_instances marker row are not
  * faults. The joins the cell codes share, built once per audit.
  */
-import type {FindingSubject} from '../../domain/finding.js'
+import type {InstanceSubject} from '../../domain/finding.js'
 import type {Instance, InstanceMapping} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 
@@ -74,7 +74,7 @@ export function mappingOfLive(ctx: AuditContext, lm: LiveMappings, k: number): I
 
 export const instRow = (i: Instance) => ({cell_uuid: i.cell_uuid, id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, deleted: i.deleted, created_at: i.created_at})
 
-export function instanceSubject(ctx: AuditContext, inst: Instance): FindingSubject {
+export function instanceSubject(ctx: AuditContext, inst: Instance): InstanceSubject {
   const cn = ctx.model.nodeOfInstance(inst)
   const rp = cn && ctx.providerOf(cn)
   return {

@@ -1,5 +1,5 @@
 /** Evidence rows, subjects and wording the leak codes share. */
-import type {FindingSubject} from '../../domain/finding.js'
+import type {ConsumerSubject, FindingSubject} from '../../domain/finding.js'
 import type {Allocation, Consumer, Instance, Migration, ResourceProvider} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import type {ResourceAmounts} from '../flavor-resources.js'
@@ -51,7 +51,7 @@ export const migrationRow = (m: Migration) => ({
 })
 
 /** The node (or the provider's name), the cell when known, the provider and the consumer. */
-export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cellUuid?: string): FindingSubject {
+export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cellUuid?: string): ConsumerSubject {
   const cn = g.sharing ? undefined : ctx.computeNodeOf(g.rp)
   const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : {}
   if (!cn && g.rp.name !== null && !g.sharing) subject.node = g.rp.name
@@ -60,9 +60,9 @@ export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cell
     subject.cell_uuid = cellUuid
   }
   subject.provider_uuid = g.rp.uuid
-  subject.consumer_uuid = consumer
-  if (ctx.rowsOf(consumer)) subject.instance_uuid = consumer
-  return subject
+  const out: ConsumerSubject = Object.assign(subject, {consumer_uuid: consumer})
+  if (ctx.rowsOf(consumer)) out.instance_uuid = consumer
+  return out
 }
 
 /** "VCPU=2, MEMORY_MB=4096" of allocation rows. */

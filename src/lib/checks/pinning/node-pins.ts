@@ -4,7 +4,7 @@
  * instances were gone because update_available_resource had stopped, and NUMATopologyFilter
  * returned 0 hosts. This file reads, once per audit, what each node's instances pin.
  */
-import type {Finding, FindingSubject, Severity} from '../../domain/finding.js'
+import type {Finding, FindingCode, FindingSubject, Severity} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
 import {type HostNumaCell, type HostNumaTopology, pinnedHostCpus} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
@@ -121,7 +121,7 @@ export function soleOwner(owners: string[]): string | undefined {
 export function pinningFinding(
   ctx: AuditContext,
   p: NodePins,
-  f: {code: string; severity: Severity; cellId?: number; message: string; evidence: Record<string, unknown>; instance?: string; rowOnly?: boolean},
+  f: {code: Exclude<Extract<FindingCode, `pinning.${string}`>, 'pinning.undecided'>; severity: Severity; cellId?: number; message: string; evidence: Record<string, unknown>; instance?: string; rowOnly?: boolean},
 ): Finding {
   const {cn} = p
   const rp = ctx.providerOf(cn)

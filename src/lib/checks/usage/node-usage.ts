@@ -9,6 +9,7 @@
  *
  * This file computes, once per audit, what each node's row should hold; the usage codes compare.
  */
+import type {NodeDriftEvidence} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
 import type {FlavorObject} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
@@ -187,7 +188,7 @@ export function usageSubject(ctx: AuditContext, u: NodeUsage) {
 }
 
 /** The evidence both usage codes start with. Built only for a node with a finding: most nodes have none. */
-export function usageEvidence(ctx: AuditContext, u: NodeUsage): Record<string, unknown> {
+export function usageEvidence(ctx: AuditContext, u: NodeUsage): NodeDriftEvidence {
   const {model} = ctx
   const {cn, rp} = u
   const id = (name: string) => model.rc.id(name) as number
@@ -204,7 +205,7 @@ export function usageEvidence(ctx: AuditContext, u: NodeUsage): Record<string, u
     compute_node: {id: cn.id, uuid: cn.uuid, cell_uuid: cn.cell_uuid, updated_at: cn.updated_at},
     totals: {vcpus: cn.vcpus, memory_mb: cn.memory_mb, local_gb: cn.local_gb},
     recorded: u.recorded,
-    expected: u.expected,
+    expected: {...u.expected},
     placement_usage: placement,
     reserved_host_memory_mb: u.reservedMem,
     reserved_host_memory_source: u.memInv ? 'MEMORY_MB inventory reserved' : 'nova default',
