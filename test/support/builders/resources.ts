@@ -1,0 +1,76 @@
+/** Builder family: what a flavor asks placement for, as nova derives it (cpu sets, resources:* overrides). */
+import {type Flavor} from '../../../src/lib/domain/snapshot.js'
+
+// ---------------------------------------------------------------- resources
+
+/** Parse a nova CPU set spec ("0-3,^2", "4,6"). */
+export function parseCpuSet(spec: string): number[] {
+  const inc = new Set<number>()
+  const exc = new Set<number>()
+  for (const raw of spec.split(',')) {
+    const p = raw.trim()
+    if (!p) continue
+    const neg = p.startsWith('^')
+    const m = /^(\d+)(?:-(\d+))?$/.exec(neg ? p.slice(1) : p)
+    if (!m) throw new Error(`bad CPU set spec ${spec}`)
+    const hi = m[2] === undefined ? Number(m[1]) : Number(m[2])
+    for (let c = Number(m[1]); c <= hi; c++) (neg ? exc : inc).add(c)
+  }
+  return [...inc].filter((c) => !exc.has(c)).sort((a, b) => a - b)
+}
+
+/** Dedicated vCPU ids of a mixed-policy flavor (hw:cpu_dedicated_mask; '^0' = all but vCPU 0). */
+export function dedicatedVcpus(mask: string, vcpus: number): number[] {
+  const m = mask.trim()
+  if (m.startsWith('^')) {
+    const excluded = new Set(parseCpuSet(m.slice(1).replace(/\^/g, '')))
+    const out: number[] = []
+    for (let c = 0; c < vcpus; c++) if (!excluded.has(c)) out.push(c)
+    return out
+  }
+  return parseCpuSet(m).filter((c) => c < vcpus)
+}
+
+export interface FlavorResources {
+  /** resource class name -> amount, zero amounts dropped */
+  resources: Record<string, number>
+  cpuPolicy: 'shared' | 'dedicated' | 'mixed'
+  /** vCPU ids pinned (dedicated or the mixed mask) */
+  dedicated: number[]
+  isolateEmulator: boolean
+}
+
+const XS_KEY = /^resources([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$/
+
+/** What nova asks placement for, for a flavor (nova.scheduler.utils.resources_from_flavor + PCPU). */
+export function flavorResources(f: Flavor, bootFromVolume: boolean): FlavorResources {
+  const specs = f.extra_specs
+  const res: Record<string, number> = {}
+  for (const [k, v] of Object.entries(specs)) {
+    const m = XS_KEY.exec(k)
+    if (m) res[m[2]] = (res[m[2]] ?? 0) + Number.parseInt(v, 10)
+  }
+  const policy = (specs['hw:cpu_policy'] ?? 'shared') as FlavorResources['cpuPolicy']
+  const isolate = specs['hw:emulator_threads_policy'] === 'isolate' && policy !== 'shared'
+  let dedicated: number[] = []
+  if (policy === 'dedicated') dedicated = Array.from({length: f.vcpus}, (_, i) => i)
+  else if (policy === 'mixed') {
+    const mask = specs['hw:cpu_dedicated_mask'] ?? specs['hw:cpu_realtime_mask']
+    if (!mask) throw new Error(`flavor ${f.name}: hw:cpu_policy=mixed needs hw:cpu_dedicated_mask`)
+    dedicated = dedicatedVcpus(mask, f.vcpus)
+  }
+  if (!('VCPU' in res) && !('PCPU' in res)) {
+    if (policy === 'shared') res.VCPU = f.vcpus
+    else {
+      res.PCPU = dedicated.length + (isolate ? 1 : 0)
+      if (policy === 'mixed') res.VCPU = f.vcpus - dedicated.length
+    }
+  }
+  if (!('MEMORY_MB' in res)) res.MEMORY_MB = f.memory_mb
+  if (!('DISK_GB' in res)) res.DISK_GB = (bootFromVolume ? 0 : (f.root_gb ?? 0)) + (f.ephemeral_gb ?? 0) + Math.ceil(f.swap / 1024)
+  for (const k of Object.keys(res)) if (!res[k]) delete res[k]
+  return {resources: res, cpuPolicy: policy, dedicated, isolateEmulator: isolate}
+}
+
+/** What a MySQL FLOAT column gives back: single precision widened to double. */
+export const floatColumn = (v: number): number => Math.fround(v)
