@@ -31,8 +31,8 @@ export type ConsumerSubject = FindingSubject & {consumer_uuid: string}
 /** What every finding of one instance row names. */
 export type InstanceSubject = FindingSubject & {instance_uuid: string; cell_uuid: string}
 
-/** Fields a check shows the operator beyond those a repair reads. */
-interface Open {
+/** Fields a check shows the operator beyond those a repair reads (a new code's evidence extends it too). */
+export interface Open {
   [field: string]: unknown
 }
 

@@ -4,6 +4,8 @@
  * exact rows, re-check the observed values inside the transaction, record before-images for the undo
  * file and render the statement for the dry run. Planners (this directory) are pure.
  */
+import type {RepairKind} from './kinds.js'
+export type {RepairKind, RepairKinds} from './kinds.js'
 
 /** 'placement', 'nova_api', or 'cell:<cell uuid>'. */
 export type DbKey = 'placement' | 'nova_api' | `cell:${string}`
@@ -92,8 +94,6 @@ export interface RestoreStep extends StepBase {
 }
 
 export type Step = CheckStep | DeleteStep | UpdateStep | UpdateAllStep | DeleteAllStep | InsertStep | RestoreStep
-
-export type RepairKind = 'leaks' | 'providers' | 'pinning' | 'usage' | 'aggregates' | 'map-instances' | 'discover-hosts' | 'undo'
 
 export interface RepairPlan {
   plan_version: 1
