@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
-import {seed004Cloud} from '../engine/cloud.js'
+import {seed004Cloud} from '../support/builders/seed004.js'
 import {cloudctl} from '../support/cli.js'
 
 let file = ''

@@ -13,7 +13,6 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {cloudRelease, databaseRelease} from '../../src/lib/domain/release.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
-import {buildCloud} from '../engine/cloud.js'
 import {CloudBuilder} from '../support/builders.js'
 import {cloudctl} from '../support/cli.js'
 
@@ -21,7 +20,11 @@ const files: Record<'epoxy' | 'zed' | 'none', string> = {epoxy: '', zed: '', non
 let conf = ''
 
 function cloudWithVersions(): Snapshot {
-  const s = buildCloud([{name: 'cmp-a'}, {name: 'cmp-b'}, {name: 'cmp-c'}], [{name: 'm1.small', vcpus: 1, memoryMb: 512, rootGb: 1}])
+  const b = new CloudBuilder()
+  b.addCell('cell1')
+  b.addFlavor({name: 'm1.small', vcpus: 1, memory_mb: 512, root_gb: 1})
+  for (const host of ['cmp-a', 'cmp-b', 'cmp-c']) b.addHost('cell1', {host, vcpus: 16, memory_mb: 65536, local_gb: 1000})
+  const s = b.build()
   const versions: Record<string, number> = {'cmp-a': 6002000, 'cmp-b': 9001000, 'cmp-c': 8002000}
   for (const cn of s.nova.compute_nodes) cn.hypervisor_version = versions[cn.host as string] as number
   return s

@@ -11,7 +11,7 @@ import {describe, expect, it} from 'vitest'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
 import {allocationCandidates, emptyGroup, placementBadRequest, providerIndex, toQueryString, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
-import {buildCloud, TRAIT_IDS} from '../engine/cloud.js'
+import {CloudBuilder} from '../support/builders.js'
 import {COMPARE, runNova} from './driver.js'
 
 function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; inTree?: string} = {}): PlacementGroup {
@@ -42,16 +42,16 @@ function placementMessage(body: unknown): string {
 
 describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplication", () => {
   it('the engine refuses what placement refuses, with its message, and finds the same candidates otherwise', () => {
-    const s = buildCloud([{name: 'cn1', aggregates: ['az1'], diskGb: 40}, {name: 'cn2', aggregates: ['az1']}], [], {aggregates: [{name: 'az1'}]})
-    const p = s.placement
+    const b = new CloudBuilder()
+    b.traitId('CUSTOM_GOLD')
+    b.addCell('cell1')
+    b.addAggregate({name: 'az1'})
+    b.addHost('cell1', {host: 'cn1', vcpus: 16, memory_mb: 65536, local_gb: 40, aggregates: ['az1']})
+    b.addHost('cell1', {host: 'cn2', vcpus: 16, memory_mb: 65536, local_gb: 1000, aggregates: ['az1']})
     // two providers sharing DISK_GB with the hosts of az1
-    for (const [i, name] of ['ss1', 'ss2'].entries()) {
-      const id = 100 + i
-      p.resource_providers.push({id, uuid: `5a000000-0000-4000-8000-00000000010${i}`, name, generation: 1, root_provider_id: id, parent_provider_id: null})
-      p.inventories.push({id: 1000 + i, resource_provider_id: id, resource_class_id: 2, total: 1000, reserved: 0, min_unit: 1, max_unit: 1000, step_size: 1, allocation_ratio: 1})
-      p.resource_provider_traits.push({resource_provider_id: id, trait_id: TRAIT_IDS.MISC_SHARES_VIA_AGGREGATE as number})
-      p.resource_provider_aggregates.push({resource_provider_id: id, aggregate_id: 1})
-    }
+    for (const name of ['ss1', 'ss2']) b.addSharingProvider({name, disk_gb: 1000, aggregates: ['az1']})
+    const s = b.build()
+    const p = s.placement
     const agg = p.placement_aggregates[0]?.uuid as string
     const cn1 = p.resource_providers.find((r) => r.name === 'cn1')?.uuid as string
     const cases: Array<[string, PlacementRequest]> = [

@@ -9,7 +9,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 import {cloudctl} from '../support/cli.js'
-import {seed004Cloud} from './cloud.js'
+import {seed004Cloud} from '../support/builders/seed004.js'
 
 let file = ''
 beforeAll(async () => {

@@ -7,13 +7,10 @@
 import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
-import type {Snapshot} from '../../src/lib/domain/snapshot.js'
+import type {Inventory, Snapshot} from '../../src/lib/domain/snapshot.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {floatStored} from '../../src/lib/domain/placement-capacity.js'
 import {allocationCandidates, emptyGroup, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
-import {buildCloud, TRAIT_IDS} from './cloud.js'
-
-const RC = {VCPU: 0, MEMORY_MB: 1, DISK_GB: 2, SRIOV_NET_VF: 4, PCPU: 14} as const
+import {CloudBuilder, CONSUMER_TYPE_INSTANCE} from '../support/builders.js'
 
 function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; forbiddenAggs?: string[]; inTree?: string} = {}): PlacementGroup {
   const g = emptyGroup(suffix)
@@ -43,22 +40,42 @@ function candidates(s: Snapshot, req: PlacementRequest) {
   }
 }
 
-let invId = 1000
 /** Placement only takes UUIDs in in_tree / member_of: provider uuids made from their names. */
 const rpUuid = (name: string) => `00000000-0000-4000-8000-${Buffer.from(name).toString('hex').padStart(12, '0').slice(-12)}`
+const [X, Y] = ['a99a0000-0000-4000-8000-000000000001', 'a99a0000-0000-4000-8000-000000000002']
 
-function provider(s: Snapshot, p: {id: number; name: string; parent?: number; root?: number; inv?: Array<[number, number, Partial<{reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>?]>; traits?: string[]; aggregates?: number[]}): void {
-  s.placement.resource_providers.push({id: p.id, uuid: rpUuid(p.name), name: p.name, generation: 1, root_provider_id: p.root ?? p.parent ?? p.id, parent_provider_id: p.parent ?? null})
-  for (const [rc, total, o] of p.inv ?? []) {
-    s.placement.inventories.push({id: invId++, resource_provider_id: p.id, resource_class_id: rc, total, reserved: 0, min_unit: 1, max_unit: total, step_size: 1, allocation_ratio: 1, ...o})
-  }
-  for (const t of p.traits ?? []) s.placement.resource_provider_traits.push({resource_provider_id: p.id, trait_id: TRAIT_IDS[t] as number})
-  for (const a of p.aggregates ?? []) s.placement.resource_provider_aggregates.push({resource_provider_id: p.id, aggregate_id: a})
+type InventorySpec = Partial<Omit<Inventory, 'id' | 'resource_provider_id' | 'resource_class_id'>> & {total: number}
+interface ProviderSpec {
+  name: string
+  /** parent provider's name (nested tree) */
+  parent?: string
+  /** resource class -> total, or the inventory's fields */
+  inv?: Record<string, number | InventorySpec>
+  traits?: string[]
+  /** of the aggregates x (uuid X) and y (uuid Y) */
+  aggregates?: Array<'x' | 'y'>
 }
 
-function bare(): Snapshot {
-  const s = buildCloud([], [], {aggregates: [{name: 'x'}, {name: 'y'}]})
-  return s
+/** Provider trees with no compute node behind them; CUSTOM_GOLD is a known trait. */
+function providers(specs: ProviderSpec[], edit: (b: CloudBuilder) => void = () => {}): Snapshot {
+  const b = new CloudBuilder()
+  b.traitId('CUSTOM_GOLD')
+  b.addAggregate({name: 'x', uuid: X})
+  b.addAggregate({name: 'y', uuid: Y})
+  for (const p of specs) {
+    const inventories = Object.fromEntries(Object.entries(p.inv ?? {}).map(([rc, v]) => [rc, typeof v === 'number' ? {total: v} : v]))
+    const spec = {name: p.name, uuid: rpUuid(p.name), inventories, traits: p.traits}
+    if (p.parent) b.addChildProvider(p.parent, spec)
+    else b.addRootProvider(spec)
+    for (const a of p.aggregates ?? []) b.linkProviderToAggregate(p.name, a)
+  }
+  edit(b)
+  return b.build()
+}
+
+/** A consumer already holding `used` of a class on a provider. */
+function allocate(b: CloudBuilder, provider: string, rc: string, used: number): void {
+  b.putAllocations(b.newUuid(), b.defaultProject, b.defaultUser, CONSUMER_TYPE_INSTANCE, [{rp: b.provider(provider), rc: b.rcId(rc), used}])
 }
 
 describe('capacity rule at the candidate level', () => {
@@ -75,12 +92,8 @@ describe('capacity rule at the candidate level', () => {
     [10, 3, 2.0, 6, 8, true], // (10 - 3) x 2 = 14 >= 6 + 8
     [10, 3, 2.0, 7, 8, false],
   ] as const)('total %i reserved %i ratio %f used %i: %i -> %s', (total, reserved, ratio, used, amount, ok) => {
-    const s = buildCloud([{name: 'h', vcpus: total, cpuRatio: ratio, used: {VCPU: used}}], [])
-    const inv = s.placement.inventories.find((i) => i.resource_class_id === RC.VCPU)
-    if (!inv) throw new Error('no VCPU inventory')
-    inv.reserved = reserved
-    inv.allocation_ratio = floatStored(ratio)
-    inv.max_unit = 1000 // only the capacity rule is under test here
+    // max_unit 1000: only the capacity rule is under test here
+    const s = providers([{name: 'h', inv: {VCPU: {total, reserved, allocation_ratio: ratio, max_unit: 1000}}}], (b) => used > 0 && allocate(b, 'h', 'VCPU', used))
     const {r} = candidates(s, request([group('', {VCPU: amount})]))
     expect(r.all.length).toBe(ok ? 1 : 0)
     if (!ok) expect(r.diagnostics.rejectedRoots.get(1)?.label).toBe('insufficient VCPU')
@@ -95,17 +108,16 @@ describe('capacity rule at the candidate level', () => {
     [1, 16, 4, 6, false], // not a multiple of step_size
     [2, 16, 2, 2, true],
   ] as const)('min_unit %i max_unit %i step_size %i, amount %i -> %s', (min_unit, max_unit, step_size, amount, ok) => {
-    const s = bare()
-    provider(s, {id: 1, name: 'h', inv: [[RC.DISK_GB, 100, {min_unit, max_unit, step_size}]]})
+    const s = providers([{name: 'h', inv: {DISK_GB: {total: 100, min_unit, max_unit, step_size}}}])
     expect(candidates(s, request([group('', {DISK_GB: amount})])).r.all.length).toBe(ok ? 1 : 0)
   })
 
   it('counts usage claimed earlier in the simulation (engine state), like the snapshot usage', () => {
-    const s = buildCloud([{name: 'a', vcpus: 4, cpuRatio: 1}, {name: 'b', vcpus: 4, cpuRatio: 1}], [])
+    const s = providers([{name: 'a', inv: {VCPU: 4}}, {name: 'b', inv: {VCPU: 4}}])
     const m = buildModel(s)
     const idx = providerIndex(m)
     const state = createEngineState()
-    state.addUsage(1, RC.VCPU, 2)
+    state.addUsage(1, 0, 2) // VCPU on a
     const req = request([group('', {VCPU: 3})])
     const fast = allocationCandidates(idx, req, state.usageView(idx))
     // a plain view (no fast-path hints) must give the same answer
@@ -118,13 +130,16 @@ describe('capacity rule at the candidate level', () => {
 
 describe('nested providers (unsuffixed group spreads over the tree)', () => {
   // root: MEMORY_MB; two NUMA children with 4 VCPU each, child 1 carries CUSTOM_GOLD
-  function tree(): Snapshot {
-    const s = bare()
-    provider(s, {id: 1, name: 'root', inv: [[RC.MEMORY_MB, 8192]]})
-    provider(s, {id: 2, name: 'numa0', parent: 1, inv: [[RC.VCPU, 4]], traits: ['CUSTOM_GOLD']})
-    provider(s, {id: 3, name: 'numa1', parent: 1, inv: [[RC.VCPU, 4]]})
-    provider(s, {id: 4, name: 'other', inv: [[RC.MEMORY_MB, 1024], [RC.VCPU, 2]]})
-    return s
+  function tree(edit?: (b: CloudBuilder) => void): Snapshot {
+    return providers(
+      [
+        {name: 'root', inv: {MEMORY_MB: 8192}},
+        {name: 'numa0', parent: 'root', inv: {VCPU: 4}, traits: ['CUSTOM_GOLD']},
+        {name: 'numa1', parent: 'root', inv: {VCPU: 4}},
+        {name: 'other', inv: {MEMORY_MB: 1024, VCPU: 2}},
+      ],
+      edit,
+    )
   }
 
   it('one candidate per way to serve each class from some provider of the tree', () => {
@@ -173,8 +188,7 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
   })
 
   it('groups combined beyond a provider capacity are dropped (provider summary check)', () => {
-    const s = tree()
-    s.placement.allocations.push({id: 1, resource_provider_id: 2, consumer_id: 'c', resource_class_id: RC.VCPU, used: 1})
+    const s = tree((b) => allocate(b, 'numa0', 'VCPU', 1))
     // numa0 has 3 free: (numa0, numa0) = 4 > 3 is dropped, the rest stays
     expect(candidates(s, request([group('', {MEMORY_MB: 512}), group('1', {VCPU: 2}), group('2', {VCPU: 2})], {groupPolicy: 'none'})).text).toEqual([
       'root: numa0.VCPU=2 numa1.VCPU=2 root.MEMORY_MB=512',
@@ -185,13 +199,13 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
 })
 
 describe('sharing providers (MISC_SHARES_VIA_AGGREGATE)', () => {
-  function cloud(): Snapshot {
-    const s = bare()
-    provider(s, {id: 1, name: 'c1', inv: [[RC.VCPU, 8], [RC.DISK_GB, 50]], aggregates: [1]})
-    provider(s, {id: 2, name: 'c2', inv: [[RC.VCPU, 8]], aggregates: [1]})
-    provider(s, {id: 3, name: 'c3', inv: [[RC.VCPU, 8]], aggregates: [2]})
-    provider(s, {id: 9, name: 'nfs', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
-    return s
+  function cloud(nfsShares = true): Snapshot {
+    return providers([
+      {name: 'c1', inv: {VCPU: 8, DISK_GB: 50}, aggregates: ['x']},
+      {name: 'c2', inv: {VCPU: 8}, aggregates: ['x']},
+      {name: 'c3', inv: {VCPU: 8}, aggregates: ['y']},
+      {name: 'nfs', inv: {DISK_GB: 1000}, traits: nfsShares ? ['MISC_SHARES_VIA_AGGREGATE'] : [], aggregates: ['x']},
+    ])
   }
 
   it('serves the hosts of its aggregate; a host with local disk gets both options', () => {
@@ -207,22 +221,19 @@ describe('sharing providers (MISC_SHARES_VIA_AGGREGATE)', () => {
   })
 
   it('a provider that does not carry the trait shares nothing', () => {
-    const s = cloud()
-    s.placement.resource_provider_traits = s.placement.resource_provider_traits.filter((t) => t.resource_provider_id !== 9)
-    expect(candidates(s, request([group('', {VCPU: 1, DISK_GB: 20})])).text).toEqual(['c1: c1.DISK_GB=20 c1.VCPU=1'])
+    expect(candidates(cloud(false), request([group('', {VCPU: 1, DISK_GB: 20})])).text).toEqual(['c1: c1.DISK_GB=20 c1.VCPU=1'])
   })
 })
 
 describe('member_of, forbidden aggregates, root traits', () => {
   function cloud(): Snapshot {
-    const s = bare()
-    provider(s, {id: 1, name: 'a', inv: [[RC.VCPU, 4]], aggregates: [1]})
-    provider(s, {id: 2, name: 'b', inv: [[RC.VCPU, 4]], aggregates: [2]})
-    provider(s, {id: 3, name: 'c', inv: [[RC.VCPU, 4]], aggregates: [1, 2], traits: ['HW_CPU_X86_AVX2']})
-    provider(s, {id: 4, name: 'd', inv: [[RC.VCPU, 4]], traits: ['COMPUTE_STATUS_DISABLED']})
-    return s
+    return providers([
+      {name: 'a', inv: {VCPU: 4}, aggregates: ['x']},
+      {name: 'b', inv: {VCPU: 4}, aggregates: ['y']},
+      {name: 'c', inv: {VCPU: 4}, aggregates: ['x', 'y'], traits: ['HW_CPU_X86_AVX2']},
+      {name: 'd', inv: {VCPU: 4}, traits: ['COMPUTE_STATUS_DISABLED']},
+    ])
   }
-  const [X, Y] = ['a99a0000-0000-4000-8000-000000000001', 'a99a0000-0000-4000-8000-000000000002']
 
   it.each([
     ['member_of=in:x,y (any of)', {memberOf: [[X, Y]]}, ['a', 'b', 'c']],
@@ -248,13 +259,14 @@ describe('member_of, forbidden aggregates, root traits', () => {
 
 describe('limit (max_placement_results) is applied after ordering, and trims the provider summaries', () => {
   it('keeps the first N candidates in anchor order, summaries of their trees only', () => {
-    const s = bare()
     // nested root 1 (two children: two candidates), then flat 4, 5
-    provider(s, {id: 1, name: 'r1', inv: [[RC.MEMORY_MB, 4096]]})
-    provider(s, {id: 2, name: 'r1-n0', parent: 1, inv: [[RC.VCPU, 4]]})
-    provider(s, {id: 3, name: 'r1-n1', parent: 1, inv: [[RC.VCPU, 4]]})
-    provider(s, {id: 4, name: 'f4', inv: [[RC.MEMORY_MB, 4096], [RC.VCPU, 4]]})
-    provider(s, {id: 5, name: 'f5', inv: [[RC.MEMORY_MB, 4096], [RC.VCPU, 4]]})
+    const s = providers([
+      {name: 'r1', inv: {MEMORY_MB: 4096}},
+      {name: 'r1-n0', parent: 'r1', inv: {VCPU: 4}},
+      {name: 'r1-n1', parent: 'r1', inv: {VCPU: 4}},
+      {name: 'f4', inv: {MEMORY_MB: 4096, VCPU: 4}},
+      {name: 'f5', inv: {MEMORY_MB: 4096, VCPU: 4}},
+    ])
     const all = candidates(s, request([group('', {VCPU: 1, MEMORY_MB: 512})], {limit: null}))
     expect(all.anchors).toEqual(['r1', 'r1', 'f4', 'f5'])
     const lim = candidates(s, request([group('', {VCPU: 1, MEMORY_MB: 512})], {limit: 3}))
@@ -267,11 +279,11 @@ describe('limit (max_placement_results) is applied after ordering, and trims the
 describe('duplicate requests through sharing providers (placement keeps a set that ignores the anchor)', () => {
   // cn1 with local disk + ss1, ss2 sharing DISK_GB with it: placement's "disk alone" case
   function cloud(): Snapshot {
-    const s = bare()
-    provider(s, {id: 1, name: 'cn1', inv: [[RC.VCPU, 8], [RC.DISK_GB, 50]], aggregates: [1]})
-    provider(s, {id: 2, name: 'ss1', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
-    provider(s, {id: 3, name: 'ss2', inv: [[RC.DISK_GB, 1000]], traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: [1]})
-    return s
+    return providers([
+      {name: 'cn1', inv: {VCPU: 8, DISK_GB: 50}, aggregates: ['x']},
+      {name: 'ss1', inv: {DISK_GB: 1000}, traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: ['x']},
+      {name: 'ss2', inv: {DISK_GB: 1000}, traits: ['MISC_SHARES_VIA_AGGREGATE'], aggregates: ['x']},
+    ])
   }
   const parts = (r: ReturnType<typeof candidates>) => r.text.map((t) => t.replace(/^[^:]*: /, ''))
 
@@ -289,9 +301,7 @@ describe('duplicate requests through sharing providers (placement keeps a set th
 
 describe("placement's 400s (nova: NoValidHost)", () => {
   function cloud(): Snapshot {
-    const s = bare()
-    provider(s, {id: 1, name: 'a', inv: [[RC.VCPU, 4], [RC.SRIOV_NET_VF, 4]], aggregates: [1]})
-    return s
+    return providers([{name: 'a', inv: {VCPU: 4, SRIOV_NET_VF: 4}, aggregates: ['x']}])
   }
 
   it.each([

@@ -5,7 +5,7 @@ import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {floatRead, floatStored} from '../../src/lib/domain/placement-capacity.js'
 import {allocationCandidates, checkCandidateCapacity, checkClaimCapacity, providerIndex} from '../../src/lib/engine/placement.js'
 import {emptyGroup, inventoryOf, type PlacementRequest} from '../../src/lib/engine/placement.js'
-import {buildCloud} from './cloud.js'
+import {CloudBuilder, type HostSpec} from '../support/builders.js'
 
 const inv = (o: Partial<{total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>) =>
   inventoryOf({id: 1, resource_provider_id: 1, resource_class_id: 0, total: 10, reserved: 0, min_unit: 1, max_unit: 10, step_size: 1, allocation_ratio: 1, ...o})
@@ -59,6 +59,15 @@ function group(suffix: string, resources: Record<string, number>, required: stri
   for (const t of forbidden) g.forbidden.add(t)
   return g
 }
+/** One cell; hosts of 16 vCPUs, 64 GiB and 1000 GB unless told otherwise. */
+function hosts(specs: Array<Partial<HostSpec> & {host: string}>, edit: (b: CloudBuilder) => void = () => {}, aggregates: string[] = []): Snapshot {
+  const b = new CloudBuilder()
+  b.addCell('cell1')
+  for (const name of aggregates) b.addAggregate({name})
+  for (const h of specs) b.addHost('cell1', {vcpus: 16, memory_mb: 65536, local_gb: 1000, ...h})
+  edit(b)
+  return b.build()
+}
 const noUsage = (s: Snapshot) => {
   const m = buildModel(s)
   return {m, idx: providerIndex(m), usage: {used: (rp: number, rc: number) => m.usage(rp, rc)}}
@@ -66,9 +75,12 @@ const noUsage = (s: Snapshot) => {
 
 describe('allocation candidates', () => {
   it('excludes disabled roots and roots without capacity, keeps id order, and applies the limit last', () => {
-    const s = buildCloud(
-      [{name: 'a', vcpus: 4, cpuRatio: 1}, {name: 'b', disabled: true}, {name: 'c', vcpus: 4, cpuRatio: 1, used: {VCPU: 2}}, {name: 'd'}, {name: 'e'}],
-      [],
+    const s = hosts(
+      [{host: 'a', vcpus: 4, cpu_allocation_ratio: 1}, {host: 'b', disabled: true}, {host: 'c', vcpus: 4, cpu_allocation_ratio: 1}, {host: 'd'}, {host: 'e'}],
+      (b) => {
+        b.addFlavor({name: 'two', vcpus: 2, memory_mb: 512})
+        b.addInstance('c', 'two')
+      },
     )
     const {idx, usage} = noUsage(s)
     const r = allocationCandidates(idx, request([group('', {VCPU: 3, MEMORY_MB: 512})], {limit: 2}), usage)
@@ -81,12 +93,12 @@ describe('allocation candidates', () => {
 
   it('granular groups: same provider per group; isolate forbids sharing a provider', () => {
     // a nested host: root (VCPU, MEMORY) with two children carrying CUSTOM_GOLD-less SRIOV_NET_VF
-    const s = buildCloud([{name: 'n1'}], [])
-    s.placement.resource_providers.push({id: 10, uuid: 'pf1', name: 'n1_pf1', generation: 1, root_provider_id: 1, parent_provider_id: 1})
-    s.placement.resource_providers.push({id: 11, uuid: 'pf2', name: 'n1_pf2', generation: 1, root_provider_id: 1, parent_provider_id: 1})
-    s.placement.inventories.push({id: 100, resource_provider_id: 10, resource_class_id: 4, total: 2, reserved: 0, min_unit: 1, max_unit: 2, step_size: 1, allocation_ratio: 1})
-    s.placement.inventories.push({id: 101, resource_provider_id: 11, resource_class_id: 4, total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1})
+    const s = hosts([{host: 'n1'}], (b) => {
+      b.addChildProvider('n1', {name: 'n1_pf1', inventories: {SRIOV_NET_VF: {total: 2}}})
+      b.addChildProvider('n1', {name: 'n1_pf2', inventories: {SRIOV_NET_VF: {total: 1}}})
+    })
     const {idx, usage} = noUsage(s)
+    const name = (rpId: number | undefined) => (rpId === undefined ? undefined : idx.providers.get(rpId)?.name)
     const groups = () => [group('', {VCPU: 1, MEMORY_MB: 512}), group('1', {SRIOV_NET_VF: 1}), group('2', {SRIOV_NET_VF: 1})]
     // none: (pf1,pf1) summed to 2 <= 2 ok, (pf1,pf2), (pf2,pf1), (pf2,pf2) summed 2 > 1 excluded -> 3
     const none = allocationCandidates(idx, request(groups(), {groupPolicy: 'none'}), usage)
@@ -97,33 +109,32 @@ describe('allocation candidates', () => {
     // a VF amount that exceeds pf2's max_unit: only pf1 can serve 2
     const big = allocationCandidates(idx, request([group('', {VCPU: 1}), group('1', {SRIOV_NET_VF: 2})]), usage)
     expect(big.all).toHaveLength(1)
-    expect(big.all[0]?.parts.find((p) => p.rc === 'SRIOV_NET_VF')?.rpId).toBe(10)
+    expect(name(big.all[0]?.parts.find((p) => p.rc === 'SRIOV_NET_VF')?.rpId)).toBe('n1_pf1')
   })
 
   it('unsuffixed group spreads over the tree and a sharing provider via MISC_SHARES_VIA_AGGREGATE', () => {
-    const s = buildCloud([{name: 'n1', diskGb: 0, aggregates: ['nfs']}, {name: 'n2', diskGb: 0}], [], {aggregates: [{name: 'nfs'}]})
-    // remove local disk inventories, add a shared DISK_GB provider in aggregate nfs
-    s.placement.inventories = s.placement.inventories.filter((i) => i.resource_class_id !== 2)
-    s.placement.resource_providers.push({id: 20, uuid: 'share', name: 'nfs-share', generation: 1, root_provider_id: 20, parent_provider_id: null})
-    s.placement.inventories.push({id: 200, resource_provider_id: 20, resource_class_id: 2, total: 1000, reserved: 0, min_unit: 10, max_unit: 500, step_size: 10, allocation_ratio: 1})
-    s.placement.resource_provider_traits.push({resource_provider_id: 20, trait_id: 3})
-    s.placement.resource_provider_aggregates.push({resource_provider_id: 20, aggregate_id: 1})
+    // no local disk inventories; a shared DISK_GB provider in aggregate nfs
+    const s = hosts(
+      [{host: 'n1', shared_storage: true, aggregates: ['nfs']}, {host: 'n2', shared_storage: true}],
+      (b) => {
+        b.addRootProvider({name: 'nfs-share', inventories: {DISK_GB: {total: 1000, min_unit: 10, max_unit: 500, step_size: 10}}, traits: ['MISC_SHARES_VIA_AGGREGATE']})
+        b.linkProviderToAggregate('nfs-share', 'nfs')
+      },
+      ['nfs'],
+    )
     const {idx, usage} = noUsage(s)
     const ok = allocationCandidates(idx, request([group('', {VCPU: 1, DISK_GB: 20})]), usage)
     // only n1 shares aggregate nfs with the share: one candidate anchored at n1, DISK_GB from the share
     expect(ok.all).toHaveLength(1)
     expect(ok.all[0]?.anchorRootId).toBe(1)
-    expect(ok.all[0]?.parts.find((p) => p.rc === 'DISK_GB')?.rpId).toBe(20)
+    const shareId = ok.all[0]?.parts.find((p) => p.rc === 'DISK_GB')?.rpId
+    expect(shareId === undefined ? undefined : idx.providers.get(shareId)?.name).toBe('nfs-share')
     // 25 is not a multiple of step_size 10 -> nothing
     expect(allocationCandidates(idx, request([group('', {VCPU: 1, DISK_GB: 25})]), usage).all).toHaveLength(0)
   })
 
   it('member_of any-of and all-of, required and forbidden traits', () => {
-    const s = buildCloud(
-      [{name: 'a', aggregates: ['x'], traits: ['CUSTOM_GOLD']}, {name: 'b', aggregates: ['y']}, {name: 'c', aggregates: ['x', 'y'], traits: ['HW_CPU_HYPERTHREADING']}],
-      [],
-      {aggregates: [{name: 'x'}, {name: 'y'}]},
-    )
+    const s = hosts([{host: 'a', aggregates: ['x'], traits: ['CUSTOM_GOLD']}, {host: 'b', aggregates: ['y']}, {host: 'c', aggregates: ['x', 'y'], traits: ['HW_CPU_HYPERTHREADING']}], undefined, ['x', 'y'])
     const {idx, usage} = noUsage(s)
     const [x, y] = s.nova_api.aggregates.map((a) => a.uuid as string)
     const run = (memberOf: string[][], req: string[] = [], forb: string[] = []) => {

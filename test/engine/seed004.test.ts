@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
 import {defaultSchedulerConfig, simulateBoot} from '../../src/lib/engine/index.js'
-import {numaBlob, seed004Cloud} from './cloud.js'
+import {seed004Builder, seed004Cloud} from '../support/builders/seed004.js'
 
 const cfg = () => ({...defaultSchedulerConfig(), enabled_filters: ['ComputeFilter', 'NUMATopologyFilter']})
 
@@ -25,13 +25,12 @@ describe('seed 004: pinned_cpus stayed full', () => {
   })
 
   it('the same host with its pinned_cpus cleared takes the instance and pins vCPUs onto one sibling pair', () => {
-    const s = seed004Cloud()
-    const healthy = numaBlob([
-      {id: 0, cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7], pinned: [4, 5], siblings: [[4, 5], [6, 7]]},
-      {id: 1, cpuset: [8, 9, 10, 11], pcpuset: [12, 13, 14, 15], pinned: [12, 13, 14, 15], siblings: [[12, 13], [14, 15]]},
-    ])
-    ;(s.nova.compute_nodes[1] as {numa_topology: string | null}).numa_topology = healthy
-    const r = simulateBoot(buildModel(s), {flavor: 'm1.pinned', numInstances: 2}, cfg(), {explain: true})
+    const b = seed004Builder()
+    // pinned-2's cell 0 keeps only 4-5 pinned (6-7 free); its cell 1 stays full
+    const cell0 = b.numaOf('pinned-2')[0]
+    cell0?.pinned.delete(6)
+    cell0?.pinned.delete(7)
+    const r = simulateBoot(buildModel(b.build()), {flavor: 'm1.pinned', numInstances: 2}, cfg(), {explain: true})
     // instance 1 -> pinned-2 (only host that fits); its consumed NUMA cell 0 now pins 4-7, so instance 2 fails
     expect(r.instances[0]?.host).toBe('pinned-2')
     expect(r.instances[1]?.host).toBeNull()
