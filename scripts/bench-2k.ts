@@ -77,6 +77,8 @@ export async function benchTwoK(): Promise<void> {
     await heartbeat(cloud)
     const boot = await cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'])
     recordCli('cloudctl simulate boot (live, 1 instance)', boot, '', '≤ 0.5 s')
+    const capacity = await cli(['simulate', 'capacity', ...live, '--flavor', 'm1.small', '--json'])
+    recordCli('cloudctl simulate capacity (live, 1 flavor)', capacity)
 
     const nova = await novaManageAudit(cloud)
     record('real nova-manage placement audit', nova.ms, null, `exit ${nova.exitCode}: ${nova.tail.slice(0, 120)}`)

@@ -114,6 +114,12 @@ async function benchTenK(): Promise<void> {
     record('load the .cloudctl file (in-process)', performance.now() - t0, null, `CPU ${secs((c.user + c.system) / 1000)}`, '≤ 3 s')
 
     await heartbeat(cloud)
+    const bootLive = await cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'])
+    recordCli('simulate boot (live, 1 instance)', bootLive, '', '≤ 1.5 s')
+    const capacityLive = await cli(['simulate', 'capacity', ...live, '--flavor', 'm1.small', '--json'])
+    recordCli('simulate capacity (live, 1 flavor)', capacityLive)
+
+    await heartbeat(cloud)
     const auditLive = await cli(['audit', 'all', ...live, '--json'])
     recordCli('audit all (from MariaDB)', auditLive, '', '< 10 s')
     const auditFile = await cli(['audit', 'all', '--snapshot', file, '--json'])

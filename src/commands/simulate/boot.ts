@@ -2,6 +2,7 @@ import {applySchedulerFlags, bootRequestFlags, explainFlags, parseBootFlags, res
 import type {RecordedRequest} from '../../lib/cli/boot-request.js'
 import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
+import {bootView, viewFor} from '../../lib/cli/scheduler-view.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -44,8 +45,9 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     applySchedulerFlags(this.schedulerConfig(f.filters), f)
     const scenario = this.scenarioOptions()
     const parsed = parseBootFlags(f)
-    // request_specs are read from live databases only when a replay needs them (large).
-    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null})
+    // From live databases, only what this request reads: request_specs and instance rows of the
+    // instances it names (a drain or --apply-repairs reads everything).
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null, ...viewFor(scenario, bootView(parsed))})
     const release = this.simulatedRelease(snapshot)
     const cfg = applySchedulerFlags(this.schedulerConfig(f.filters, release.release), f)
     const model = buildModel(snapshot)

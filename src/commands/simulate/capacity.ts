@@ -7,6 +7,7 @@ import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'
 import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
+import {capacityView, viewFor} from '../../lib/cli/scheduler-view.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
@@ -62,7 +63,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
       group = m[1]
     }
-    const snapshot = await this.readSnapshot(sourceOptionsFrom(f))
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), ...viewFor(scenario, capacityView(group))})
     const release = this.simulatedRelease(snapshot)
     const config = this.schedulerConfig(f.filters, release.release)
     this.phase('counting capacity')

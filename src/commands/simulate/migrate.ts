@@ -4,6 +4,7 @@ import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {applySchedulerFlags, explainFlags, schedulerFlags} from '../../lib/cli/boot-flags.js'
 import {bootRequestFromSpec, type RecordedRequest} from '../../lib/cli/boot-request.js'
 import {stderrProgress} from '../../lib/cli/progress-printer.js'
+import {migrateView} from '../../lib/cli/scheduler-view.js'
 import {releaseChoice, releaseFlags, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
@@ -49,11 +50,11 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
     }
     // once before the snapshot, so that a bad option is refused without a database
     configFor('zed')
-    const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: true}, stderrProgress())
+    const uuid = f.instance.trim()
+    const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: true, schedulerView: migrateView(uuid)}, stderrProgress())
     const release = releaseChoice(snapshot, f.release)
     const cfg = configFor(release.release)
     const model = buildModel(snapshot)
-    const uuid = f.instance.trim()
     const {request, recorded} = bootRequestFromSpec(model, uuid)
     const migration = simulateMigration(model, uuid, request, cfg, {live: f.live, host: f.host ?? null, seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top})
     const result: SimulateMigrateResult = {...migration, recorded_request: recorded, scheduler_release: release}

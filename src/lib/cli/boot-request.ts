@@ -7,7 +7,7 @@
 import type {CloudModel} from '../domain/model.js'
 import {parseUnwrapped} from '../domain/nova-objects.js'
 import type {RecordedRequest} from '../domain/recorded-request.js'
-import type {Flavor} from '../domain/snapshot.js'
+import type {Flavor, NovaApiTables} from '../domain/snapshot.js'
 import type {BootRequest} from '../engine/index.js'
 import {ConfigError, NotFoundError} from '../errors.js'
 import {suggestCommand} from './hooks/command-not-found.js'
@@ -131,11 +131,7 @@ export function bootRequestFromSpec(model: CloudModel, uuid: string): {request: 
   const held = new Set((model.allocationsByConsumer.get(uuid) ?? []).map((a) => model.providersById.get(a.resource_provider_id)?.name ?? String(a.resource_provider_id)))
   r.holds_allocations_on = [...held].sort()
   const flavor = flavorRow(r, data)
-  const hints: NonNullable<BootRequest['hints']> = {}
-  const group = r.scheduler_hints.group?.[0] ?? r.instance_group
-  if (group) hints.group = group
-  if (r.scheduler_hints.same_host?.length) hints.same_host = r.scheduler_hints.same_host
-  if (r.scheduler_hints.different_host?.length) hints.different_host = r.scheduler_hints.different_host
+  const hints = hintsOf(r)
   const request: BootRequest = {
     flavor: flavor.name,
     flavorRecord: flavor,
@@ -156,4 +152,28 @@ export function bootRequestFromSpec(model: CloudModel, uuid: string): {request: 
     forceNodes: r.force_nodes,
   }
   return {request, recorded: r}
+}
+
+function hintsOf(r: RecordedRequest): NonNullable<BootRequest['hints']> {
+  const hints: NonNullable<BootRequest['hints']> = {}
+  const group = r.scheduler_hints.group?.[0] ?? r.instance_group
+  if (group) hints.group = group
+  if (r.scheduler_hints.same_host?.length) hints.same_host = r.scheduler_hints.same_host
+  if (r.scheduler_hints.different_host?.length) hints.different_host = r.scheduler_hints.different_host
+  return hints
+}
+
+/**
+ * The scheduler hints the replay of `uuid` will carry, from nova_api alone (a live read asks before
+ * it reads the cells). A spec that cannot be read gives none: the replay itself then fails on it.
+ */
+export function recordedHints(api: NovaApiTables, uuid: string): NonNullable<BootRequest['hints']> {
+  const row = api.request_specs?.find((x) => x.instance_uuid === uuid)
+  const parsed = row ? parseUnwrapped(row.spec, 'request spec') : null
+  if (!parsed?.ok || !isRec(parsed.value)) return {}
+  try {
+    return hintsOf(recordedFrom(uuid, parsed.value))
+  } catch {
+    return {}
+  }
 }

@@ -12,7 +12,7 @@
  */
 import {noProgress, type ProgressSink, type SourceOptions} from '../snapshot/source.js'
 import {resolveConnections, type ResolvedConnections} from '../config/resolve.js'
-import {CELL0_UUID, type CellInfo, type NovaCellTables, type Snapshot, SNAPSHOT_FORMAT_VERSION} from '../domain/snapshot.js'
+import {CELL0_UUID, type CellInfo, type NovaApiTables, type NovaCellTables, type Snapshot, SNAPSHOT_FORMAT_VERSION} from '../domain/snapshot.js'
 import {NOVA_CELL_READ_TABLES} from '../domain/tables/index.js'
 import {cloudRelease, databaseRelease, type DatabaseKind, type DatabaseRelease, OLDEST_SUPPORTED_RELEASE} from '../domain/release.js'
 import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
@@ -21,6 +21,7 @@ import {closeConnection} from './connection.js'
 import {type CellMappingRow, readCellMappings, readNovaApi} from './read-nova-api.js'
 import {readCell} from './read-cell.js'
 import {readPlacement} from './read-placement.js'
+import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler} from './read-scheduler.js'
 import {openReader, type Reader} from './table-reader.js'
 import {formatTemplatedDbUrl, parseDbUrl} from './url.js'
 
@@ -115,7 +116,10 @@ function cellUrlFor(cell: CellMappingRow, conns: ResolvedConnections): string {
   return formatTemplatedDbUrl(cell.database_connection, conns.novaConfDatabase, `cell ${cell.name ?? cell.uuid} database_connection`)
 }
 
-async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, progress: ProgressSink): Promise<CellResult> {
+/** How a cell's tables are read: every row (readCell), or the scheduler view's. */
+type CellRead = (r: Reader, cellUuid: string, present: ReadonlySet<string>) => Promise<NovaCellTables>
+
+async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, progress: ProgressSink, read: CellRead): Promise<CellResult> {
   const label = cell.name ?? cell.uuid
   const info: CellInfo = {
     id: cell.id,
@@ -134,7 +138,7 @@ async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, pro
     reader = await openReader(label, url, progress)
     const {release, probe} = await readRelease(reader, 'nova', true)
     const r = reader
-    const tables = await withRelease(release, () => readCell(r, cell.uuid, probe.columns))
+    const tables = await withRelease(release, () => read(r, cell.uuid, probe.columns))
     // The newest code that runs against this cell: during a rolling upgrade the computes lag.
     let newest: number | null = null
     for (const svc of tables.services) if (svc.deleted === 0 && svc.version !== null && (newest === null || svc.version > newest)) newest = svc.version
@@ -190,20 +194,38 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   const api = apiOpen.value
   const placement = placementOpen.value
 
+  // The scheduler view reads instance rows in the cells once nova_api has said which (its groups
+  // and request spec): the cells read their services and compute nodes meanwhile.
+  const view = opts.schedulerView
+  let apiRead: (t: NovaApiTables) => void = () => undefined
+  let apiFailed: (e: unknown) => void = () => undefined
+  const apiTables = new Promise<NovaApiTables>((resolve, reject) => {
+    apiRead = resolve
+    apiFailed = reject
+  })
+  const wanted = apiTables.then((t) => (view ? [...new Set([...(view.instance === undefined ? [] : [view.instance]), ...view.instances(t)])] : []))
+  wanted.catch(() => undefined)
+  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted) : readCell
+
   let cellJobs: Array<Promise<CellResult>> = []
   try {
     const [apiRelease, placementRelease] = await Promise.all([readRelease(api, 'nova_api'), readRelease(placement, 'placement')])
     const cellRows = await withRelease(apiRelease.release, () => readCellMappings(api))
     checkOverrides(cellRows, conns)
     // Cells start as soon as their URLs are known, while nova_api and placement are still read.
-    cellJobs = cellRows.map((c) => captureCell(c, conns, progress))
+    cellJobs = cellRows.map((c) => captureCell(c, conns, progress, read))
     // A cell may fail (a schema too old) while nova_api is still read: Promise.all below reports
     // it; until then the rejection must not count as unhandled (Node would end the process).
     for (const job of cellJobs) job.catch(() => undefined)
     const [novaApi, placementTables] = await Promise.all([
-      withRelease(apiRelease.release, () => readNovaApi(api, opts.requestSpecs ?? false)),
-      withRelease(placementRelease.release, () => readPlacement(placement)),
+      withRelease(apiRelease.release, () => (view ? readNovaApiForScheduler(api, view) : readNovaApi(api, opts.requestSpecs ?? false))).then((t) => {
+        apiRead(t)
+        return t
+      }),
+      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view) : readPlacement(placement))),
     ])
+    // A question that cannot say which instances it reads fails the read (not its cells).
+    await wanted
     const cells = await Promise.all(cellJobs)
     const cellReleases: Record<string, DatabaseRelease> = {}
     for (const c of cells) if (c.release) cellReleases[c.info.uuid] = c.release
@@ -216,7 +238,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
       for (const row of c.tables.instances) nova.instances.push(row)
       for (const row of c.tables.migrations) nova.migrations.push(row)
     }
-    return {
+    const snapshot: Snapshot = {
       format_version: SNAPSHOT_FORMAT_VERSION,
       captured_at: capturedAt,
       source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display},
@@ -226,7 +248,11 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
       nova,
       placement: placementTables,
     }
+    if (view) snapshot.scope = 'scheduler'
+    return snapshot
   } finally {
+    // Cells waiting for nova_api's answer stop when it never comes (a no-op once it came).
+    apiFailed(new CloudctlError('the nova_api read failed', {exitCode: ExitCode.CONFIG, code: 'DbReadAborted'}))
     // Cell readers close themselves; wait for them so no connection outlives a failed capture.
     await Promise.allSettled(cellJobs)
     await closeConnection(api.conn)

@@ -28,7 +28,17 @@ export async function readCellMappings(r: Reader): Promise<CellMappingRow[]> {
 export async function readNovaApi(r: Reader, requestSpecs: boolean): Promise<NovaApiTables> {
   const host_mappings = await readRows(r, HOST_MAPPINGS)
   const instance_mappings = await readRows(r, INSTANCE_MAPPINGS)
+  const flavors = await readFlavors(r)
+  const aggregates = await readAggregates(r)
+  const build_requests = await readRows(r, BUILD_REQUESTS)
+  const request_specs = requestSpecs ? await readRows(r, REQUEST_SPECS) : undefined
+  const instance_groups = await readInstanceGroups(r)
+  const out: NovaApiTables = {host_mappings, instance_mappings, flavors, aggregates, build_requests, instance_groups}
+  if (request_specs) out.request_specs = request_specs
+  return out
+}
 
+export async function readFlavors(r: Reader): Promise<NovaApiTables['flavors']> {
   const flavors = await readRows(r, FLAVORS)
   const flavorById = new Map(flavors.map((f) => [f.id, f]))
   await readEach(r, FLAVOR_EXTRA_SPECS, {}, (x) => {
@@ -36,7 +46,10 @@ export async function readNovaApi(r: Reader, requestSpecs: boolean): Promise<Nov
     // A NULL value has no meaning for nova's extra-spec validators; '' keeps the key visible.
     if (f) f.extra_specs[x.key] = x.value ?? ''
   })
+  return flavors
+}
 
+export async function readAggregates(r: Reader): Promise<NovaApiTables['aggregates']> {
   const aggregates = await readRows(r, AGGREGATES)
   const aggById = new Map(aggregates.map((a) => [a.id, a]))
   await readEach(r, AGGREGATE_HOSTS, {}, (x) => {
@@ -47,10 +60,10 @@ export async function readNovaApi(r: Reader, requestSpecs: boolean): Promise<Nov
     const a = aggById.get(x.aggregate_id)
     if (a) a.metadata[x.key] = x.value
   })
+  return aggregates
+}
 
-  const build_requests = await readRows(r, BUILD_REQUESTS)
-  const request_specs = requestSpecs ? await readRows(r, REQUEST_SPECS) : undefined
-
+export async function readInstanceGroups(r: Reader): Promise<NovaApiTables['instance_groups']> {
   const instance_groups = await readRows(r, INSTANCE_GROUPS)
   const groupById = new Map(instance_groups.map((g) => [g.id, g]))
   await readEach(r, INSTANCE_GROUP_POLICY, {}, (x) => {
@@ -60,8 +73,5 @@ export async function readNovaApi(r: Reader, requestSpecs: boolean): Promise<Nov
     const g = groupById.get(x.group_id)
     if (g && x.instance_uuid !== null) g.members.push(x.instance_uuid)
   })
-
-  const out: NovaApiTables = {host_mappings, instance_mappings, flavors, aggregates, build_requests, instance_groups}
-  if (request_specs) out.request_specs = request_specs
-  return out
+  return instance_groups
 }

@@ -66,8 +66,10 @@ export interface ReadOptions<T extends TableSpec> {
   cellUuid?: string
   /** Newer columns the database has ('table.column', from the schema probe). */
   present?: ReadonlySet<string>
-  /** A constant SQL condition (no input): soft-deleted rows, a name prefix. */
+  /** An SQL condition: constant text, any input bound through `params` placeholders. */
   where?: string
+  /** The values of `where`'s placeholders. */
+  params?: unknown[]
   /** Columns selected beside the row's, for the caller to read raw (a parent key). */
   also?: ReadonlyArray<keyof T['columns'] & string>
 }
@@ -151,7 +153,7 @@ export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x
 export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, raw: Row) => void): Promise<number> {
   const convert = rowConverter(spec, opts.present)
   const cell = opts.cellUuid
-  return r.each(spec.name, selectSql(spec, opts), (x) => each(convert(x, cell) as RowOf<T>, x))
+  return r.each(spec.name, selectSql(spec, opts), (x) => each(convert(x, cell) as RowOf<T>, x), opts.params)
 }
 
 /** A table's rows, converted, in primary-key order. */
@@ -159,6 +161,6 @@ export async function readRows<T extends TableSpec>(r: Reader, spec: T, opts: Re
   const out: Array<RowOf<T>> = []
   const convert = rowConverter(spec, opts.present)
   const cell = opts.cellUuid
-  await r.each(spec.name, selectSql(spec, opts), (x) => out.push(convert(x, cell) as RowOf<T>))
+  await r.each(spec.name, selectSql(spec, opts), (x) => out.push(convert(x, cell) as RowOf<T>), opts.params)
   return out
 }

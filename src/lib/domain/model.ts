@@ -205,7 +205,8 @@ export class CloudModel {
     }
     for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
     if (!this.indexConsumers(p.allocations, true)) this.indexConsumers(p.allocations, false)
-    for (const a of p.allocations) {
+    // A scheduler view carries the sums; its few allocation rows are already counted in them.
+    for (const a of p.usages ?? p.allocations) {
       let usage = this.usageByProvider.get(a.resource_provider_id)
       if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)

@@ -120,6 +120,13 @@ export type Consumer = RowOf<typeof CONSUMERS>
 export type NamedRow = RowOf<typeof TRAITS>
 export type ExternalIdRow = RowOf<typeof PROJECTS>
 
+/** SUM(allocations.used) of one provider and resource class, as the database sums it (GROUP BY). */
+export interface ProviderUsage {
+  resource_provider_id: number
+  resource_class_id: number
+  used: number
+}
+
 export interface PlacementTables {
   resource_providers: ResourceProvider[]
   inventories: Inventory[]
@@ -134,6 +141,12 @@ export interface PlacementTables {
   resource_provider_traits: Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>
   placement_aggregates: Array<RowOf<typeof PLACEMENT_AGGREGATES>>
   resource_provider_aggregates: Array<RowOf<typeof RESOURCE_PROVIDER_AGGREGATES>>
+  /**
+   * Only in a scheduler view (Snapshot.scope): every provider's usage, summed by the database.
+   * `allocations` then holds only the rows of the consumers the question named, and usage is
+   * taken from here, never from those rows.
+   */
+  usages?: ProviderUsage[]
 }
 
 export interface Snapshot {
@@ -146,6 +159,13 @@ export interface Snapshot {
   nova_api: NovaApiTables
   nova: NovaCellTables
   placement: PlacementTables
+  /**
+   * 'scheduler': a live read of what one scheduling question reads (db/read-scheduler.ts): every
+   * table the scheduler reads, usage summed per provider (placement.usages), and instance rows,
+   * allocation rows and request specs only of the instances the question names. Never saved;
+   * audits and repairs never see one. Absent: every row of every table read.
+   */
+  scope?: 'scheduler'
 }
 
 export function emptySnapshot(source: SnapshotSource, capturedAt = new Date().toISOString()): Snapshot {

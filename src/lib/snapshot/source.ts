@@ -4,6 +4,7 @@
  * (snapshot/load.ts, config/resolve.ts, db/capture.ts, db/repair/targets.ts), which must not reach
  * up into the CLI for it.
  */
+import type {NovaApiTables} from '../domain/snapshot.js'
 
 /**
  * A snapshot file, or the live databases. Resolution order for live connections (config/resolve.ts):
@@ -20,6 +21,22 @@ export interface SourceOptions {
   profile?: string
   /** Capture request_specs too (large). */
   requestSpecs?: boolean
+  /**
+   * From live databases: read what one scheduling question reads, not every row (Snapshot.scope
+   * 'scheduler'). Ignored for a snapshot file, which holds every row anyway.
+   */
+  schedulerView?: SchedulerView
+}
+
+/** What a scheduling question names beyond the tables the scheduler always reads. */
+export interface SchedulerView {
+  /** An instance replayed or moved: its request spec, instance rows and allocations are read. */
+  instance?: string
+  /**
+   * The instances whose rows the question reads, from nova_api as read (its request_specs: only
+   * `instance`'s row); engine/reads.ts says which.
+   */
+  instances(api: NovaApiTables): string[]
 }
 
 /** Progress reports from long reads; commands print them on stderr only when it is a TTY. */
