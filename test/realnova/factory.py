@@ -262,19 +262,50 @@ def ensure_dump(scenario):
             return path
         log = path[:-5] + '.log'
         test = 'driver.RealNovaClouds.test_%s' % scenario
-        if release == 'zed':
-            env = dict(os.environ, REALNOVA_DUMP=path)
-            with open(log, 'w') as out:
-                rc = subprocess.run(
-                    [PYTHON, '-m', 'testtools.run', test],
-                    cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
-                ).returncode
-        else:
-            rc = _play_in_chroot(test, path, log)
-        if rc != 0 or not os.path.exists(path):
-            raise FactoryError('scenario %s failed in the nova harness; see %s'
-                               % (scenario, log))
-        return path
+        # A play is the real services racing on green threads; once in a
+        # while one loses a race that nothing of cloudctl's is about (a CI
+        # run once failed hostname_change, which passes under load here).
+        # It is played once more; both logs are kept and both tails are
+        # reported, since the machine (and its .cache) is gone after CI.
+        tails = []
+        for attempt in (1, 2):
+            rc = _play(release, test, path, log)
+            if rc == 0 and os.path.exists(path):
+                if tails:
+                    print('realnova: scenario %s passed on its second play; '
+                          'the first failed:\n%s' % (scenario, tails[0]),
+                          file=sys.stderr)
+                return path
+            tails.append(_tail(log))
+            # A dump written before a failing tear-down is no cache entry.
+            if os.path.exists(path):
+                os.remove(path)
+            if attempt == 1:
+                os.replace(log, log + '.1')
+        raise FactoryError(
+            'scenario %s failed in the nova harness twice; see %s(.1)\n'
+            'first play:\n%s\nsecond play:\n%s'
+            % (scenario, log, tails[0], tails[1]))
+
+
+def _play(release, test, path, log):
+    if release != 'zed':
+        return _play_in_chroot(test, path, log)
+    env = dict(os.environ, REALNOVA_DUMP=path)
+    with open(log, 'w') as out:
+        return subprocess.run(
+            [PYTHON, '-m', 'testtools.run', test],
+            cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
+        ).returncode
+
+
+def _tail(log, lines=40):
+    """The end of a play's log: the failing test's traceback and verdict."""
+    try:
+        with open(log, errors='replace') as f:
+            return ''.join(f.readlines()[-lines:])
+    except OSError as e:
+        return '(no log: %s)' % e
 
 
 def scenarios():

@@ -46,7 +46,9 @@ export type RealNovaRelease = 'zed' | '2025.1'
 
 async function factory(args: string[], timeout = 900_000, release: RealNovaRelease = 'zed'): Promise<string> {
   const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout, env: {REALNOVA_RELEASE: release}})
-  if (r.exitCode !== 0) throw new Error(`factory.py ${args[0]} failed (${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`)
+  // The whole of stderr: a failed play's tails are the only record once a CI machine is gone.
+  if (r.exitCode !== 0) throw new Error(`factory.py ${args[0]} failed (${r.exitCode}):\n${String(r.stderr).trim()}`)
+  if (String(r.stderr).trim() !== '') console.warn(String(r.stderr).trim())
   return String(r.stdout)
 }
 
