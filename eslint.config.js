@@ -93,7 +93,7 @@ export default tseslint.config(
       'src/lib/cli/**/*.ts',
       'src/lib/ui/**/*.ts',
       'src/commands/**/*.ts',
-      'src/lib/engine/{pipeline,request,request-filters,host-list,result,explain,state,migrate}.ts',
+      'src/lib/engine/{pipeline,placement-query,request,request-filters,host-list,result,explain,state,migrate}.ts',
       'src/lib/scenario/{index,boot-what-if}.ts',
       'src/lib/output/{simulation,migration}-formatter.ts',
     ],
