@@ -4,19 +4,8 @@
  * a blob that cannot be read is recorded (blobErrors) instead of failing the whole model.
  */
 import {push} from '../util/multimap.js'
-import {jsonTopLevel} from './json-scan.js'
+import {ModelBlobs} from './model-blobs.js'
 import {ResourceClassRegistry} from './resource-classes.js'
-import {
-  type HostNumaTopology,
-  type InstanceFlavors,
-  type InstanceNumaTopology,
-  type Parsed,
-  parseHostNumaTopology,
-  parseInstanceFlavors,
-  parseInstanceNumaTopology,
-  parseJsonText,
-  parseStats,
-} from './nova-objects.js'
 import type {
   Allocation,
   CellInfo,
@@ -31,26 +20,11 @@ import type {
   Snapshot,
 } from './snapshot.js'
 
-export interface BlobError {
-  table: 'compute_nodes' | 'instance_extra' | 'request_specs'
-  column: string
-  cell_uuid?: string
-  /** compute node uuid / instance uuid */
-  subject: string
-  error: string
-}
-
-/** A blob of a live row that cannot be read, with the row it belongs to (the audits name it). */
-export type UnreadableBlob =
-  | {table: 'compute_nodes'; column: 'numa_topology' | 'stats'; row: ComputeNode; error: string}
-  | {table: 'instance_extra'; column: 'numa_topology' | 'flavor'; row: Instance; error: string}
-
-/** The blob readers unreadableBlobs asks: the model's own, or the audits' (which share parses between equal texts). */
-export type BlobReaders = Pick<CloudModel, 'hostNumaTopology' | 'statsReadable' | 'instanceNumaTopology' | 'instanceFlavors'>
+export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
 
 export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
 
-export class CloudModel {
+export class CloudModel extends ModelBlobs {
   readonly rc: ResourceClassRegistry
   readonly cellsByUuid = new Map<string, CellInfo>()
   readonly cellsById = new Map<number, CellInfo>()
@@ -151,12 +125,8 @@ export class CloudModel {
   readonly flavorsByFlavorid = new Map<string, Flavor>()
   readonly flavorsByName = new Map<string, Flavor>()
 
-  private readonly hostNuma = new Map<ComputeNode, Parsed<HostNumaTopology | null>>()
-  private readonly instNuma = new Map<Instance, Parsed<InstanceNumaTopology | null>>()
-  private readonly instFlavor = new Map<Instance, Parsed<InstanceFlavors | null>>()
-  private readonly nodeStats = new Map<ComputeNode, Parsed<Record<string, string>>>()
-
   constructor(readonly snapshot: Snapshot) {
+    super()
     const s = snapshot
     this.rc = new ResourceClassRegistry(s.placement.resource_classes)
     for (const c of s.cells) {
@@ -349,78 +319,6 @@ export class CloudModel {
     return this.liveServicesByHost.get(host)?.find((svc) => svc.binary === 'nova-compute')
   }
 
-  hostNumaTopology(cn: ComputeNode): Parsed<HostNumaTopology | null> {
-    let v = this.hostNuma.get(cn)
-    if (!v) this.hostNuma.set(cn, (v = parseHostNumaTopology(cn.numa_topology)))
-    return v
-  }
-
-  stats(cn: ComputeNode): Parsed<Record<string, string>> {
-    let v = this.nodeStats.get(cn)
-    if (!v) this.nodeStats.set(cn, (v = parseStats(cn.stats)))
-    return v
-  }
-
-  /**
-   * Whether stats(cn) would succeed, and its error if not, without building the record (the
-   * audits only report unreadable rows; building 10k records of per-project counters costs more
-   * than parsing them).
-   */
-  statsReadable(cn: ComputeNode): {ok: true} | {ok: false; error: string} {
-    const cached = this.nodeStats.get(cn)
-    if (cached) return cached.ok ? {ok: true} : cached
-    // A scan that builds nothing decides the common case; the real parser words any failure.
-    const top = cn.stats === null || cn.stats === '' ? 'null' : jsonTopLevel(cn.stats)
-    if (top === 'object' || top === 'null') return READABLE
-    const json = parseJsonText(cn.stats)
-    if (!json.ok) return json
-    if (json.value === null || (typeof json.value === 'object' && !Array.isArray(json.value))) return {ok: true}
-    // Not an object: let parseStats word the error.
-    const parsed = parseStats(cn.stats)
-    return parsed.ok ? {ok: true} : parsed
-  }
-
-  instanceNumaTopology(inst: Instance): Parsed<InstanceNumaTopology | null> {
-    let v = this.instNuma.get(inst)
-    if (!v) this.instNuma.set(inst, (v = parseInstanceNumaTopology(inst.extra?.numa_topology ?? null)))
-    return v
-  }
-
-  instanceFlavors(inst: Instance): Parsed<InstanceFlavors | null> {
-    let v = this.instFlavor.get(inst)
-    if (!v) this.instFlavor.set(inst, (v = parseInstanceFlavors(inst.extra?.flavor ?? null)))
-    return v
-  }
-
-  /**
-   * The one place that decides which blobs of live rows cannot be read: `snapshot validate` words
-   * them through blobErrors(), the audits as snapshot.unreadable-blob findings (with their own
-   * readers, which parse each distinct text once).
-   */
-  unreadableBlobs(readers: BlobReaders = this): UnreadableBlob[] {
-    const out: UnreadableBlob[] = []
-    for (const cn of this.liveComputeNodes) {
-      const n = readers.hostNumaTopology(cn)
-      if (!n.ok) out.push({table: 'compute_nodes', column: 'numa_topology', row: cn, error: n.error})
-      // Only readability matters (the engine parses stats when it needs them).
-      const st = readers.statsReadable(cn)
-      if (!st.ok) out.push({table: 'compute_nodes', column: 'stats', row: cn, error: st.error})
-    }
-    for (const inst of this.snapshot.nova.instances) {
-      if (inst.deleted !== 0) continue
-      const n = readers.instanceNumaTopology(inst)
-      if (!n.ok) out.push({table: 'instance_extra', column: 'numa_topology', row: inst, error: n.error})
-      const f = readers.instanceFlavors(inst)
-      if (!f.ok) out.push({table: 'instance_extra', column: 'flavor', row: inst, error: f.error})
-    }
-    return out
-  }
-
-  /** Every unreadable blob of live rows, for `snapshot validate` and the snapshot summary. */
-  blobErrors(): BlobError[] {
-    return this.unreadableBlobs().map((b) => ({table: b.table, column: b.column, cell_uuid: b.row.cell_uuid, subject: blobSubject(b), error: b.error}))
-  }
-
   // ---------------------------------------------------------------- placement
 
   rootOf(rp: ResourceProvider): ResourceProvider {
@@ -466,10 +364,3 @@ export class CloudModel {
 export function buildModel(snapshot: Snapshot): CloudModel {
   return new CloudModel(snapshot)
 }
-
-/** How a blob's row is named: the compute node uuid (its id without one) or the instance uuid. */
-export function blobSubject(b: UnreadableBlob): string {
-  return b.table === 'compute_nodes' ? (b.row.uuid ?? String(b.row.id)) : b.row.uuid
-}
-
-const READABLE = {ok: true} as const
