@@ -43,6 +43,14 @@ const MAPS = new Set([
 /** Opaque: anything (evidence is per finding code; docs/checks.md describes it). */
 const OPAQUE = new Set(['findings[].evidence', 'plan.steps[].params'])
 
+/** A finding's record of the evidence rows the output cut (src/lib/output/evidence.ts). */
+const EVIDENCE_TRUNCATED: Schema = {
+  type: 'object',
+  description:
+    'Present only when evidence was cut (the default; --full-evidence prints every row): for each array of the evidence longer than 20 rows, its JSON Pointer (RFC 6901) into evidence, e.g. "/blocking_allocations", and how many of its rows are shown and how many the check found (docs/json.md "Evidence").',
+  additionalProperties: {type: 'object', properties: {shown: {type: 'integer', minimum: 0}, total: {type: 'integer', minimum: 0}}, required: ['shown', 'total'], additionalProperties: false},
+}
+
 function typeOf(v: unknown): string {
   if (v === null) return 'null'
   if (Array.isArray(v)) return 'array'
@@ -64,6 +72,8 @@ function infer(samples: unknown[], path: string): Schema {
     } else {
       const keys = [...new Set(objs.flatMap((o) => Object.keys(o)))]
       out.properties = Object.fromEntries(keys.map((k) => [k, infer(objs.filter((o) => k in o).map((o) => o[k]), path === '' ? k : `${path}.${k}`)]))
+      // A finding: evidence_truncated shows only where evidence was cut, which the demo never needs.
+      if (keys.includes('evidence') && !keys.includes('evidence_truncated')) (out.properties as Record<string, Schema>).evidence_truncated = EVIDENCE_TRUNCATED
       const required = keys.filter((k) => objs.every((o) => k in o))
       if (required.length > 0) out.required = required
       out.additionalProperties = false

@@ -68,7 +68,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
     const result: AuditAllResult & {[METRICS]?: string} = await this.runAudit(f.check?.length ? f.check : AUDIT_CHECKS, {
       summaryTable: true,
       after: async (model, report) => {
-        if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model), 'HTML report', '--html')
+        if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model, {fullEvidence: f['full-evidence']}), 'HTML report', '--html')
         if (!metrics) return
         // The figure `simulate capacity` shows for every default flavor (same scheduler options and seed).
         const capacity = capacityFor(model, {config: schedulerConfigFrom(f['nova-conf'], releaseChoice(model.snapshot, undefined).release), seed: 42})

@@ -1,5 +1,6 @@
 import {Args} from '@oclif/core'
 
+import {evidenceFlags} from '../../lib/cli/audit-command.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -26,7 +27,7 @@ Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disap
     '<%= config.bin %> <%= command.id %> yesterday.json.gz today.json.gz --json',
   ]
 
-  static override flags = {...liveFlags}
+  static override flags = {...liveFlags, ...evidenceFlags}
 
   static override summary = 'What changed between two snapshots: findings appeared / disappeared, and the rows behind them.'
 

@@ -6,6 +6,7 @@ import type {CloudModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
+import {EVIDENCE_ROWS} from '../output/evidence.js'
 import {renderFindings} from '../output/findings-formatter.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
@@ -25,7 +26,15 @@ const filterFlags = {
   })(),
 }
 
-export const auditFlags = {...sourceFlags, ...filterFlags}
+/** Every command whose output holds findings (audits, snapshot diff): see src/lib/output/evidence.ts. */
+export const evidenceFlags = {
+  'full-evidence': Flags.boolean({
+    summary: `Print every row of each finding's evidence (default: the first ${EVIDENCE_ROWS} of each list, with evidence_truncated giving the totals).`,
+    helpGroup: 'OUTPUT',
+  }),
+}
+
+export const auditFlags = {...sourceFlags, ...filterFlags, ...evidenceFlags}
 
 /** The same three ways to run any audit: on the demo, on the live cloud via nova.conf, as JSON. */
 export const auditExamples = [

@@ -150,7 +150,9 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     }
     // The formats above render the command's own result; these print its JSON view (snake_case keys,
     // exit_code and warnings first), so json, yaml, csv and value name every field alike.
-    json = jsonDocument(json, typeof process.exitCode === 'number' ? process.exitCode : 0)
+    // Findings' evidence is cut to 20 rows per array unless the command has --full-evidence set.
+    const fullEvidence = (this.flags as {'full-evidence'?: boolean} | undefined)?.['full-evidence'] === true
+    json = jsonDocument(json, typeof process.exitCode === 'number' ? process.exitCode : 0, {fullEvidence})
     const listing = () => selectColumns(inferListing(json, ctor.listingKey), out.columns)
     switch (out.format) {
       case 'yaml':

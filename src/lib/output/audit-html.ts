@@ -10,6 +10,7 @@ import type {Finding, Severity} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode, ResourceProvider} from '../domain/snapshot.js'
 import {escapeHtml} from './capacity-html.js'
+import {capEvidence, truncationLines} from './evidence.js'
 import {formatSubject} from './findings-formatter.js'
 
 const SEVERITIES: Severity[] = ['error', 'unknown', 'warning', 'info']
@@ -19,7 +20,7 @@ const COLORS: Record<string, string> = {VCPU: '#2f6fb3', PCPU: '#8e44ad', MEMORY
 /** A page an operator opens: beyond these, the rest is counted and left to --json. */
 const MAX_FINDINGS = 2000
 const MAX_HOSTS = 1000
-/** Evidence text per finding, beyond which it is cut (the whole of it is in --json). */
+/** Evidence text per finding (its lists already cut to EVIDENCE_ROWS rows), beyond which it is cut. */
 const MAX_EVIDENCE_CHARS = 20_000
 
 export interface HostStrip {
@@ -96,17 +97,19 @@ function summaryTable(report: AuditReport): string {
   return `<table class="summary"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`
 }
 
-function evidenceText(f: Finding): string {
-  const text = JSON.stringify(f.evidence, null, 2) ?? '{}'
-  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS)}\n… (${text.length - MAX_EVIDENCE_CHARS} more characters: see --json)` : text
+function evidenceText(f: Finding, full: boolean): string {
+  if (full) return JSON.stringify(f.evidence, null, 2) ?? '{}'
+  const {evidence, truncated} = capEvidence(f.evidence)
+  const text = [JSON.stringify(evidence, null, 2) ?? '{}', ...truncationLines(truncated)].join('\n')
+  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS)}\n… (${text.length - MAX_EVIDENCE_CHARS} more characters: see --json --full-evidence)` : text
 }
 
-function findingArticle(f: Finding, i: number): string {
+function findingArticle(f: Finding, i: number, full: boolean): string {
   return `<article class="finding sev-${f.severity}" id="f-${i}" data-code="${escapeHtml(f.code)}" data-severity="${f.severity}">
 <header><span class="badge sev-${f.severity}">${f.severity}</span> <code class="code">${escapeHtml(f.code)}</code> <span class="subject">${escapeHtml(formatSubject(f.subject).replace(/\n/g, ' · '))}</span></header>
 <p class="message">${escapeHtml(f.message)}</p>
 ${f.repair ? `<p class="repair">repair: <code>${escapeHtml(f.repair)}</code></p>` : '<p class="repair none">no automatic repair: see the runbook of this code</p>'}
-<details><summary>evidence</summary><pre>${escapeHtml(evidenceText(f))}</pre></details>
+<details><summary>evidence</summary><pre>${escapeHtml(evidenceText(f, full))}</pre></details>
 </article>`
 }
 
@@ -136,7 +139,8 @@ function strip(s: HostStrip, report: AuditReport): string {
 </div>`
 }
 
-export function renderAuditHtml(report: AuditReport, model: CloudModel): string {
+/** `fullEvidence` (--full-evidence): every row of every evidence list, and no cut by length either. */
+export function renderAuditHtml(report: AuditReport, model: CloudModel, opts: {fullEvidence?: boolean} = {}): string {
   const snap = model.snapshot
   const strips = hostStrips(report, model)
   const byCheck = report.checks
@@ -145,7 +149,7 @@ export function renderAuditHtml(report: AuditReport, model: CloudModel): string 
       if (list.length === 0) return ''
       const shown = list.slice(0, MAX_FINDINGS)
       return `<section class="check" data-check="${check}"><h3>${check} <span class="meta">${list.length} finding(s)</span></h3>
-${shown.map((x) => findingArticle(x.f, x.i)).join('\n')}
+${shown.map((x) => findingArticle(x.f, x.i, opts.fullEvidence === true)).join('\n')}
 ${list.length > shown.length ? `<p class="meta">${list.length - shown.length} more ${check} finding(s) not shown: see <code>audit all --json</code>.</p>` : ''}
 </section>`
     })

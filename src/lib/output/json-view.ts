@@ -11,6 +11,8 @@
  * camelCase field missing from RENAMES shows up in test/output/json-schema.e2e.test.ts.
  */
 
+import {capFinding, EVIDENCE_ROWS} from './evidence.js'
+
 /** Every camelCase field name a result document carries, and its snake_case name. */
 export const RENAMES: Readonly<Record<string, string>> = {
   // audit (src/lib/checks, src/lib/output/findings-formatter.ts)
@@ -63,6 +65,13 @@ export const RENAMES: Readonly<Record<string, string>> = {
 const COMMON_DATA: readonly string[] = [
   'plan',
   'findings[].evidence',
+  'findings[].evidence_truncated',
+  'findings.appeared[].finding.evidence',
+  'findings.appeared[].finding.evidence_truncated',
+  'findings.disappeared[].finding.evidence',
+  'findings.disappeared[].finding.evidence_truncated',
+  'findings.persisted[].finding.evidence',
+  'findings.persisted[].finding.evidence_truncated',
   'counts.by_check',
   'counts.by_code',
   'request.extra_specs',
@@ -81,6 +90,13 @@ const COMMON_DATA: readonly string[] = [
 /** A position inside `simulation` (simulate migrate) holds the same data as at the top of simulate boot. */
 const DATA = new Set([...COMMON_DATA, ...COMMON_DATA.map((p) => `simulation.${p}`)])
 
+/**
+ * Where a document holds findings (audit: `findings`; snapshot diff: each side's `finding`): their
+ * evidence is cut there to EVIDENCE_ROWS rows per array (src/lib/output/evidence.ts), the one place
+ * every machine format passes through.
+ */
+const FINDINGS = new Set(['findings[]', 'findings.appeared[].finding', 'findings.disappeared[].finding', 'findings.persisted[].finding'])
+
 /** Fields no document carries: how long something took differs from run to run (see `npm run bench`). */
 const DROPPED = new Set(['timings'])
 
@@ -88,15 +104,21 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function view(value: unknown, path: string): unknown {
+export interface ViewOptions {
+  /** --full-evidence: every row of every finding's evidence (else EVIDENCE_ROWS per array). */
+  fullEvidence?: boolean
+}
+
+function view(value: unknown, path: string, opts: ViewOptions): unknown {
   if (DATA.has(path)) return value
-  if (Array.isArray(value)) return value.map((v) => view(v, `${path}[]`))
+  if (Array.isArray(value)) return value.map((v) => view(v, `${path}[]`, opts))
   if (!isPlainObject(value)) return value
+  const fields: Record<string, unknown> = FINDINGS.has(path) && 'evidence' in value ? capFinding(value as {evidence: unknown}, opts.fullEvidence ? null : EVIDENCE_ROWS) : value
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) {
+  for (const [k, v] of Object.entries(fields)) {
     if (path === '' && DROPPED.has(k)) continue
     const name = RENAMES[k] ?? k
-    out[name] = view(v, path === '' ? name : `${path}.${name}`)
+    out[name] = view(v, path === '' ? name : `${path}.${name}`, opts)
   }
   return out
 }
@@ -104,11 +126,12 @@ function view(value: unknown, path: string): unknown {
 /**
  * The document every machine format prints: `exit_code` (the command's exit status, as the process
  * ends with it), `warnings` (what the command wants the operator to know; [] when nothing), then the
- * result with its keys in snake_case. Error documents (`{error: ...}`) are left as they are.
+ * result with its keys in snake_case, findings' evidence cut to EVIDENCE_ROWS rows per array unless
+ * `opts.fullEvidence` (see evidence.ts). Error documents (`{error: ...}`) are left as they are.
  */
-export function jsonDocument(result: unknown, exitCode: number): unknown {
+export function jsonDocument(result: unknown, exitCode: number, opts: ViewOptions = {}): unknown {
   if (!isPlainObject(result) || 'error' in result) return result
-  const body = view(result, '') as Record<string, unknown>
+  const body = view(result, '', opts) as Record<string, unknown>
   const {exit_code: own, warnings, ...rest} = body
   return {
     exit_code: typeof own === 'number' ? own : exitCode,
