@@ -7,7 +7,8 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {CELL0_UUID, emptySnapshot, type InstanceExtra, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {SnapshotFormatError} from '../../src/lib/errors.js'
-import {COLUMNAR_MAGIC, decodeColumnar, encodeColumnar} from '../../src/lib/snapshot/columnar.js'
+import {decodeColumnar} from '../../src/lib/snapshot/columnar-read.js'
+import {COLUMNAR_MAGIC, encodeColumnar} from '../../src/lib/snapshot/columnar.js'
 import {readSnapshotFile, writeSnapshotFile} from '../../src/lib/snapshot/file.js'
 import {generateCloud} from '../support/generator.js'
 
