@@ -40,6 +40,9 @@ interface Rec {
 
 type Verdict = {kind: 'agree'} | {kind: 'disagree'; detail: string} | {kind: 'skipped'; reason: string}
 
+/** The gabbit files about GET /allocation_candidates: allocation-candidates*, and the same_subtree ones. */
+const candidatesGabbit = (name: string) => name.endsWith('.yaml') && (name.startsWith('allocation-candidates') || name.includes('same-subtree'))
+
 /** The gabbit files' text by name, from a checkout or a git directory; null when there is none. */
 function gabbitFiles(): Map<string, string> | null {
   const src = process.env.CLOUDCTL_PLACEMENT_SRC ?? '/work/.mirror/openstack+placement/repo'
@@ -48,12 +51,12 @@ function gabbitFiles(): Map<string, string> | null {
   const dir = join(src, GABBITS)
   try {
     if (existsSync(dir)) {
-      for (const f of execFileSync('ls', [dir]).toString('utf8').split('\n')) if (f.startsWith('allocation-candidates')) out.set(f, readFileSync(join(dir, f), 'utf8'))
+      for (const f of execFileSync('ls', [dir]).toString('utf8').split('\n')) if (candidatesGabbit(f)) out.set(f, readFileSync(join(dir, f), 'utf8'))
     } else {
       const git = (args: string[]) => execFileSync('git', ['--git-dir', src, ...args], {stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26}).toString('utf8')
       for (const path of git(['ls-tree', '--name-only', 'HEAD', `${GABBITS}/`]).split('\n')) {
         const name = path.split('/').pop() as string
-        if (name.startsWith('allocation-candidates')) out.set(name, git(['show', `HEAD:${path}`]))
+        if (candidatesGabbit(name)) out.set(name, git(['show', `HEAD:${path}`]))
       }
     }
   } catch {
@@ -66,19 +69,23 @@ const FILES = COMPARE ? gabbitFiles() : null
 if (COMPARE && FILES === null) process.stderr.write("test/compare-nova/placement-gabbits skipped: no placement source with its gabbits (set CLOUDCTL_PLACEMENT_SRC to a checkout of openstack/placement)\n")
 
 /** The query string as a PlacementRequest, or why the engine cannot be asked it. */
-function parseQuery(url: string): {req: PlacementRequest} | {skip: string} {
+function parseQuery(url: string, mv: string): {req: PlacementRequest} | {skip: string} {
   const q = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '')
   const groups = new Map<string, PlacementGroup>()
   const g = (suffix: string) => groups.get(suffix) ?? (groups.set(suffix, emptyGroup(suffix)).get(suffix) as PlacementGroup)
-  const req: PlacementRequest = {groups: [], groupPolicy: null, limit: null, rootRequired: new Set(), rootForbidden: new Set()}
-  // webob's GET.get: a repeated required / limit keeps one value (the last required, the first limit)
+  const anyTraits = microversion(mv) >= 1039
+  // the validator reads the query as sent (a resourceless group sends no resources$S)
+  const req: PlacementRequest = {groups: [], groupPolicy: null, limit: null, rootRequired: new Set(), rootForbidden: new Set(), microversion: /latest/.test(mv) ? '1.39' : (/(\d+\.\d+)/.exec(mv)?.[1] ?? '1.36'), query: [...q]}
+  // webob's GET.get: a repeated limit keeps its first value; before 1.39 a repeated required its last
   const seen = new Set<string>()
   for (const [key, value] of q) {
     if (key === 'root_required' && seen.has(key)) return {skip: 'root_required repeated (a query-string syntax error)'}
     if (key === 'limit' && seen.has(key)) continue
-    if (key.startsWith('required') && seen.has(key)) {
-      g(key.slice('required'.length)).required.clear()
-      g(key.slice('required'.length)).forbidden.clear()
+    if (key.startsWith('required') && seen.has(key) && !anyTraits) {
+      const grp = g(key.slice('required'.length))
+      grp.required.clear()
+      grp.forbidden.clear()
+      grp.requiredAnyOf = []
     }
     seen.add(key)
     const m = /^(resources|required|member_of|in_tree)(.*)$/.exec(key)
@@ -88,13 +95,17 @@ function parseQuery(url: string): {req: PlacementRequest} | {skip: string} {
         if (value === '') return {skip: 'an empty resources parameter (a query-string syntax error, placement parses it)'}
         for (const part of value.split(',')) {
           const [rc, n] = part.split(':')
-          if (!rc || n === undefined || !/^\d+$/.test(n)) return {skip: 'a malformed resources parameter (a query-string syntax error)'}
+          // int() allows surrounding blanks (a folded YAML url leaves one before each &)
+          if (!rc || n === undefined || !/^\s*\d+\s*$/.test(n)) return {skip: 'a malformed resources parameter (a query-string syntax error)'}
           if (g(suffix).resources.has(rc)) return {skip: 'a resource class repeated in a group (a query-string syntax error)'}
           g(suffix).resources.set(rc, Number(n))
         }
       } else if (kind === 'required') {
-        if (value.startsWith('in:')) return {skip: '`in:` any-of traits (1.39, not implemented)'}
-        for (const t of value.split(',')) {
+        if (value.startsWith('in:')) {
+          ;(g(suffix).requiredAnyOf ??= []).push(value.slice(3).split(',').map((t) => t.trim()))
+          continue
+        }
+        for (const t of value.split(',').map((x) => x.trim())) {
           if (t.startsWith('!')) g(suffix).forbidden.add(t.slice(1))
           else g(suffix).required.add(t)
         }
@@ -110,15 +121,14 @@ function parseQuery(url: string): {req: PlacementRequest} | {skip: string} {
       if (!/^\d+$/.test(value)) return {skip: 'a non-numeric limit (a query-string syntax error)'}
       req.limit = Number(value)
     } else if (key === 'root_required') {
-      if (value.startsWith('in:')) return {skip: '`in:` any-of traits (1.39, not implemented)'}
+      if (value.startsWith('in:')) continue
       for (const t of value.split(',')) {
         if (t.startsWith('!')) req.rootForbidden.add(t.slice(1))
         else req.rootRequired.add(t)
       }
-    } else if (key === 'same_subtree') return {skip: 'same_subtree (1.36, not implemented)'}
+    } else if (key === 'same_subtree') (req.sameSubtree ??= []).push(value.split(',').map((x) => x.trim()))
     else return {skip: `query parameter ${key}`}
   }
-  for (const grp of groups.values()) if (grp.resources.size === 0) return {skip: 'a resourceless request group (1.36, not implemented)'}
   req.groups = [...groups.values()].sort((a, b) => (a.suffix === '' ? -1 : b.suffix === '' ? 1 : a.suffix.localeCompare(b.suffix)))
   return {req}
 }
@@ -154,7 +164,7 @@ function replay(r: Rec): Verdict {
   // the engine speaks the microversion nova Zed sends (1.36): older ones gate syntax and nested trees
   if (microversion(r.microversion) < 1029) return {kind: 'skipped', reason: 'a microversion before nested providers in allocation candidates (1.29); the engine models 1.36'}
   if (microversion(r.microversion) < 1036 && r.status === 400 && /Invalid query string parameters|microversion/.test(JSON.stringify(r.body))) return {kind: 'skipped', reason: 'a 400 for syntax a microversion before 1.36 does not accept'}
-  const parsed = parseQuery(r.url)
+  const parsed = parseQuery(r.url, r.microversion)
   if ('skip' in parsed) return {kind: 'skipped', reason: parsed.skip}
   const snapshot = emptySnapshot({kind: 'file', path: 'gabbit'} as never)
   Object.assign(snapshot.placement, r.world)
@@ -163,6 +173,8 @@ function replay(r: Rec): Verdict {
   const bad = placementBadRequest(idx, parsed.req)
   if (r.status === 400) {
     const detail = ((r.body as {errors?: Array<{detail?: string}>}).errors?.[0]?.detail ?? '').split('\n\n').pop()?.trim() ?? ''
+    // from 1.36 (the microversions the engine models) the message is placement's, word for word
+    if (bad !== null && microversion(r.microversion) >= 1036 && bad.trim() !== detail) return {kind: 'disagree', detail: `placement 400 (${detail}), engine 400 (${bad})`}
     return bad !== null ? {kind: 'agree'} : {kind: 'disagree', detail: `placement 400 (${detail}), engine searched`}
   }
   if (bad !== null) return {kind: 'disagree', detail: `placement ${r.status}, engine 400: ${bad}`}

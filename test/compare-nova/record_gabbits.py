@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Run placement's own allocation-candidates gabbits against the real placement and record them.
 
-$GABBITS_DIR holds placement's placement/tests/functional/gabbits/allocation-candidates*.yaml
-(from the placement source; the Debian package ships the fixtures, not the gabbits). For each
+$GABBITS_DIR holds placement's placement/tests/functional/gabbits/allocation-candidates*.yaml and
+*same-subtree*.yaml (from the placement source; the Debian package ships the fixtures, not the gabbits). For each
 file, the fixture it names is built with placement's own fixture class (python3-placement), then
 every request of the file is sent in order to placement's WSGI app in-process, so the world each
 query sees is the one the gabbit's own test sees. For every GET /allocation_candidates the world
@@ -137,8 +137,9 @@ def run_file(path, out):
 
 def main():
     # the rbac / policy gabbits test who may ask, not what placement answers
-    files = sorted(f for f in glob.glob(os.path.join(os.environ['GABBITS_DIR'], 'allocation-candidates*.yaml'))
-                   if not re.search(r'rbac|policy', os.path.basename(f)))
+    names = glob.glob(os.path.join(os.environ['GABBITS_DIR'], 'allocation-candidates*.yaml'))
+    names += glob.glob(os.path.join(os.environ['GABBITS_DIR'], '*same-subtree*.yaml'))
+    files = sorted(f for f in set(names) if not re.search(r'rbac|policy', os.path.basename(f)))
     with open(os.environ['RECORD'], 'w') as out:
         for f in files:
             run_file(f, out)

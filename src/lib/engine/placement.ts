@@ -241,7 +241,13 @@ export interface PlacementGroup {
   suffix: string
   /** resource class name -> amount */
   resources: Map<string, number>
+  /** Traits the group's provider(s) must all carry. */
   required: Set<string>
+  /**
+   * `required$S=in:A,B` (microversion 1.39): each list is any-of, and every list must be matched,
+   * as `required` must; on a group spread over a tree, by the providers of an allocation together.
+   */
+  requiredAnyOf?: string[][]
   forbidden: Set<string>
   /** AND of ORs of aggregate uuids. */
   memberOf: string[][]
@@ -256,6 +262,18 @@ export interface PlacementRequest {
   limit: number | null
   rootRequired: Set<string>
   rootForbidden: Set<string>
+  /**
+   * `same_subtree=_A,_B` (1.36), one list per parameter: the providers the listed groups map to
+   * must all sit under one of them (see satisfiesSameSubtree).
+   */
+  sameSubtree?: string[][]
+  /** The microversion asked for, '1.36' (nova Zed's) unless given; 1.39 accepts `in:` traits. */
+  microversion?: string
+  /**
+   * The query string as sent, when it is not the one nova renders from these groups (a replayed
+   * request): placement validates what was sent, e.g. a resourceless group without `resources$S=`.
+   */
+  query?: Array<[string, string]>
 }
 
 export function emptyGroup(suffix: string): PlacementGroup {
@@ -520,6 +538,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
 
   // Merge groups per anchor, apply group_policy, consolidate, re-check capacity.
   const suffixes = req.groups.map((g) => g.suffix)
+  const sameSubtree = req.sameSubtree && req.sameSubtree.length > 0 ? req.sameSubtree : null
   const numGranular = suffixes.filter((s) => s !== '').length
   const byAnchor = new Map<number, Map<string, AllocationRequest[]>>()
   for (const [suffix, areqs] of perGroup) {
@@ -563,6 +582,10 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
           continue
         }
       }
+      if (sameSubtree && !satisfiesSameSubtree(idx, combo, sameSubtree)) {
+        rejectedWhy ??= `same_subtree: the providers of ${sameSubtree.map((l) => l.join(',')).join(' / ')} are not all under one of them`
+        continue
+      }
       const merged = consolidate(combo)
       const over = exceedsCapacity(idx, merged, usage)
       if (over) {
@@ -579,7 +602,32 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
   return finish(idx, req, capCandidates(all, gen), diag, truncated, multiGroupRcs)
 }
 
-/** Apply the limit (after ordering, as placement does) and collect the provider summaries. */
+/**
+ * same_subtree: for each listed set of groups, the providers the combination maps them to (a
+ * resourceless group's too) must include one that is an ancestor-or-self of all the others.
+ */
+function satisfiesSameSubtree(idx: ProviderIndex, combo: AllocationRequest[], sameSubtree: string[][]): boolean {
+  for (const suffixes of sameSubtree) {
+    const rps = new Set<number>()
+    for (const a of combo) for (const s of suffixes) for (const id of a.mappings.get(s) ?? []) rps.add(id)
+    if (rps.size <= 1) continue
+    let rooted = false
+    for (const top of rps) {
+      if ([...rps].every((id) => isAncestorOrSelf(idx, top, id))) {
+        rooted = true
+        break
+      }
+    }
+    if (!rooted) return false
+  }
+  return true
+}
+
+function isAncestorOrSelf(idx: ProviderIndex, ancestor: number, id: number): boolean {
+  for (let cur: number | null = id; cur !== null; cur = idx.providers.get(cur)?.parentId ?? null) if (cur === ancestor) return true
+  return false
+}
+
 /**
  * Re-checks capacity of one anchor's requests, keeping those that fit; when none does, the anchor
  * is rejected with the first reason found.
@@ -599,6 +647,7 @@ function keepFitting(idx: ProviderIndex, usage: UsageView, areqs: AllocationRequ
   if (!any && why && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(why))
 }
 
+/** Apply the limit (after ordering, as placement does) and collect the provider summaries. */
 function finish(idx: ProviderIndex, req: PlacementRequest, all: AllocationRequest[], diag: CandidateDiagnostics, truncated: boolean, multiGroupRcs: Set<string>): CandidateResult {
   if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
   all = dedupeSharingOnly(idx, all)
@@ -625,7 +674,7 @@ function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<num
     pool = (lists[0] as ProviderInfo[]).filter((p) => hits[p.ord] === n)
   }
   const out: AllocationRequest[] = []
-  const constrained = g.required.size > 0 || g.forbidden.size > 0 || ctx.rpsInAggs !== null || ctx.badAggRps !== null
+  const constrained = g.required.size > 0 || (g.requiredAnyOf ?? []).length > 0 || g.forbidden.size > 0 || ctx.rpsInAggs !== null || ctx.badAggRps !== null
   const nRes = ctx.resources.length
   for (const info of pool) {
     const why = constrained ? providerTraitAggReason(info, g, ctx) : null
@@ -648,6 +697,7 @@ function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<num
 
 function providerTraitAggReason(info: ProviderInfo, g: PlacementGroup, ctx: GroupCtx): string | null {
   for (const t of g.required) if (!info.traits.has(t)) return `provider ${info.name ?? info.uuid} lacks required trait ${t}`
+  for (const anyOf of g.requiredAnyOf ?? []) if (!anyOf.some((t) => info.traits.has(t))) return `provider ${info.name ?? info.uuid} lacks required trait in:${anyOf.join(',')}`
   if (ctx.rpsInAggs && !ctx.rpsInAggs.has(info.id)) return `provider ${info.name ?? info.uuid} is not in aggregate(s) ${memberOfText(g.memberOf)}`
   if (ctx.badAggRps && ctx.badAggRps.has(info.id)) return `provider ${info.name ?? info.uuid} is in a forbidden (isolated) aggregate`
   for (const t of g.forbidden) if (info.traits.has(t)) return `provider ${info.name ?? info.uuid} has forbidden trait ${t}`
@@ -743,7 +793,10 @@ function multipleProviders(
   return {areqs: out, truncated}
 }
 
-/** The providers of one combination must, together, carry every required trait and none forbidden. */
+/**
+ * The providers of one combination must, together, carry every required trait, one of each any-of
+ * list, and none forbidden.
+ */
 function traitsReason(rps: ProviderInfo[], g: PlacementGroup): string | null {
   const union = new Set<string>()
   for (const rp of rps) {
@@ -751,6 +804,7 @@ function traitsReason(rps: ProviderInfo[], g: PlacementGroup): string | null {
     for (const t of rp.traits) union.add(t)
   }
   const missing = [...g.required].filter((t) => !union.has(t))
+  for (const anyOf of g.requiredAnyOf ?? []) if (!anyOf.some((t) => union.has(t))) missing.push(`in:${anyOf.join(',')}`)
   return missing.length > 0 ? `no provider of the allocation carries required trait ${missing.join(', ')}` : null
 }
 
