@@ -10,7 +10,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {connectionOptions, displayDbUrl, formatTemplatedDbUrl, parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
+import {formatTemplatedDbUrl} from '../../src/lib/db/url-template.js'
+import {connectionOptions, displayDbUrl, parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {parseSqlalchemyUrl} from '../../src/lib/util/sqlalchemy-url.js'
 import {ConfigError} from '../../src/lib/errors.js'
 

@@ -23,7 +23,8 @@ import {readCell} from './read-cell.js'
 import {readPlacement} from './read-placement.js'
 import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler} from './read-scheduler.js'
 import {openReader, type Reader} from './table-reader.js'
-import {formatTemplatedDbUrl, parseDbUrl} from './url.js'
+import {formatTemplatedDbUrl} from './url-template.js'
+import {parseDbUrl} from './url.js'
 
 // ---------------------------------------------------------------- schema and release
 

@@ -7,7 +7,8 @@ import {resolveConnections} from '../../config/resolve.js'
 import {CloudctlError, ExitCode} from '../../errors.js'
 import type {DbKey} from '../../repairs/plan.js'
 import {type Connection, closeConnection, openConnection} from '../connection.js'
-import {formatTemplatedDbUrl, parseDbUrl} from '../url.js'
+import {formatTemplatedDbUrl} from '../url-template.js'
+import {parseDbUrl} from '../url.js'
 import {REPAIR_LOCK_NAME} from './executor.js'
 
 export interface RepairTargets {
