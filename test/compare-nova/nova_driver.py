@@ -264,10 +264,11 @@ def placement(doc):
         _load_placement_rows(pymysql.connect(host=my['host'], port=my['port'], user=my['user'],
                                              password=my['password'], database=name), doc['placement'])
         out = []
-        for q in doc['queries']:
+        versions = doc.get('microversions') or [None] * len(doc['queries'])
+        for q, mv in zip(doc['queries'], versions):
             req = webob.Request.blank('/allocation_candidates?' + q, method='GET')
             req.headers['x-auth-token'] = 'admin'
-            req.headers['OpenStack-API-Version'] = 'placement ' + doc.get('microversion', '1.36')
+            req.headers['OpenStack-API-Version'] = 'placement ' + (mv or doc.get('microversion', '1.36'))
             r = req.get_response(app)
             body = json.loads(r.body) if r.body else None
             if r.status_int != 200:
