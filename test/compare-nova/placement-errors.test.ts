@@ -64,6 +64,7 @@ describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplicati
     const p = s.placement
     const agg = p.placement_aggregates[0]?.uuid as string
     const cn1 = p.resource_providers.find((r) => r.name === 'cn1')?.uuid as string
+    const cn2 = p.resource_providers.find((r) => r.name === 'cn2')?.uuid as string
     const cases: Array<[string, PlacementRequest]> = [
       ['disk alone (each sharing provider once)', req([group('', {DISK_GB: 10})])],
       ['disk too big for cn1', req([group('', {DISK_GB: 100})])],
@@ -85,7 +86,9 @@ describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplicati
       ['in_tree not a UUID', req([group('', {VCPU: 1}, {inTree: 'compute-1'})])],
       ['in: before 1.39', req([group('', {VCPU: 1}, {anyOf: [['CUSTOM_GOLD', 'HW_CPU_X86_AVX2']]})])],
       ['same_subtree: VFs under a resourceless NIC', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_VF']]}))],
-      ['same_subtree: disk is not under the NIC', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_D', {DISK_GB: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_D']]}))],
+      // placement 8 reads in_treeN only when searching resources: cn1's NIC still qualifies
+      ['a resourceless group with in_tree of another tree', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC'], inTree: cn2}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_VF']]}))],
+      ['same_subtree: disk from cn1 (above the NIC), not from a share', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_D', {DISK_GB: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_D']]}))],
       ['same_subtree: the compute above the VF', req([group('', {MEMORY_MB: 1}), group('_CN', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_CN', '_VF']]})],
       ['resourceless group not in same_subtree', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']})]))],
       ['same_subtree naming a missing group', req([group('', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {sameSubtree: [['_VF', '_X']]})],
