@@ -19,9 +19,8 @@ if (argv.length === 1 && argv[0] === '--version' && !debugOn && !/microsoft/i.te
 }
 
 async function runOclif() {
-  // The subpaths, not the package index: the index also loads semver for an engines check and
-  // every export (flags, parser, ux) that --help and most commands never use.
-  const [{execute}, {settings}] = await Promise.all([import('@oclif/core/execute'), import('@oclif/core/settings')])
+  // oclif as the build bundled it (src/lib/cli/oclif.ts), the copy the help class and commands use.
+  const {execute, settings} = await import('../dist/lib/cli/oclif.js')
 
   // bin/run.js always runs the built dist/. Without this, NODE_ENV=test|development (vitest sets it,
   // so do some operators' shells) makes oclif map dist/ back to src/*.ts, which plain node cannot load.

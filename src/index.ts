@@ -1,1 +1,1 @@
-export {run} from '@oclif/core'
+export {run} from './lib/cli/oclif.js'

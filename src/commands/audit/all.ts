@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {capacityFor} from '../../lib/capacity/index.js'
 import {AuditCommand, type AuditResult, auditAllFlags} from '../../lib/cli/audit-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planDiscoverHosts} from '../../lib/repairs/cells.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'

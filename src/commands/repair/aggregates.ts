@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {planAggregates} from '../../lib/repairs/host-state.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {planLeaks} from '../../lib/repairs/leaks.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'

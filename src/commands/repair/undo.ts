@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import {Args} from '../../lib/cli/oclif.js'
 import {readFileSync} from 'node:fs'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'

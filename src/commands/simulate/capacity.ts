@@ -1,7 +1,7 @@
 import {writeFile} from 'node:fs/promises'
 import {resolve} from 'node:path'
 
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {parseMix} from '../../lib/capacity/index.js'
 import {capacityWhatIf, type CapacityResult} from '../../lib/capacity/what-if.js'

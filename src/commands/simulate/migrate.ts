@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {applySchedulerFlags, explainFlags, schedulerFlags} from '../../lib/cli/boot-flags.js'

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import {Args} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {buildModel} from '../../lib/domain/model.js'

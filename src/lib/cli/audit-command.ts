@@ -1,4 +1,4 @@
-import {type Command, Flags, type Interfaces} from '@oclif/core'
+import {type Command, Flags, type Interfaces} from './oclif.js'
 
 import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../checks/index.js'
 import type {CheckName} from '../domain/finding.js'

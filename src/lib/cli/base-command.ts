@@ -1,4 +1,4 @@
-import {Command, Errors, Flags, type Interfaces, ux} from '@oclif/core'
+import {Command, Errors, Flags, type Interfaces, ux} from './oclif.js'
 
 import {CloudctlError, ExitCode} from '../errors.js'
 import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, renderYaml, selectColumns} from '../output/formats.js'

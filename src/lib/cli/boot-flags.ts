@@ -3,7 +3,7 @@
  * One path for both kinds of request: flags alone (--flavor ...), or the request nova recorded for an
  * instance (--instance UUID, boot-request.ts) with the request flags given beside it layered over.
  */
-import {Flags} from '@oclif/core'
+import {Flags} from './oclif.js'
 
 import type {CloudModel} from '../domain/model.js'
 import {parseMultiplier, type BootRequest, type SchedulerConfig} from '../engine/index.js'

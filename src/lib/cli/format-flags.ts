@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags} from './oclif.js'
 
 import {ConfigError} from '../errors.js'
 import {BASE_FORMATS, type ExtraFormat} from '../output/formats.js'

@@ -1,8 +1,7 @@
 import type {Command, Interfaces} from '@oclif/core'
-// The help module alone: the package index loads every export (and semver) on each `--help`.
-import {Help} from '@oclif/core/help'
 
 import {exitCodeHelp} from '../errors.js'
+import {Help} from './oclif.js'
 
 /** oclif's help plus the one exit-code table, once, at the end of every help page (root and topics too). */
 export default class CloudctlHelp extends Help {

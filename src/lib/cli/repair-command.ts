@@ -4,7 +4,7 @@
  * snapshot file or an unavailable cell, confirm (or --yes; no TTY and no --yes = refuse), then hand the
  * plan to the executor (lock, guarded transactions, undo file, audit log) and exit 4.
  */
-import {type Command, Flags, type Interfaces} from '@oclif/core'
+import {type Command, Flags, type Interfaces} from './oclif.js'
 import {closeSync, mkdirSync, openSync, rmSync} from 'node:fs'
 import {homedir, userInfo} from 'node:os'
 import {dirname, join} from 'node:path'

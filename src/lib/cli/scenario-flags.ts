@@ -1,4 +1,4 @@
-import {Flags, type Interfaces} from '@oclif/core'
+import {Flags, type Interfaces} from './oclif.js'
 
 import {readNovaConf} from '../config/nova-conf.js'
 import {simulatedRelease, type SimulatedRelease, type SimulatedReleaseChoice, type SnapshotRelease} from '../domain/release.js'

@@ -1,4 +1,4 @@
-import {Flags, type Interfaces} from '@oclif/core'
+import {Flags, type Interfaces} from './oclif.js'
 
 import type {SourceOptions} from '../snapshot/source.js'
 

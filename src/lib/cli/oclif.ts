@@ -1,0 +1,19 @@
+/**
+ * Every run-time use of @oclif/core in cloudctl comes through here (lint-enforced; type imports may
+ * name the package). The build replaces this module's output with @oclif/core bundled into one file
+ * (scripts/bundle-oclif.mjs): loaded as its ~100 separate modules, oclif costs a start-up ~40 ms of
+ * CPU in module resolution and compilation alone, more than the rest of a `--help`. One door also
+ * means one copy: bin/run.js, the help class and the commands must share oclif's classes, because
+ * its error handler tells an exit from a failure with instanceof.
+ */
+// The subpaths, not the package index, which also checks node's version with semver on load.
+export * as Args from '@oclif/core/args'
+export {Command} from '@oclif/core/command'
+export * as Errors from '@oclif/core/errors'
+export {execute} from '@oclif/core/execute'
+export * as Flags from '@oclif/core/flags'
+export {Help} from '@oclif/core/help'
+export {run} from '@oclif/core/run'
+export {settings} from '@oclif/core/settings'
+export {ux} from '@oclif/core/ux'
+export type {Interfaces} from '@oclif/core'
