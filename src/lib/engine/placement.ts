@@ -10,6 +10,13 @@
  *     capacity = int((total - reserved) * ratio) in Python, with the ratio read back as text ("0.9");
  * - the claim (allocation._check_capacity_exceeded) also works in Python on the text value.
  * The formulas and the two readings of the FLOAT live in domain/placement-capacity.ts.
+ *
+ * One algorithm, hence one file over 400 lines: AllocationCandidates.get_by_requests, i.e. per
+ * group a capacity scan then a one-provider or tree-spreading search, then per anchor the merge of
+ * the groups (group_policy, same_subtree, the combined capacity re-check) and the limit. The stages
+ * share the provider index, the per-group context and the lazily built request objects that keep a
+ * boot on a big cloud fast; apart they would be one data flow read across files. The query string
+ * and placement's 400s for it are placement-query.ts.
  */
 import type {CloudModel} from '../domain/model.js'
 import {capacityOf, floatRead, floatStored, SHARING_TRAIT, sqlCapacityOf, summaryCapacityOf} from '../domain/placement-capacity.js'
