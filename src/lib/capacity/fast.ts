@@ -154,6 +154,8 @@ interface Part {
 
 interface GroupShape {
   required: string[]
+  /** `in:` lists (1.39): one trait of each. same_subtree needs nothing here: on a flat cloud every group of a candidate is the host itself. */
+  anyOf: string[][]
   forbidden: string[]
   memberOf: Array<Set<string>>
   forbiddenAggregates: Set<string>
@@ -192,7 +194,7 @@ export function flatPlacement(idx: ProviderIndex, req: PlacementRequest): FlatPl
   if (req.groupPolicy === 'isolate' && granular > 1) fatal ??= 'group_policy=isolate not satisfiable'
   return {
     parts: [...byRc.values()],
-    groups: req.groups.map((g) => ({required: [...g.required], forbidden: [...g.forbidden], memberOf: g.memberOf.map((l) => new Set(l)), forbiddenAggregates: g.forbiddenAggregates})),
+    groups: req.groups.map((g) => ({required: [...g.required], anyOf: g.requiredAnyOf ?? [], forbidden: [...g.forbidden], memberOf: g.memberOf.map((l) => new Set(l)), forbiddenAggregates: g.forbiddenAggregates})),
     rootRequired: [...req.rootRequired],
     rootForbidden: [...req.rootForbidden],
     fatal,
@@ -218,6 +220,7 @@ function staticPlacementReason(fp: FlatPlacement, rp: ProviderInfo): string | nu
   }
   for (const g of fp.groups) {
     for (const t of g.required) if (!rp.traits.has(t)) return `lacks trait ${t}`
+    for (const l of g.anyOf) if (!l.some((t) => rp.traits.has(t))) return `lacks trait in:${l.join(',')}`
     for (const any of g.memberOf) {
       let hit = false
       for (const a of rp.aggregates) if (any.has(a)) hit = true
