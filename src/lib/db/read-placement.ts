@@ -24,6 +24,13 @@ export async function readPlacement(r: Reader): Promise<PlacementTables> {
   const consumer_types = await readRows(r, CONSUMER_TYPES)
   const projects = await readRows(r, PROJECTS)
   const users = await readRows(r, USERS)
+  return {resource_providers, inventories, allocations, consumers, consumer_types, projects, users, ...(await readClassesTraitsAggregates(r))}
+}
+
+/** What the full read and the scheduler view both take whole: classes, traits and aggregates of providers. */
+export async function readClassesTraitsAggregates(
+  r: Reader,
+): Promise<Pick<PlacementTables, 'resource_classes' | 'traits' | 'resource_provider_traits' | 'placement_aggregates' | 'resource_provider_aggregates'>> {
   // Placement syncs the standard classes into this table with their fixed ids; the snapshot keeps
   // only the CUSTOM_* rows (resource-classes.ts knows the standard ones).
   const resource_classes = await readRows(r, RESOURCE_CLASSES, {where: "name LIKE 'CUSTOM\\_%'"})
@@ -31,18 +38,5 @@ export async function readPlacement(r: Reader): Promise<PlacementTables> {
   const resource_provider_traits = await readRows(r, RESOURCE_PROVIDER_TRAITS)
   const placement_aggregates = await readRows(r, PLACEMENT_AGGREGATES)
   const resource_provider_aggregates = await readRows(r, RESOURCE_PROVIDER_AGGREGATES)
-  return {
-    resource_providers,
-    inventories,
-    allocations,
-    consumers,
-    consumer_types,
-    projects,
-    users,
-    resource_classes,
-    traits,
-    resource_provider_traits,
-    placement_aggregates,
-    resource_provider_aggregates,
-  }
+  return {resource_classes, traits, resource_provider_traits, placement_aggregates, resource_provider_aggregates}
 }

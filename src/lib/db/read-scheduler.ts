@@ -15,9 +15,10 @@
 import type {Instance, NovaApiTables, NovaCellTables, PlacementTables, ProviderUsage} from '../domain/snapshot.js'
 import {HOST_MAPPINGS, REQUEST_SPECS} from '../domain/tables/nova-api.js'
 import {COMPUTE_NODES, INSTANCE_EXTRA, INSTANCES, SERVICES} from '../domain/tables/nova-cell.js'
-import {ALLOCATIONS, INVENTORIES, PLACEMENT_AGGREGATES, RESOURCE_CLASSES, RESOURCE_PROVIDER_AGGREGATES, RESOURCE_PROVIDER_TRAITS, RESOURCE_PROVIDERS, TRAITS} from '../domain/tables/placement.js'
+import {ALLOCATIONS, INVENTORIES, RESOURCE_PROVIDERS} from '../domain/tables/placement.js'
 import type {SchedulerView} from '../snapshot/source.js'
 import {readAggregates, readFlavors, readInstanceGroups} from './read-nova-api.js'
+import {readClassesTraitsAggregates} from './read-placement.js'
 import {type Reader, readEach, readRows} from './table-reader.js'
 
 /** Placeholders per IN list: well under max_allowed_packet for uuids, few round trips. */
@@ -46,26 +47,8 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView):
     (x) => usages.push({resource_provider_id: Number(x.resource_provider_id), resource_class_id: Number(x.resource_class_id), used: Number(x.used)}),
   )
   const allocations = view.instance === undefined ? [] : await readRows(r, ALLOCATIONS, {where: 'consumer_id = ?', params: [view.instance]})
-  const resource_classes = await readRows(r, RESOURCE_CLASSES, {where: "name LIKE 'CUSTOM\\_%'"})
-  const traits = await readRows(r, TRAITS)
-  const resource_provider_traits = await readRows(r, RESOURCE_PROVIDER_TRAITS)
-  const placement_aggregates = await readRows(r, PLACEMENT_AGGREGATES)
-  const resource_provider_aggregates = await readRows(r, RESOURCE_PROVIDER_AGGREGATES)
-  return {
-    resource_providers,
-    inventories,
-    allocations,
-    consumers: [],
-    consumer_types: [],
-    projects: [],
-    users: [],
-    resource_classes,
-    traits,
-    resource_provider_traits,
-    placement_aggregates,
-    resource_provider_aggregates,
-    usages,
-  }
+  const described = await readClassesTraitsAggregates(r)
+  return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], ...described, usages}
 }
 
 /**
