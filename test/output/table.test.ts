@@ -1,6 +1,7 @@
+import {createRequire} from 'node:module'
 import {describe, expect, it} from 'vitest'
 
-import {renderTable} from '../../src/lib/output/table.js'
+import {cliTable3Utils, drawTable, renderTable} from '../../src/lib/output/table.js'
 
 const UUID = '9c089546-670c-4fce-b963-d08860d435c7'
 const LONG = `Instance ${UUID} is deleted in cell cell1 but still holds VCPU=2, MEMORY_MB=4096, DISK_GB=40 on cmp-r1-04.`
@@ -71,5 +72,75 @@ describe('renderTable', () => {
     // Both ends of the blob are still shown.
     expect(t).toContain('{"cells": ')
     expect(t.replace(/[│\s]/g, '')).toContain('[]}]}')
+  })
+})
+
+describe('drawTable in parts (long tables)', () => {
+  // Deterministic variety: several lines, colour, wide characters, empty cells, overlong lines.
+  const RED = '\u001B[31m'
+  const OFF = '\u001B[39m'
+  const cell = (i: number, col: number): string => {
+    const k = (i * 7 + col * 13) % 11
+    if (k === 0) return ''
+    if (k === 1) return `${RED}error${OFF}`
+    if (k === 2) return `cell=cell${i}\nhost=cmp-${i}\nrp=${UUID}`
+    if (k === 3) return `宿主机-${i}`
+    if (k === 4) return `${RED}warning${OFF} allocation.consumer-deleted\nhost=cmp-${i}`
+    if (k === 5) return LONG.slice(0, 20 + (i % 60))
+    return `${i}-${col}`
+  }
+  const body = Array.from({length: 53}, (_, i) => [0, 1, 2, 3].map((col) => cell(i, col)))
+  const heads = head.map((h) => `\u001B[1m${h}\u001B[22m`)
+
+  it.each([
+    ['natural widths', undefined, undefined],
+    ['fitted widths (lines longer than a column are cut)', [9, 14, 20, 30], undefined],
+    ['aligned columns', undefined, ['left', 'right', 'center', 'left'] as Array<'left' | 'right' | 'center'>],
+  ])('gives the text of one table: %s', (_name, widths, align) => {
+    const whole = drawTable(heads, body, widths, align, Number.POSITIVE_INFINITY)
+    for (const part of [1, 7, 52]) expect(drawTable(heads, body, widths, align, part)).toBe(whole)
+    expect(whole.split('\n').filter((l) => l.startsWith('├'))).toHaveLength(body.length)
+  })
+})
+
+describe('renderTable on long tables', () => {
+  it('fits 5,000 rows of 50 words each (more words than a call takes arguments), every row drawn', () => {
+    const message = Array.from({length: 50}, (_, i) => `w${i}`).join(' ')
+    const many = Array.from({length: 5000}, (_, i) => ['warning', `code-${i}`, `host=cmp-${i}`, message])
+    const t = renderTable(head, many, {wrap: [3], maxWidth: 120})
+    expect(width(t)).toBeLessThanOrEqual(120)
+    expect(t.split('\n').filter((l) => /│ warning/.test(l))).toHaveLength(5000)
+  }, 120_000)
+})
+
+describe("the fast paths in cli-table3's measuring functions", () => {
+  const utils = createRequire(import.meta.url)('cli-table3/src/utils.js') as typeof cliTable3Utils
+  const ascii = Array.from({length: 95}, (_, i) => String.fromCharCode(32 + i)).join('')
+  const corpus = [
+    '',
+    ascii,
+    `${ascii}\n${ascii.slice(10, 40)}`,
+    'host=cmp-1.example.org',
+    '\u001B[31merror\u001B[39m allocation.consumer-deleted',
+    '\u001B[1mSeverity\u001B[22m',
+    '\u001B[38;5;208morange\u001B[0m',
+    'tab\there',
+    '宿主机-1',
+    'emoji 🚀 and #️⃣',
+    'e\u0301 combining',
+    'ctl\u0007bell',
+    'a\nb\n\u001B[33mwarning\u001B[39m\nlonger line here',
+    '1234567890#*',
+  ]
+
+  it('measure, cut and pad every text as cli-table3 does', () => {
+    expect(utils.strlen).not.toBe(cliTable3Utils.strlen)
+    for (const text of corpus) {
+      expect(utils.strlen(text), JSON.stringify(text)).toBe(cliTable3Utils.strlen(text))
+      for (let width = 0; width <= 40; width += 3) {
+        for (const dir of ['left', 'right', 'center']) expect(utils.pad(text, width, ' ', dir)).toBe(cliTable3Utils.pad(text, width, ' ', dir))
+        if (!text.includes('\n')) expect(utils.truncate(text, width)).toBe(cliTable3Utils.truncate(text, width))
+      }
+    }
   })
 })

@@ -1,9 +1,57 @@
 import Table from 'cli-table3'
+import {createRequire} from 'node:module'
 
 import {elideLong, terminalSafe} from './terminal.js'
 import {colorEnabled, theme} from './theme.js'
 
 export type Cell = string | number | boolean | null | undefined
+
+/**
+ * cli-table3 (0.6) measures text with string-width, which builds its ANSI expression anew and runs an
+ * emoji expression on every call, several calls per line drawn; and it draws each line of a cell after
+ * truncating the cell's whole text to 10 columns for a debug message it only prints in its debug mode,
+ * which on a text of several lines takes off one character at a time and measures every line again
+ * each time (quadratic: 10k findings took minutes). The cell module calls these through the utils
+ * object, so they are replaced there, each by a fast path where the answer is the same by
+ * construction and cli-table3's own function everywhere else (test/output/table.test.ts compares):
+ * - width: lines of printable ASCII once its SGR colour codes are taken out (what the theme writes)
+ *   are as wide as they are long; anything else (wide characters, tabs, emoji) is measured as before;
+ * - truncate: a text of several lines is only passed by that debug call (a drawn line is one line),
+ *   and its result is not used: it is returned as it is; a text that fits is returned as it is, as
+ *   cli-table3 does after measuring it;
+ * - pad: the same padding, measured by the width above.
+ */
+interface TableUtils {
+  strlen: (text: string) => number
+  truncate: (text: string, width: number, mark?: string) => string
+  pad: (text: string, width: number, fill: string, dir?: string) => string
+}
+const tableUtils = createRequire(import.meta.url)('cli-table3/src/utils.js') as TableUtils
+/** cli-table3's own functions, for the test that holds the fast paths to them. */
+export const cliTable3Utils: Readonly<TableUtils> = {...tableUtils}
+// cli-table3's colour code expression (utils.js codeRegex) and the lines string-width counts 1 per character.
+// eslint-disable-next-line no-control-regex
+const TABLE_SGR = /\u001B\[(?:\d*;){0,5}\d*m/g
+const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/
+function fastStrlen(text: string): number {
+  const lines = String(text).replace(TABLE_SGR, '').split('\n')
+  let max = 0
+  for (const line of lines) {
+    if (!PRINTABLE_ASCII.test(line)) return cliTable3Utils.strlen(text)
+    if (line.length > max) max = line.length
+  }
+  return max
+}
+tableUtils.strlen = fastStrlen
+tableUtils.truncate = (text, width, mark) => (text.includes('\n') || fastStrlen(text) <= width ? text : cliTable3Utils.truncate(text, width, mark))
+tableUtils.pad = (text, width, fill, dir) => {
+  const length = fastStrlen(text)
+  if (width + 1 < length) return text
+  const n = Math.max(0, width - length)
+  if (dir === 'right') return fill.repeat(n) + text
+  if (dir === 'center') return fill.repeat(n - Math.ceil(n / 2)) + text + fill.repeat(Math.ceil(n / 2))
+  return text + fill.repeat(n)
+}
 
 export interface TableOptions {
   title?: string
@@ -61,6 +109,14 @@ function visibleLength(s: string): number {
 
 const lineWidths = (s: string) => s.split('\n').map(visibleLength)
 
+// Loops, not Math.max(...list): a column of 10k findings has more words than a call takes arguments.
+function widest(texts: Iterable<string>, measure: (t: string) => number[]): number {
+  let max = 0
+  for (const t of texts) for (const w of measure(t)) if (w > max) max = w
+  return max
+}
+const words = (t: string) => stripSgr(t).split(/\s+|(?<==)|(?<=\.)/).map((w) => Array.from(w).length)
+
 /**
  * Content widths (without padding) that fit maxWidth, or null when the table fits as it is. The
  * widest column gives way first, in three passes: free text down to MIN_FREE_TEXT; then every column
@@ -69,14 +125,13 @@ const lineWidths = (s: string) => s.split('\n').map(visibleLength)
  */
 function fitWidths(head: string[], rows: string[][], wrap: number[], maxWidth: number): number[] | null {
   const n = head.length
-  const natural = head.map((h, i) => Math.max(...lineWidths(h), ...rows.map((r) => Math.max(...lineWidths(r[i] ?? '')))))
+  const column = (h: string, i: number) => [h, ...rows.map((r) => r[i] ?? '')]
+  const natural = head.map((h, i) => widest(column(h, i), lineWidths))
   const budget = maxWidth - (n + 1) - PADDING * n
   const sum = (w: number[]) => w.reduce((a, b) => a + b, 0)
   if (sum(natural) <= budget) return null
-  const longestWord = head.map((h, i) =>
-    // A word here is what wrapLine keeps whole when it can: key= and host.domain parts break off.
-    Math.max(...[h, ...rows.map((r) => r[i] ?? '')].flatMap((t) => stripSgr(t).split(/\s+|(?<==)|(?<=\.)/).map((w) => Array.from(w).length))),
-  )
+  // A word here is what wrapLine keeps whole when it can: key= and host.domain parts break off.
+  const longestWord = head.map((h, i) => widest(column(h, i), words))
   const widths = natural.slice()
   const passes: Array<(i: number) => number> = [
     (i) => (wrap.includes(i) ? Math.min(natural[i], MIN_FREE_TEXT) : natural[i]),
@@ -192,16 +247,50 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
     shownHead = head.map((h, i) => wrapCell(h, widths[i]))
     text = text.map((r) => r.map((v, i) => wrapCell(v, widths[i])))
   }
-  // Wrapping is done above (cli-table3's own wordWrap truncates a word longer than its column).
-  // cli-table3 indexes colAligns without checking it exists: pass it only when given.
-  const table = new Table({
-    head: shownHead.map((h) => c.bold(h)),
-    style: {head: [], border: []},
-    wordWrap: false,
-    ...(widths ? {colWidths: widths.map((w) => w + PADDING)} : {}),
-    ...(opts.align ? {colAligns: opts.align} : {}),
-  })
-  for (const row of text) table.push(row)
   const title = opts.title ? cellText(opts.title, keepSgr, true) : ''
-  return (opts.title ? `${c.bold(maxWidth ? wrapCell(title, maxWidth) : title)}\n` : '') + table.toString()
+  const drawn = drawTable(
+    shownHead.map((h) => c.bold(h)),
+    text,
+    widths?.map((w) => w + PADDING),
+    opts.align,
+  )
+  return (opts.title ? `${c.bold(maxWidth ? wrapCell(title, maxWidth) : title)}\n` : '') + drawn
+}
+
+/**
+ * Rows cli-table3 lays out at once. Its layout looks for spanning cells by comparing each cell with
+ * every cell of the rows above: quadratic in rows (10k findings: seconds). A longer table is drawn in
+ * parts of this many rows with the same column widths, joined where the parts meet by the rule
+ * cli-table3 draws between two rows: the same text as one table (test/output/table.test.ts).
+ */
+const ROWS_PER_PART = 200
+
+/** The bordered table text of cells already fitted (`colWidths` with padding; undefined: natural widths). */
+export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], rowsPerPart = ROWS_PER_PART): string {
+  // Wrapping is done before (cli-table3's own wordWrap truncates a word longer than its column).
+  // cli-table3 indexes colAligns without checking it exists: pass it only when given.
+  const table = (withHead: boolean, widths: number[] | undefined, part: string[][]) => {
+    const t = new Table({head: withHead ? head : [], style: {head: [], border: []}, wordWrap: false, ...(widths ? {colWidths: widths} : {}), ...(align ? {colAligns: align} : {})})
+    for (const row of part) t.push(row)
+    return t.toString()
+  }
+  if (rows.length <= rowsPerPart) return table(true, colWidths, rows)
+  // cli-table3's natural width: the widest line of the column's cells, plus padding, at least 1.
+  const widths =
+    colWidths ??
+    head.map((h, i) => {
+      let w = Math.max(1, fastStrlen(h) + PADDING)
+      for (const r of rows) w = Math.max(w, fastStrlen(r[i] ?? '') + PADDING)
+      return w
+    })
+  const between = `├${widths.map((w) => '─'.repeat(w)).join('┼')}┤`
+  const parts: string[] = []
+  for (let start = 0; start < rows.length; start += rowsPerPart) {
+    const lines = table(start === 0, widths, rows.slice(start, start + rowsPerPart)).split('\n')
+    // Every part but the last loses its bottom border; every part but the first its top border.
+    if (start + rowsPerPart < rows.length) lines.pop()
+    if (start > 0) lines[0] = between
+    parts.push(lines.join('\n'))
+  }
+  return parts.join('\n')
 }
