@@ -1,6 +1,6 @@
 /**
  * npm run bench — speed and memory figures, printed as a table; asserts nothing. Needs a MariaDB
- * (CLOUDCTL_TEST_DSN, default mysql://root@127.0.0.1:3306). Three parts (BENCH_PARTS=startup,2k,10k
+ * (CLOUDCTL_TEST_DSN, default mysql://root@127.0.0.1:3306). Four parts (BENCH_PARTS=startup,2k,10k,render
  * to pick; all by default):
  *
  * - startup: `cloudctl --version`, `--help` and `audit --help`, median of 21 runs each.
@@ -11,6 +11,8 @@
  *   parts are skipped, with a line saying so, when nova is not installed.
  * - 10k: 10k hosts / 300k instances / 0.9M allocations (override with BENCH_HOSTS /
  *   BENCH_INSTANCES; BENCH_INSTANCES=335000 gives 1.0M allocations) on the test schemas.
+ * - render: 10k findings (BENCH_FINDINGS) rendered in-process as the human report and as JSON
+ *   (scripts/bench-render.ts); needs no database.
  *
  * CLI phases run as child processes (`node bin/run.js ...`, built first) so that each figure is the
  * wall time and peak RSS of the command an operator would run; engine/audit/capacity phases are also
@@ -31,11 +33,12 @@ import {readSnapshotFile} from '../src/lib/snapshot/file.js'
 import {createTestCloud, seedSnapshot} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
+import {benchRender} from './bench-render.js'
 import {cli, generationClock, heartbeats, mb, median, OUT, record, recordCli, ROOT, rows, secs, startPart} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'startup,2k,10k').split(','))
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'startup,2k,10k,render').split(','))
 
 /**
  * Start-up as an operator sees it: a whole `node bin/run.js` process, median of 21 (no hyperfine
@@ -185,6 +188,7 @@ async function main(): Promise<void> {
     ['startup', 'start-up', benchStartup],
     ['2k', '2k hosts / 40k instances on the real Zed schemas, beside real nova', benchTwoK],
     ['10k', `${HOSTS} hosts / ${INSTANCES} instances`, benchTenK],
+    ['render', 'rendering 10k findings (in-process)', benchRender],
   ]
   for (const [key, title, run] of parts) {
     if (!PARTS.has(key)) continue
