@@ -1,5 +1,5 @@
 import {planPinning} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
   static override summary = 'Rewrite pinned_cpus of each host NUMA cell from the live instances.'
@@ -17,8 +17,6 @@ export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
   }
 
   async run(): Promise<RepairOutcome> {
-    const {snapshot, model} = await this.loadModel()
-    requireComputeHost(model, this.flags.host)
-    return this.runPlan(planPinning(model, {force: this.flags.force, host: this.flags.host, maxCount: this.flags['max-count']}), snapshot)
+    return this.runHostRowPlan(planPinning)
   }
 }

@@ -1,5 +1,5 @@
 import {planUsage} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, requireComputeHost, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 
 export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   static override summary = 'Recompute compute node usage columns from the live instances.'
@@ -17,8 +17,6 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   }
 
   async run(): Promise<RepairOutcome> {
-    const {snapshot, model} = await this.loadModel()
-    requireComputeHost(model, this.flags.host)
-    return this.runPlan(planUsage(model, {force: this.flags.force, host: this.flags.host, maxCount: this.flags['max-count']}), snapshot)
+    return this.runHostRowPlan(planUsage)
   }
 }

@@ -13,6 +13,7 @@ import {type CloudModel, buildModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
+import type {HostRepairOptions} from '../repairs/host-state.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {confirmApply} from '../ui/confirm.js'
@@ -39,7 +40,7 @@ export const hostRowFlags = {
 }
 
 /** --host of a host-row repair must name a live compute node: a typo must not read as "nothing to do". */
-export function requireComputeHost(model: CloudModel, host: string | undefined): void {
+function requireComputeHost(model: CloudModel, host: string | undefined): void {
   if (host === undefined) return
   if (model.liveComputeNodes.some((cn) => cn.host === host || cn.hypervisor_hostname === host)) return
   throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl hosts list` for the hosts.'})
@@ -90,6 +91,14 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const model = buildModel(snapshot)
     this.planModel = model
     return {snapshot, model}
+  }
+
+  /** A host-row repair (its flags include hostRowFlags): --host must name a live node, then --force, --host and --max-count go to the planner. */
+  protected async runHostRowPlan(plan: (model: CloudModel, opts: HostRepairOptions) => RepairPlan): Promise<RepairOutcome> {
+    const {snapshot, model} = await this.loadModel()
+    const f = this.flags as typeof this.flags & Interfaces.InferredFlags<typeof hostRowFlags>
+    requireComputeHost(model, f.host)
+    return this.runPlan(plan(model, {force: f.force, host: f.host, maxCount: f['max-count']}), snapshot)
   }
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
