@@ -56,6 +56,8 @@ beforeAll(async () => {
   editSpec(s, ids.zoned, (d) => {
     d.availability_zone = 'az-x'
     d.num_instances = 2
+    // a boot with two QoS ports: what nova keeps of them is the same_subtree of their groups
+    d.request_level_params = {'nova_object.name': 'RequestLevelParams', 'nova_object.namespace': 'nova', 'nova_object.version': '1.1', 'nova_object.data': {root_required: [], root_forbidden: [], same_subtree: [['port-a-bw', 'port-a-pps']]}}
   })
   editSpec(s, ids.traited, (d) => {
     const props = ((d.image as {'nova_object.data': Data})['nova_object.data'].properties as {'nova_object.data': Data})['nova_object.data']
@@ -76,7 +78,7 @@ interface Doc {
   query: string
   instances: Array<{host: string | null}>
   verdicts: Array<{host: string; stage: string; label: string}>
-  recorded_request: {flavor: {vcpus: number; name: string}; force_hosts: string[]; ignore_hosts: string[]; availability_zone: string | null; num_instances: number; image: {properties: Record<string, string>}}
+  recorded_request: {flavor: {vcpus: number; name: string}; not_simulated: string[]; force_hosts: string[]; ignore_hosts: string[]; availability_zone: string | null; num_instances: number; image: {properties: Record<string, string>}}
 }
 
 async function replay(uuid: string, ...extra: string[]): Promise<{exitCode: number; doc: Doc}> {
@@ -154,6 +156,9 @@ describe('simulate boot --instance', () => {
     const {exitCode, doc} = await replay(ids.zoned)
     expect(exitCode).toBe(0)
     expect(doc.recorded_request).toMatchObject({availability_zone: 'az-x', num_instances: 2})
+    // the port groups are not in the spec: the query names no same_subtree, and the replay says so
+    expect(decodeURIComponent(doc.query)).not.toContain('same_subtree')
+    expect(doc.recorded_request.not_simulated).toEqual(["ports' resource requests and same_subtree=port-a-bw,port-a-pps (nova reads the port groups from neutron; the spec does not keep them)"])
     expect(doc.instances.map((i) => i.host)).toEqual(['cmp-3', 'cmp-3'])
     const other = await replay(ids.zoned, '--image-property', 'trait:CUSTOM_NOWHERE=required')
     expect(other.exitCode).toBe(3)

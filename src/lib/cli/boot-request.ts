@@ -52,6 +52,11 @@ function recordedFrom(uuid: string, data: Rec): RecordedRequest {
     .map((k) => `scheduler hint ${k}`)
   if (dest && (strList(dest.aggregates).length > 0 || str(dest.cell))) notSimulated.push('requested_destination cell/aggregates (the request filters recompute them)')
   if (isRec(data.pci_requests) && Array.isArray(data.pci_requests.requests) && data.pci_requests.requests.length > 0) notSimulated.push('pci_requests of ports (flavor pci_passthrough:alias is simulated)')
+  // The port groups same_subtree names (QoS minimum bandwidth / packet rate) come from neutron at
+  // each scheduling: nova does not keep requested_resources in the spec, so the replay cannot ask.
+  const levels = isRec(data.request_level_params) ? data.request_level_params : null
+  const subtrees = levels && Array.isArray(levels.same_subtree) ? levels.same_subtree.map(strList).filter((l) => l.length > 0) : []
+  if (subtrees.length > 0) notSimulated.push(`ports' resource requests and same_subtree=${subtrees.map((l) => l.join(',')).join(' / ')} (nova reads the port groups from neutron; the spec does not keep them)`)
   const imageId = str(image.id)
   return {
     instance_uuid: uuid,
