@@ -1,7 +1,7 @@
 /**
- * Replays placement's own allocation-candidates gabbits through the engine: record_gabbits.py builds
- * each gabbit file's fixture world with placement's own fixture classes (python3-placement 8),
- * sends the file's requests in order to placement's WSGI app and records, for every
+ * Replays placement's own allocation-candidates and same_subtree gabbits through the engine:
+ * record_gabbits.py builds each gabbit file's fixture world with placement's own fixture classes
+ * (python3-placement 8), sends the file's requests in order to placement's WSGI app and records, for every
  * GET /allocation_candidates, the world, the query and placement's answer; the engine then answers
  * the same query on the same world. The gabbits come from the placement source (the Debian package
  * does not ship them): $CLOUDCTL_PLACEMENT_SRC, a checkout or a bare git directory of
@@ -161,8 +161,8 @@ function placementRequests(body: unknown): string[] {
 function replay(r: Rec): Verdict {
   if (r.skipped) return {kind: 'skipped', reason: r.skipped}
   if (r.status === 404 || microversion(r.microversion) < 1010) return {kind: 'skipped', reason: 'a microversion before GET /allocation_candidates'}
-  // the engine speaks the microversion nova Zed sends (1.36): older ones gate syntax and nested trees
-  if (microversion(r.microversion) < 1029) return {kind: 'skipped', reason: 'a microversion before nested providers in allocation candidates (1.29); the engine models 1.36'}
+  // the engine speaks 1.36 (what nova Zed sends) to 1.39: older ones gate syntax and nested trees
+  if (microversion(r.microversion) < 1029) return {kind: 'skipped', reason: 'a microversion before nested providers in allocation candidates (1.29); the engine models 1.36-1.39'}
   if (microversion(r.microversion) < 1036 && r.status === 400 && /Invalid query string parameters|microversion/.test(JSON.stringify(r.body))) return {kind: 'skipped', reason: 'a 400 for syntax a microversion before 1.36 does not accept'}
   const parsed = parseQuery(r.url, r.microversion)
   if ('skip' in parsed) return {kind: 'skipped', reason: parsed.skip}
