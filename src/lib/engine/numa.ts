@@ -5,6 +5,7 @@
  * (numa_get_constraints) is numa-constraints.ts, re-exported here.
  */
 import type {HostNumaCell, HostNumaTopology, MemPages} from '../domain/nova-objects.js'
+import {cpuRanges} from '../util/cpu-ranges.js'
 import {PyIntSet} from './pyset.js'
 import type {EngineRelease} from './config.js'
 import {type CpuPolicy, type InstanceCellRequest, type InstanceTopologyRequest, MEMPAGES_ANY, MEMPAGES_LARGE, MEMPAGES_SMALL, type ThreadPolicy} from './numa-constraints.js'
@@ -372,20 +373,7 @@ export function consumeNuma(host: HostNumaTopology, cells: FittedCell[]): HostNu
   }
 }
 
+/** A set of CPUs as nova's messages print it: {0-3,8}. */
 export function fmtSet(xs: number[]): string {
-  const s = [...new Set(xs)].sort((a, b) => a - b)
-  if (s.length === 0) return '{}'
-  const parts: string[] = []
-  let start = s[0] as number
-  let prev = start
-  for (const x of [...s.slice(1), Number.NaN]) {
-    if (x === prev + 1) {
-      prev = x
-      continue
-    }
-    parts.push(start === prev ? String(start) : `${start}-${prev}`)
-    start = x
-    prev = x
-  }
-  return `{${parts.join(',')}}`
+  return `{${cpuRanges(new Set(xs))}}`
 }

@@ -8,6 +8,7 @@ import type {ChalkInstance} from 'chalk'
 import type {FlavorCapacity, ZoneUsage} from '../capacity/index.js'
 import type {CapacityResult, ScenarioCapacity} from '../capacity/what-if.js'
 import type {DrainReport} from '../scenario/index.js'
+import {cpuRanges} from '../util/cpu-ranges.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
@@ -22,19 +23,6 @@ const BAR_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
 
 function signed(n: number): string {
   return n > 0 ? `+${n}` : String(n)
-}
-
-/** "4-7,12-15" for [4,5,6,7,12,13,14,15]. */
-export function cpuRanges(cpus: number[]): string {
-  const s = [...cpus].sort((a, b) => a - b)
-  const out: string[] = []
-  for (let i = 0; i < s.length; ) {
-    let j = i
-    while (j + 1 < s.length && (s[j + 1] as number) === (s[j] as number) + 1) j++
-    out.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]))
-    i = j + 1
-  }
-  return out.join(',')
 }
 
 function limitsText(fc: FlavorCapacity, max = 2): string {

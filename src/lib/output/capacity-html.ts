@@ -6,7 +6,7 @@
  */
 import type {FlavorCapacity, HostUsage} from '../capacity/index.js'
 import type {CapacityResult} from '../capacity/what-if.js'
-import {cpuRanges} from './capacity-formatter.js'
+import {cpuRanges} from '../util/cpu-ranges.js'
 
 const CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB'] as const
 const COLORS: Record<string, string> = {VCPU: '#2f6fb3', PCPU: '#8e44ad', MEMORY_MB: '#d9822b', DISK_GB: '#3a9d5d'}

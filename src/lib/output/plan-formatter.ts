@@ -1,5 +1,6 @@
 /** Human rendering of repair plans and their outcome. JSON output is the plan itself. */
 import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
+import {cpuRanges} from '../util/cpu-ranges.js'
 import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
 import {theme} from './theme.js'
@@ -18,22 +19,8 @@ function pinnedCpus(blob: unknown): Map<number, number[]> | null {
   }
 }
 
-/** 4,5,6,7,9 -> 4-7,9 (as nova's own cpuset strings read). */
-function cpuRanges(cpus: number[]): string {
-  if (cpus.length === 0) return '(none)'
-  const parts: string[] = []
-  let start = cpus[0]
-  let prev = cpus[0]
-  for (const cpu of [...cpus.slice(1), Number.NaN]) {
-    if (cpu === prev + 1) {
-      prev = cpu
-      continue
-    }
-    parts.push(start === prev ? String(start) : `${start}-${prev}`)
-    start = cpu
-    prev = cpu
-  }
-  return parts.join(',')
+function pinnedText(cpus: number[]): string {
+  return cpus.length === 0 ? '(none)' : cpuRanges(cpus)
 }
 
 /**
@@ -48,7 +35,7 @@ function paramsText(s: Step): string {
     const after = pinnedCpus(s.set.numa_topology)
     if (before && after) {
       const cells = [...new Set([...before.keys(), ...after.keys()])].sort((a, b) => a - b)
-      const diff = cells.map((id) => `NUMA cell ${id}: ${cpuRanges(before.get(id) ?? [])} -> ${cpuRanges(after.get(id) ?? [])}`)
+      const diff = cells.map((id) => `NUMA cell ${id}: ${pinnedText(before.get(id) ?? [])} -> ${pinnedText(after.get(id) ?? [])}`)
       const rest = params.filter((p) => p !== s.expect.numa_topology && p !== s.set.numa_topology)
       return [`pinned_cpus (numa_topology otherwise unchanged):`, ...diff, `other parameters: ${JSON.stringify(rest)}`].join('\n')
     }
