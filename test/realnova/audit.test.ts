@@ -75,6 +75,7 @@ const SCENARIOS: Record<string, Scenario> = {
 }
 
 async function audit(cloud: RealCloud): Promise<{exitCode: number; findings: Finding[]}> {
+  await cloud.freshen()
   const r = await cloudctl(['audit', 'all', '--json', '--api-db', cloud.api, '--placement-db', cloud.placement])
   if (r.exitCode !== 0 && r.exitCode !== 3) throw new Error(`audit exited ${r.exitCode}: ${r.stdout}${r.stderr}`)
   return {exitCode: r.exitCode, findings: (JSON.parse(r.stdout) as {findings: Finding[]}).findings}
@@ -154,6 +155,7 @@ const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', clou
 /** The play's blocked boot (flavor, forced host, the harness's enabled_filters) through cloudctl's engine. */
 async function simulateBlockedBoot(cloud: RealCloud): Promise<{exitCode: number; output: string; result: {no_valid_host: boolean; instances: Array<{host: string | null}>}}> {
   const b = cloud.notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]}
+  await cloud.freshen()
   const args = ['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), ...src(cloud)]
   const json = await cloudctl([...args, '--json'])
   const text = await cloudctl([...args, '--why', b.host])
@@ -254,6 +256,7 @@ describe.runIf(available).each(Object.entries(SCENARIOS))('real nova scenario %s
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
     if (spec.duplicate) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
     for (const args of spec.repairs) {
+      await (cloud as RealCloud).freshen()
       const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
       expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
       for (const f of readdirSync(stateDir).filter((x) => x.endsWith('.json')).sort()) if (!undoFiles.includes(join(stateDir, f))) undoFiles.push(join(stateDir, f))

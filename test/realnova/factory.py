@@ -439,7 +439,8 @@ def cloud(scenario, prefix):
             _load(conn, target, cell['tables'], cell['name'],
                   tpl['cell0' if cell['name'] == 'cell0' else 'cell'])
             by_name[cell['name']] = target
-        _age_heartbeats(conn, by_name.values(), dump.get('dumped_at'))
+        beat_at = _age_heartbeats(conn, by_name.values(),
+                                  dump.get('dumped_at'))
         with conn.cursor() as cur:
             for name, db in by_name.items():
                 cur.execute('UPDATE `%s`.cell_mappings SET '
@@ -467,23 +468,40 @@ def cloud(scenario, prefix):
         'placement': nova_url(names['placement']),
         'cells': {c: nova_url(names[c]) for c in ('cell0',) + CELLS},
         'notes': dump.get('notes', {}),
+        'beat_at': beat_at,
     }
 
 
-def _age_heartbeats(conn, dbs, dumped_at):
-    """Services report as they did when the scenario was dumped: every
-    heartbeat moves by (now - dump time), so a service that was up is up now
-    and one that had stopped reporting is still as late (service_down_time)."""
-    if not dumped_at:
+def _age_heartbeats(conn, dbs, since):
+    """Services report as they did at `since` (the dump time, then the last
+    beat): every heartbeat moves by (now - since), so a service that was up
+    is up now and one that had stopped reporting is still as late
+    (service_down_time). Returns that now."""
+    if not since:
         raise FactoryError('the dump has no dumped_at: replay the scenario')
     with conn.cursor() as cur:
+        cur.execute('SELECT UTC_TIMESTAMP(6)')
+        now = cur.fetchone()[0]
         for db in dbs:
             for col in ('created_at', 'updated_at', 'last_seen_up'):
                 cur.execute(
                     'UPDATE `%s`.services SET `%s` = `%s` + INTERVAL '
-                    'TIMESTAMPDIFF(MICROSECOND, %%s, UTC_TIMESTAMP(6)) '
+                    'TIMESTAMPDIFF(MICROSECOND, %%s, %%s) '
                     'MICROSECOND WHERE `%s` IS NOT NULL' % (db, col, col, col),
-                    (dumped_at,))
+                    (since, now))
+    return now.isoformat(sep=' ')
+
+
+def beat(prefix, since):
+    """A test that runs long after the load (a loaded CI machine) keeps its
+    clouds' services as up, or as late, as they were at `since`."""
+    names = _names(prefix)
+    conn = _connect()
+    try:
+        dbs = [names['cell0']] + [names[c] for c in CELLS]
+        return {'beat_at': _age_heartbeats(conn, dbs, since)}
+    finally:
+        conn.close()
 
 
 def drop(prefix):
@@ -543,6 +561,9 @@ def main(argv):
     r = sub.add_parser('reboot')
     r.add_argument('--scenario', required=True)
     r.add_argument('--changes', required=True)
+    b = sub.add_parser('beat')
+    b.add_argument('--prefix', required=True)
+    b.add_argument('--since', required=True)
     ds = sub.add_parser('dumps')
     ds.add_argument('--jobs', type=int, default=2)
     ds.add_argument('scenario', nargs='*')
@@ -554,6 +575,8 @@ def main(argv):
             out = ensure_dumps(args.scenario or scenarios(), args.jobs)
         elif args.cmd == 'reboot':
             out = reboot(args.scenario, args.changes)
+        elif args.cmd == 'beat':
+            out = beat(args.prefix, args.since)
         elif args.cmd == 'drop':
             drop(args.prefix)
             out = {}

@@ -38,6 +38,13 @@ export interface RealCloud {
   cells: Record<string, string>
   /** What the play observed on the real services (driver.py `self.notes`), e.g. a boot's fault. */
   notes: Record<string, Record<string, unknown>>
+  /**
+   * Moves every service heartbeat by the time since the load (or the last call), so that services
+   * are as up or as late as the play left them however long the test ran: service_down_time is 60 s,
+   * and a loaded CI machine once took longer between the load and a simulate, which then saw host2
+   * down. Call it before a command whose answer depends on which services are up.
+   */
+  freshen(): Promise<void>
   drop(): Promise<void>
 }
 
@@ -62,8 +69,12 @@ export async function playScenarios(scenarios: string[], jobs = 2, release: Real
 
 export async function realCloud(scenario: string, release: RealNovaRelease = 'zed'): Promise<RealCloud> {
   const prefix = `rn_${scenario.slice(0, 12)}_${randomBytes(3).toString('hex')}`
-  const out = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix'>
-  return {...out, prefix, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
+  const {beat_at, ...out} = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix' | 'freshen'> & {beat_at: string}
+  let since = beat_at
+  const freshen = async (): Promise<void> => {
+    since = (JSON.parse(await factory(['beat', '--prefix', prefix, '--since', since])) as {beat_at: string}).beat_at
+  }
+  return {...out, prefix, freshen, drop: async () => void (await factory(['drop', '--prefix', prefix]))}
 }
 
 /** One row cloudctl's repairs wrote, by its natural key: the columns they changed, before and after. */

@@ -54,6 +54,7 @@ const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', clou
 const incidents = (fs: Finding[]): string[] => [...new Set(fs.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => f.code))].sort()
 
 async function audit(cloud: RealCloud): Promise<{exitCode: number; findings: Finding[]; release: unknown}> {
+  await cloud.freshen()
   const r = await cloudctl(['audit', 'all', '--json', ...src(cloud)])
   if (r.exitCode !== 0 && r.exitCode !== 3) throw new Error(`audit exited ${r.exitCode}: ${r.stdout}${r.stderr}`)
   const doc = JSON.parse(r.stdout) as {findings: Finding[]; release: unknown}
@@ -88,6 +89,7 @@ describe.runIf(why === undefined).each(Object.entries(SCENARIOS))('real nova 202
   it.runIf(spec.blockedBoot === true)("the boot nova 31's scheduler refused is refused by the simulation too, with 2025.1's defaults", async () => {
     const b = (cloud as RealCloud).notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]; fault: string}
     expect(b.fault).toMatch(/^No valid host was found/)
+    await (cloud as RealCloud).freshen()
     const r = await cloudctl(['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), '--json', ...src(cloud as RealCloud)])
     expect(r.exitCode, r.stderr).toBe(3)
     const doc = JSON.parse(r.stdout) as {no_valid_host: boolean; scheduler_release: {release: string}}
@@ -97,6 +99,7 @@ describe.runIf(why === undefined).each(Object.entries(SCENARIOS))('real nova 202
 
   it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) on the 2025.1 schema leave no error or warning`, async () => {
     for (const args of spec.repairs) {
+      await (cloud as RealCloud).freshen()
       const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
       expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
     }
@@ -105,6 +108,7 @@ describe.runIf(why === undefined).each(Object.entries(SCENARIOS))('real nova 202
 
   it.runIf(spec.blockedBoot === true)('after the repairs the simulation places that boot on its host', async () => {
     const b = (cloud as RealCloud).notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]}
+    await (cloud as RealCloud).freshen()
     const r = await cloudctl(['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), '--json', ...src(cloud as RealCloud)])
     expect(r.exitCode, r.stderr).toBe(0)
     expect((JSON.parse(r.stdout) as {instances: Array<{host: string | null}>}).instances[0]?.host).toBe(b.host)
