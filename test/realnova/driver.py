@@ -9,6 +9,13 @@ Run one scenario (the factory does this):
   REALNOVA_DUMP=/tmp/x.json /usr/bin/python3 -m testtools.run \
       driver.RealNovaClouds.test_healthy
 """
+# eventlet patches first, as nova's own functional tests are (their package
+# imports it before anything else): nova.context below brings oslo_context,
+# whose thread-locals would otherwise be shared by every green thread. Nova
+# 31's harness then loses a race a claim has with the API's reads ("Can't
+# upgrade a READER transaction to a WRITER mid-transaction").
+import nova.monkey_patch  # noqa: F401,I100
+
 import base64
 import copy
 import datetime
@@ -280,6 +287,12 @@ class RealNovaClouds(base.ServersTestBase):
         self._live_migrate_to(live, 'host2', expect='running')
         self._run_periodics()
         self._dump()
+        # Newer harnesses (nova 31's GreenThreadPoolShutdownWait) wait at
+        # tear-down for the live migration's thread: once the rows are
+        # dumped, its job completes.
+        self.computes['host3'].driver._host.get_connection() \
+            .lookupByUUIDString(live['id']).complete_job()
+        self._wait_for_migration_status(live, ['completed'])
 
     def test_evacuated_host_down(self):
         # LP 1679750: the source host died and never came back.
@@ -326,6 +339,13 @@ class RealNovaClouds(base.ServersTestBase):
         service = self._host_down('host2')
         self.useFixture(fixtures.MockPatch(
             'nova.objects.InstanceList.get_count_by_hosts', return_value=0))
+        # Newer APIs (nova 31) also refuse to take a host with instances out
+        # of its AZ aggregate, which the service delete does: skipped alike.
+        from nova.compute import api as compute_api
+        check = 'ensure_no_instances_need_to_move_az_when_host_removed'
+        if hasattr(compute_api.AggregateAPI, check):
+            self.useFixture(fixtures.MockPatch(
+                'nova.compute.api.AggregateAPI.' + check))
         self.admin_api.api_delete('/os-services/%s' % service['id'])
         del self.computes['host2']
         self._run_periodics()
@@ -344,7 +364,17 @@ class RealNovaClouds(base.ServersTestBase):
         self._boot(self.small, host='host1', name='bystander')
         conn = self.computes['host3'].driver._host.get_connection()
         conn.hostname = 'host3.example.com'
-        self.restart_compute_service('host3')
+        from nova import exception
+        try:
+            self.restart_compute_service('host3')
+        except exception.InvalidConfiguration as e:
+            # Stable compute node uuids (nova 27+): nova-compute finds its
+            # node under another name and refuses to start. Nothing is
+            # renamed; host3's service stops reporting (the harness has
+            # already stopped and dropped it).
+            if 'rename detected' not in str(e):
+                raise
+            self.notes['rename'] = {'refused': str(e)}
         self._run_periodics()
         self._dump()
 
