@@ -51,6 +51,9 @@ export interface RealCloud {
 /** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 in the Epoxy chroot (factory.py). */
 export type RealNovaRelease = 'zed' | '2025.1'
 
+/** Where test/releases/epoxy-chroot.sh puts nova 31 / placement 13 (factory.py reads the same variable). */
+export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+
 async function factory(args: string[], timeout = 900_000, release: RealNovaRelease = 'zed'): Promise<string> {
   const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout, env: {REALNOVA_RELEASE: release}})
   // The whole of stderr: a failed play's tails are the only record once a CI machine is gone.
@@ -160,16 +163,34 @@ async function privateDir(): Promise<string> {
   return mkdtemp(`${tmpdir()}/realnova-`)
 }
 
-export async function startPlacement(cloud: RealCloud): Promise<PlacementServer> {
-  const {writeFile} = await import('node:fs/promises')
-  const dir = await privateDir()
-  await writeFile(`${dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
+/**
+ * Where a release's own tools run: the host's Zed, or nova 31 / placement 13 inside the Epoxy chroot
+ * (it shares the host's network, so the test server and a placement port are the same addresses).
+ * `dir` holds the config files and `inside` is that directory as the tools see it.
+ */
+async function toolbox(release: RealNovaRelease): Promise<{dir: string; inside: string; argv: (tool: string, ...args: string[]) => [string, string[]]}> {
+  if (release === 'zed') {
+    const dir = await privateDir()
+    return {dir, inside: dir, argv: (tool, ...args) => [tool, args]}
+  }
+  const {mkdtemp} = await import('node:fs/promises')
+  const dir = await mkdtemp(`${EPOXY_CHROOT}/tmp/realnova-`)
+  return {dir, inside: `/tmp/${dir.split('/').pop()}`, argv: (tool, ...args) => ['chroot', [EPOXY_CHROOT, tool, ...args]]}
+}
+
+/** The real placement WSGI app of `release` over the cloud's placement database, noauth2. */
+export async function startPlacement(cloud: RealCloud, release: RealNovaRelease = 'zed'): Promise<PlacementServer> {
+  const {writeFile, rm} = await import('node:fs/promises')
+  const box = await toolbox(release)
+  await writeFile(`${box.dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
   const port = await freePort()
-  const proc = execa(PYTHON, ['/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1'], {env: {OS_PLACEMENT_CONFIG_DIR: dir}, reject: false, all: true})
+  const [cmd, args] = box.argv(PYTHON, '/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1')
+  const proc = execa(cmd, args, {env: {OS_PLACEMENT_CONFIG_DIR: box.inside}, reject: false, all: true})
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
     proc.kill('SIGTERM')
     await proc
+    await rm(box.dir, {recursive: true, force: true})
   }
   // Bounded wait for the root document (no token needed there).
   for (let i = 0; i < 60; i++) {
@@ -186,17 +207,19 @@ export async function startPlacement(cloud: RealCloud): Promise<PlacementServer>
   throw new Error(`placement-api did not start on ${url}: ${String((await proc).all ?? '').slice(-500)}`)
 }
 
-/** Real nova-manage with a nova.conf for this cloud whose [placement] is the given noauth2 placement. */
-export async function novaManage(cloud: RealCloud, placementUrl: string, args: string[]): Promise<{exitCode: number; output: string}> {
+/** Real nova-manage of `release` with a nova.conf for this cloud whose [placement] is the given noauth2 placement. */
+export async function novaManage(cloud: RealCloud, placementUrl: string, args: string[], release: RealNovaRelease = 'zed'): Promise<{exitCode: number; output: string}> {
   const {writeFile, rm} = await import('node:fs/promises')
-  const dir = await privateDir()
+  const box = await toolbox(release)
+  const dir = box.dir
   try {
     await writeFile(
       `${dir}/nova.conf`,
       `[DEFAULT]\nlog_dir =\ntransport_url = rabbit://cloudctl@127.0.0.1:5672/\n[api_database]\nconnection = ${cloud.api}\n[database]\nconnection = ${cloud.cells.cell1}\n[placement]\nauth_type = admin_token\nendpoint = ${placementUrl}\ntoken = admin\nendpoint_override = ${placementUrl}\n`,
       {mode: 0o600},
     )
-    const r = await execa('/usr/bin/nova-manage', ['--config-file', `${dir}/nova.conf`, ...args], {reject: false, all: true, timeout: 300_000})
+    const [cmd, argv] = box.argv('/usr/bin/nova-manage', '--config-file', `${box.inside}/nova.conf`, ...args)
+    const r = await execa(cmd, argv, {reject: false, all: true, timeout: 300_000})
     return {exitCode: r.exitCode ?? -1, output: String(r.all ?? '')}
   } finally {
     await rm(dir, {recursive: true, force: true})

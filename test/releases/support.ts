@@ -11,14 +11,14 @@ import {execa} from 'execa'
 
 import {adminConnection, type TestCloud, testDbUrl} from '../support/db.js'
 import {closeConnection} from '../../src/lib/db/connection.js'
-import {missingNova} from '../realnova/support.js'
+import {EPOXY_CHROOT, missingNova} from '../realnova/support.js'
 
 const HERE = fileURLToPath(new URL('.', import.meta.url))
 const PYTHON = '/usr/bin/python3'
 
 export type TestRelease = 'zed' | '2025.1'
 
-export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+export {EPOXY_CHROOT}
 
 /** Why this release's real schemas cannot be built here; undefined when they can. */
 export function releaseUnavailable(release: TestRelease): string | undefined {
