@@ -13,7 +13,7 @@ rows come from the harness dump (driver.py), cached under .cache/ by
 scenario, nova version and driver hash. Server: $CLOUDCTL_TEST_DSN
 (default mysql://root@127.0.0.1:3306). Run with /usr/bin/python3.
 
-REALNOVA_RELEASE=2025.1 (cloud, dumps) plays and loads with nova 31 /
+REALNOVA_RELEASE=2025.1 (cloud, dumps, reboot) plays and loads with nova 31 /
 placement 13 instead: the same driver.py runs in their functional harness
 inside the chroot of test/releases/epoxy-chroot.sh (with its own /proc, in
 a private mount namespace), the schemas are 2025.1's (test/releases/
@@ -227,14 +227,20 @@ def driver_hash(scenario):
     return hashlib.sha256(''.join(lines).encode()).hexdigest()
 
 
-def _play_in_chroot(test, path, log):
-    """driver.py's `test` in nova 31's harness: a copy of driver.py in the
-    chroot, run there with a /proc mounted only for this process tree."""
+def _play_in_chroot(test, path, log, repaired=None):
+    """driver.py's (or reboot.py's) `test` in nova 31's harness: copies of
+    both in the chroot (and of the repaired rows, for reboot.py), run there
+    with a /proc mounted only for this process tree."""
     with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
         inside = '/tmp/' + os.path.basename(tmp)
-        with open(os.path.join(HERE, 'driver.py')) as f:
-            _write_conf(os.path.join(tmp, 'driver.py'), f.read())
+        for name in ('driver.py', 'reboot.py'):
+            with open(os.path.join(HERE, name)) as f:
+                _write_conf(os.path.join(tmp, name), f.read())
         env = dict(os.environ, REALNOVA_DUMP=inside + '/dump.json')
+        if repaired is not None:
+            with open(repaired) as f:
+                _write_conf(os.path.join(tmp, 'changes.json'), f.read())
+            env['REALNOVA_REPAIRED'] = inside + '/changes.json'
         script = ('mount -t proc proc "$0/proc" && '
                   'exec chroot "$0" sh -c \'cd "$0" && exec /usr/bin/python3 '
                   '-m testtools.run "$1"\' "$1" "$2"')
@@ -288,10 +294,12 @@ def ensure_dump(scenario):
             % (scenario, log, tails[0], tails[1]))
 
 
-def _play(release, test, path, log):
+def _play(release, test, path, log, repaired=None):
     if release != 'zed':
-        return _play_in_chroot(test, path, log)
+        return _play_in_chroot(test, path, log, repaired)
     env = dict(os.environ, REALNOVA_DUMP=path)
+    if repaired is not None:
+        env['REALNOVA_REPAIRED'] = os.path.abspath(repaired)
     with open(log, 'w') as out:
         return subprocess.run(
             [PYTHON, '-m', 'testtools.run', test],
@@ -529,22 +537,18 @@ def reboot(scenario, changes_path):
                _version('python3-placement'), driver_hash(scenario), mine,
                json.dumps(changes, sort_keys=True))
     os.makedirs(CACHE, exist_ok=True)
-    path = os.path.join(CACHE, 'reboot-%s-%s.json' % (scenario, key))
-    with open(os.path.join(CACHE, '.lock-reboot-%s' % scenario), 'w') as lock:
+    release = _release()
+    name = scenario if release == 'zed' else '%s-%s' % (scenario, release)
+    path = os.path.join(CACHE, 'reboot-%s-%s.json' % (name, key))
+    with open(os.path.join(CACHE, '.lock-reboot-%s' % name), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.path.exists(path):
             log = path[:-5] + '.log'
-            env = dict(os.environ, REALNOVA_DUMP=path,
-                       REALNOVA_REPAIRED=os.path.abspath(changes_path))
-            with open(log, 'w') as out:
-                rc = subprocess.run(
-                    [PYTHON, '-m', 'testtools.run',
-                     'reboot.RepairedClouds.test_%s' % scenario],
-                    cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT
-                ).returncode
+            rc = _play(release, 'reboot.RepairedClouds.test_%s' % scenario,
+                       path, log, repaired=changes_path)
             if rc != 0 or not os.path.exists(path):
                 raise FactoryError('reboot of %s failed in the nova harness; '
-                                   'see %s' % (scenario, log))
+                                   'see %s\n%s' % (scenario, log, _tail(log)))
         with open(path) as f:
             return json.load(f)
 

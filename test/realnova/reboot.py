@@ -20,6 +20,9 @@ repair changed the row the scheduler and the claim read.
   REALNOVA_REPAIRED=changes.json REALNOVA_DUMP=out.json /usr/bin/python3 \
       -m testtools.run reboot.RepairedClouds.test_pinned_leak
 """
+# Before anything of nova, as in driver.py (which says why).
+import nova.monkey_patch  # noqa: F401,I100
+
 import datetime
 import json
 import os

@@ -259,13 +259,12 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(sim.result.instances.map((i) => i.host)).toEqual([host])
     })
 
-    // reboot.py replays in the host's harness only (Zed).
-    it.runIf(spec.blockedBoot === true && release === 'zed')('real nova boots it there once it reads the repaired rows (the same play, the rows the repairs wrote, the same request through the API)', async () => {
+    it.runIf(spec.blockedBoot === true)('real nova boots it there once it reads the repaired rows (the same play, the rows the repairs wrote, the same request through the API)', async () => {
       const blocked = (cloud as RealCloud).notes.blocked_boot as {host: string}
       const rows = await repairedRows(undoFiles)
       // The pinning and usage repairs write host2's compute node row, and nothing else.
       expect(rows.map((r) => [r.table, r.key])).toEqual([['compute_nodes', {host: blocked.host, hypervisor_hostname: blocked.host}]])
-      const outcome = await rebootRepaired(scenario, rows)
+      const outcome = await rebootRepaired(scenario, rows, release)
       expect(outcome.before_repair.fault).toMatch(/^No valid host was found/)
       expect(outcome.after_repair, JSON.stringify(outcome)).toMatchObject({status: 'ACTIVE', host: blocked.host, fault: null})
     }, 900_000)

@@ -128,12 +128,12 @@ export interface RebootOutcome {
  * The scenario played again in nova's harness with the repaired rows written into its databases, and
  * the boot the fault had blocked sent once more through the real API (reboot.py; cached).
  */
-export async function rebootRepaired(scenario: string, rows: RepairedRow[]): Promise<RebootOutcome> {
+export async function rebootRepaired(scenario: string, rows: RepairedRow[], release: RealNovaRelease = 'zed'): Promise<RebootOutcome> {
   const {writeFile, rm} = await import('node:fs/promises')
   const dir = await privateDir()
   try {
     await writeFile(`${dir}/changes.json`, JSON.stringify(rows), {mode: 0o600})
-    return JSON.parse(await factory(['reboot', '--scenario', scenario, '--changes', `${dir}/changes.json`])) as RebootOutcome
+    return JSON.parse(await factory(['reboot', '--scenario', scenario, '--changes', `${dir}/changes.json`], 900_000, release)) as RebootOutcome
   } finally {
     await rm(dir, {recursive: true, force: true})
   }
