@@ -37,4 +37,6 @@ describe.runIf(process.env.CI === 'true')('realnova 2025.1 on CI', () => {
   })
 })
 
-realNovaSuite('2025.1', why === undefined)
+// $REALNOVA_REPORT as for Zed (test/realnova/audit.test.ts), written beside Zed's with the release in its name.
+const report = process.env.REALNOVA_REPORT
+realNovaSuite('2025.1', why === undefined, report ? report.replace(/(\.json)?$/, '-2025.1.json') : undefined)
