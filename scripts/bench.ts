@@ -7,8 +7,10 @@
  * - 2k: the issue-15 cloud (2,000 hosts / 40,000 instances) seeded into MariaDB databases on the
  *   real Zed schemas (test/releases: cloned from what nova-manage and placement-manage created), then
  *   side by side on that one cloud: real `nova-manage placement audit` (over the real placement-api,
- *   noauth2) and `cloudctl audit all`; live `cloudctl simulate boot`; snapshot files loaded. The nova
- *   parts are skipped, with a line saying so, when nova is not installed.
+ *   noauth2) and `cloudctl audit all`; live `cloudctl simulate boot`; snapshot files loaded; last, real
+ *   nova's `select_destinations` for the same flavor, in-process (scripts/select-destinations.py),
+ *   beside cloudctl's boot: time, ratio and the choice each made. The nova parts are skipped, with a
+ *   line saying so, when nova is not installed.
  * - 10k: 10k hosts / 300k instances / 0.9M allocations (override with BENCH_HOSTS /
  *   BENCH_INSTANCES; BENCH_INSTANCES=335000 gives 1.0M allocations) on the test schemas.
  * - render: 10k findings (BENCH_FINDINGS) rendered in-process as the human report and as JSON
