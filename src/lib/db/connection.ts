@@ -95,10 +95,11 @@ export function rawConnection(conn: Connection): import('mysql2').Connection {
  *
  * Nothing is buffered: a row is consumed synchronously, in the same tick as the bytes that carried
  * it, so memory stays bounded on a 1M-row table. No object stream and no promise per
- * row (with them, a third of the CPU of a capture went there). If `onRow` throws, the
+ * row (with them, a third of the CPU of a capture went there). `asArrays`: each row is an array in
+ * SELECT order, not an object keyed by column name. If `onRow` throws, the
  * rest of the result is drained unread and the query rejects with that error.
  */
-export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext = {}): Promise<number> {
+export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext = {}, asArrays = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const raw = rawConnection(conn)
     let n = 0
@@ -117,7 +118,7 @@ export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: stri
       settle()
     }
     raw.on('error', onLost)
-    const q = raw.query(sql, params)
+    const q = raw.query({sql, rowsAsArray: asArrays}, params)
     q.on('result', (row) => {
       if (failed !== undefined) return
       try {

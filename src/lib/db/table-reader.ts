@@ -26,16 +26,25 @@ export class Reader {
   ) {}
 
   /** Streams `sql` and hands each row to `each`; reports progress under `table`. */
-  async each(table: string, sql: string, each: (row: Row) => void, params: unknown[] = []): Promise<number> {
+  each(table: string, sql: string, each: (row: Row) => void, params: unknown[] = []): Promise<number> {
+    return this.stream(table, sql, each, params, false)
+  }
+
+  /** As `each`, each row an array of its values in SELECT order. */
+  eachArray(table: string, sql: string, each: (row: unknown[]) => void, params: unknown[] = []): Promise<number> {
+    return this.stream(table, sql, each, params, true)
+  }
+
+  private async stream<T>(table: string, sql: string, each: (row: T) => void, params: unknown[], asArrays: boolean): Promise<number> {
     const ctx: DbErrorContext = {label: this.label, url: this.url, table}
     let n = 0
     const progress = this.progress
     const database = this.label
-    await eachRow<Row>(this.conn, sql, params, (row) => {
+    await eachRow<T>(this.conn, sql, params, (row) => {
       each(row)
       n++
       if (n % PROGRESS_EVERY === 0) progress({database, table, rows: n, done: false})
-    }, ctx)
+    }, ctx, asArrays)
     this.progress({database: this.label, table, rows: n, done: true})
     return n
   }
@@ -74,7 +83,8 @@ export interface ReadOptions<T extends TableSpec> {
   also?: ReadonlyArray<keyof T['columns'] & string>
 }
 
-type Convert = (x: Row, cellUuid: string | undefined) => Row
+/** From the driver's row as an array in SELECT order: no object keyed by column name per row. */
+type Convert = (x: unknown[], cellUuid: string | undefined) => Row
 
 const id = (name: string): string => `\`${name}\``
 
@@ -131,7 +141,8 @@ function compileConverter(spec: TableSpec, newer: string[]): Convert {
   })
   for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
   newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums)}`))
-  const reads = [...spec.row.map((n, i) => `const v${i} = x[${JSON.stringify(n)}]`), ...newer.map((n, i) => `const n${i} = x[${JSON.stringify(n)}]`)]
+  // The positions of selectSql's column list: the row's columns, then the newer ones present.
+  const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
   const body = `return (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}`
   // Generated from the constant table specs, never from input.
   return new Function(...enums.map((_, i) => `E${i}`), body)(...enums.map((values) => new Set(values))) as Convert
@@ -139,7 +150,7 @@ function compileConverter(spec: TableSpec, newer: string[]): Convert {
 
 const converters = new WeakMap<TableSpec, Map<string, Convert>>()
 
-export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x: Row, cellUuid?: string) => Row {
+export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x: unknown[], cellUuid?: string) => Row {
   const newer = newerPresent(spec, present)
   let bySpec = converters.get(spec)
   if (!bySpec) converters.set(spec, (bySpec = new Map()))
@@ -149,11 +160,27 @@ export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x
   return f
 }
 
-/** Streams a table's rows, converted, to `each` (with the raw row, for `also` columns). */
-export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, raw: Row) => void): Promise<number> {
+const NO_ALSO: Row = Object.freeze({})
+
+/** Streams a table's rows, converted, to `each` (with the raw values of the `also` columns). */
+export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, also: Row) => void): Promise<number> {
   const convert = rowConverter(spec, opts.present)
   const cell = opts.cellUuid
-  return r.each(spec.name, selectSql(spec, opts), (x) => each(convert(x, cell) as RowOf<T>, x), opts.params)
+  const also = opts.also ?? []
+  const first = spec.row.length + newerPresent(spec, opts.present).length
+  return r.eachArray(
+    spec.name,
+    selectSql(spec, opts),
+    (x) => {
+      let raw = NO_ALSO
+      if (also.length > 0) {
+        raw = {}
+        for (let i = 0; i < also.length; i++) raw[also[i] as string] = x[first + i]
+      }
+      each(convert(x, cell) as RowOf<T>, raw)
+    },
+    opts.params,
+  )
 }
 
 /** A table's rows, converted, in primary-key order. */
@@ -161,6 +188,6 @@ export async function readRows<T extends TableSpec>(r: Reader, spec: T, opts: Re
   const out: Array<RowOf<T>> = []
   const convert = rowConverter(spec, opts.present)
   const cell = opts.cellUuid
-  await r.each(spec.name, selectSql(spec, opts), (x) => out.push(convert(x, cell) as RowOf<T>), opts.params)
+  await r.eachArray(spec.name, selectSql(spec, opts), (x) => out.push(convert(x, cell) as RowOf<T>), opts.params)
   return out
 }
