@@ -16,9 +16,8 @@ import {readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 
-import {parse as parseYaml} from 'yaml'
-
 import {ConfigError} from '../errors.js'
+import {yamlLib} from '../util/lazy-yaml.js'
 import {registerUrlSecret} from '../util/redact.js'
 
 export interface Profile {
@@ -53,7 +52,7 @@ function bad(path: string, what: string): ConfigError {
 export function parseConfigText(text: string, path: string): CloudctlConfig {
   let doc: unknown
   try {
-    doc = parseYaml(text)
+    doc = yamlLib().parse(text)
   } catch (error) {
     throw new ConfigError(`${path} is not valid YAML: ${String((error as Error).message).split('\n')[0]}`, 'Fix the syntax (a YAML linter shows the line).', 'BadConfigFile')
   }

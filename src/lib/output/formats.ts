@@ -9,9 +9,9 @@
  * `steps`, ...), each row flattened one level (`subject.host`), or, for a document without one, a
  * single row of its top-level scalars.
  */
-import {Document, isScalar, visit} from 'yaml'
 
 import {ConfigError} from '../errors.js'
+import {yamlLib} from '../util/lazy-yaml.js'
 import {jsonSafe} from './terminal.js'
 
 export const BASE_FORMATS = ['table', 'json', 'yaml', 'csv', 'value'] as const
@@ -125,6 +125,7 @@ export function renderJson(doc: unknown, opts: {noindent?: boolean} = {}): strin
 const UNSAFE = /[\u007F-\u009F\u061C\u200E\u200F\u2028-\u202E\u2066-\u2069]/
 
 export function renderYaml(doc: unknown): string {
+  const {Document, isScalar, visit} = yamlLib()
   const d = new Document(JSON.parse(JSON.stringify(doc ?? null)))
   // The yaml library escapes C0 but leaves DEL, C1 and bidi controls raw: such strings are written
   // double-quoted, where jsonSafe's \uXXXX is a YAML escape of the same character.

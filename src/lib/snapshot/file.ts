@@ -13,11 +13,10 @@ import {Readable, type Writable} from 'node:stream'
 import {promisify} from 'node:util'
 import {constants as zlibConstants, createGunzip, createGzip, gunzip, gunzipSync} from 'node:zlib'
 
-import YAML from 'yaml'
-
 import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../domain/snapshot.js'
 import {ConfigError, NotFoundError, SnapshotFormatError} from '../errors.js'
 import {errnoText, regularFileTarget} from '../util/atomic-file.js'
+import {yamlLib} from '../util/lazy-yaml.js'
 import {redact} from '../util/redact.js'
 import {NotCanonical, readCanonical} from './canonical-reader.js'
 import {decodeColumnar} from './columnar-read.js'
@@ -149,7 +148,7 @@ export async function writeSnapshotFile(snapshot: Snapshot, path: string, stdout
   if (gzip) out.pipe(file)
   try {
     await once(file, 'open')
-    if (format === 'yaml') await writeAll(out, [YAML.stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
+    if (format === 'yaml') await writeAll(out, [yamlLib().stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
     else if (format === 'columnar') await writeBuffers(out, encodeColumnar(safe))
     else await writeAll(out, canonicalJson(safe))
     out.end()
@@ -215,7 +214,7 @@ function parseWhole(text: string, path: string): unknown {
       if (format === 'json') throw new SnapshotFormatError(`${path}: not valid JSON: ${(error as Error).message}`)
     }
   }
-  const docs = YAML.parseAllDocuments(text)
+  const docs = yamlLib().parseAllDocuments(text)
   const first = Array.isArray(docs) ? docs[0] : docs
   if (!first) throw new SnapshotFormatError(`${path}: the file is empty`)
   if (first.errors.length > 0) {
