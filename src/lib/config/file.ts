@@ -18,6 +18,7 @@ import {join} from 'node:path'
 
 import {ConfigError} from '../errors.js'
 import {yamlLib} from '../util/lazy-yaml.js'
+import {unreadableText} from '../util/atomic-file.js'
 import {registerUrlSecret} from '../util/redact.js'
 
 export interface Profile {
@@ -109,7 +110,7 @@ export function loadConfigFile(explicit: string | undefined, env: Env = process.
     const code = (error as NodeJS.ErrnoException).code
     if (chosen === undefined && code === 'ENOENT') return {profiles: Object.create(null) as Record<string, Profile>}
     throw new ConfigError(
-      `cannot read config file ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`,
+      `cannot read config file ${path}: ${unreadableText(error)}`,
       'Check --config / CLOUDCTL_CONFIG.',
       'ConfigFileUnreadable',
     )

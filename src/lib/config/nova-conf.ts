@@ -15,6 +15,7 @@
 import {readFileSync} from 'node:fs'
 
 import {ConfigError} from '../errors.js'
+import {unreadableText} from '../util/atomic-file.js'
 import {registerUrlSecret} from '../util/redact.js'
 
 export interface NovaConf {
@@ -110,7 +111,7 @@ export function readNovaConf(path: string): NovaConf {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     throw new ConfigError(
-      `cannot read nova.conf ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message}`,
+      `cannot read nova.conf ${path}: ${unreadableText(error)}`,
       code === 'EACCES' ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.' : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
       'NovaConfUnreadable',
     )

@@ -15,6 +15,7 @@ import {readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 
 import {ConfigError} from '../errors.js'
+import {unreadableText} from '../util/atomic-file.js'
 import {REDACTED, registerSecret, registerUrlSecret} from '../util/redact.js'
 import {parseSqlalchemyUrl, pythonInt, SQLA_URL} from '../util/sqlalchemy-url.js'
 
@@ -79,9 +80,8 @@ export function readOptionFile(path: string, group: string, label: string): Reco
   try {
     text = readFileSync(expanded, 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
     throw new ConfigError(
-      `${label}: cannot read option file ${path} (read_default_file): ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? 'unreadable')}`,
+      `${label}: cannot read option file ${path} (read_default_file): ${unreadableText(error)}`,
       'Point read_default_file at a readable my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
       'OptionFileUnreadable',
     )

@@ -25,6 +25,18 @@ export function errnoText(error: unknown): string {
   return e?.code ? `${known[e.code] ?? e.code} (${e.code})` : e instanceof Error ? e.message : String(error)
 }
 
+/**
+ * Why a file we only read could not be read, in the few words the config errors use: the common
+ * cases plainly, anything rarer as errnoText gives it.
+ */
+export function unreadableText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException)?.code
+  if (code === 'ENOENT') return 'no such file'
+  if (code === 'EACCES') return 'permission denied'
+  if (code === 'EISDIR') return 'a directory'
+  return errnoText(error)
+}
+
 function describeType(st: Stats): string {
   if (st.isDirectory()) return 'a directory'
   if (st.isCharacterDevice()) return 'a character device'
