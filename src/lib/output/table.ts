@@ -7,7 +7,7 @@ import {colorEnabled, theme} from './theme.js'
 export type Cell = string | number | boolean | null | undefined
 
 /**
- * cli-table3 (0.6) measures text with string-width, which builds its ANSI expression anew and runs an
+ * cli-table3 (pinned to 0.6.5 in package.json: its utils module is patched here) measures text with string-width, which builds its ANSI expression anew and runs an
  * emoji expression on every call, several calls per line drawn; and it draws each line of a cell after
  * truncating the cell's whole text to 10 columns for a debug message it only prints in its debug mode,
  * which on a text of several lines takes off one character at a time and measures every line again
