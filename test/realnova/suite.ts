@@ -98,14 +98,27 @@ async function verifyDuplicate(cloud: RealCloud, release: RealNovaRelease): Prom
 const HEARTBEAT = new Set(['created_at', 'updated_at', 'last_seen_up'])
 
 /**
- * Row changes between two dumps, less those freshen made: a services row whose only changes are its
- * heartbeat columns. A repair or an undo that wrote any other column of services still shows.
+ * Row changes between two dumps, less those freshen made: services rows whose only changes are their
+ * heartbeat columns, every one of them moved forward by the same time (freshen shifts every non-NULL
+ * heartbeat of every cell in one UPDATE per column, so its moves are uniform; a write of its own time
+ * by anything else would stand out). A repair or an undo that wrote any other column still shows.
  */
 function changesBetween(a: Dump, b: Dump): RowChange[] {
-  return diffDumps(a, b).filter((c) => {
-    if (!c.table.endsWith('/services') || !c.before || !c.after) return true
-    return Object.keys({...c.before, ...c.after}).some((k) => !HEARTBEAT.has(k) && JSON.stringify(c.before?.[k]) !== JSON.stringify(c.after?.[k]))
-  })
+  const out: RowChange[] = []
+  const moves = new Set<number>()
+  for (const c of diffDumps(a, b)) {
+    const keys = Object.keys({...c.before, ...c.after})
+    const same = (k: string) => JSON.stringify(c.before?.[k]) === JSON.stringify(c.after?.[k])
+    const shifted = (k: string) => typeof c.before?.[k] === 'string' && typeof c.after?.[k] === 'string'
+    if (!c.table.endsWith('/services') || !c.before || !c.after || !keys.every((k) => same(k) || (HEARTBEAT.has(k) && shifted(k)))) {
+      out.push(c)
+      continue
+    }
+    for (const k of keys) if (!same(k)) moves.add(Date.parse(String(c.after[k])) - Date.parse(String(c.before[k])))
+  }
+  expect([...moves].length, `heartbeats moved by different times: ${[...moves].join(', ')} ms`).toBeLessThanOrEqual(1)
+  expect([...moves].every((ms) => ms > 0), 'a heartbeat moved back').toBe(true)
+  return out
 }
 
 /** Every database of the cloud, for row-by-row comparisons. */
