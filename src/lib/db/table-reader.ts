@@ -10,6 +10,7 @@
 import type {ProgressSink} from '../snapshot/source.js'
 import {enumValues, nullable, type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
 import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, eachRow, openConnection} from './connection.js'
+import {newMemo, same} from '../util/intern.js'
 import type {DbUrl} from './url.js'
 
 export type Row = Record<string, unknown>
@@ -85,6 +86,8 @@ export interface ReadOptions<T extends TableSpec> {
 
 /** From the driver's row as an array in SELECT order: no object keyed by column name per row. */
 type Convert = (x: unknown[], cellUuid: string | undefined) => Row
+/** A converter with its own memo of the spec's repeating values: one per read, dropped with it. */
+type MakeConvert = () => Convert
 
 const id = (name: string): string => `\`${name}\``
 
@@ -106,7 +109,7 @@ export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {
 }
 
 /** The expression converting the raw driver value `v` of a column into the row's value. */
-function valueExpr(name: string, ddl: string, v: string, enums: string[][]): string {
+function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null): string {
   const isNull = `${v} === null || ${v} === undefined`
   if (name === 'deleted') return `(${isNull} ? 0 : Number(${v}))`
   const kind = sqlKind(ddl)
@@ -121,6 +124,8 @@ function valueExpr(name: string, ddl: string, v: string, enums: string[][]): str
       enums.push(enumValues(ddl))
       return `(${v} !== null && E${enums.length - 1}.has(${v}) ? ${v} : null)`
     case 'text':
+      // The driver hands text as strings: the memo is keyed by the value itself.
+      if (repeats !== null) return `(${isNull} ? null : same(${repeats}, String(${v})))`
       return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
   }
 }
@@ -132,24 +137,30 @@ const INITIAL: Record<string, string> = {o: '{}', a: '[]', 'o?': 'null', 'a?': '
  * loop adding keys one by one is several times slower over a million rows, and a literal gives
  * every row the same shape.
  */
-function compileConverter(spec: TableSpec, newer: string[]): Convert {
+function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
   const enums: string[][] = []
   const fields: string[] = []
+  const repeats = spec.repeats ?? []
+  // The memo of a repeating column, by name, in the generated code.
+  const memoOf = (name: string): string | null => (repeats.includes(name) ? `m${repeats.indexOf(name)}` : null)
   if (spec.cell) fields.push('cell_uuid: c')
   spec.row.forEach((name, i) => {
-    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums)}`)
+    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name))}`)
   })
   for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
-  newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums)}`))
+  newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
   // The positions of selectSql's column list: the row's columns, then the newer ones present.
   const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
-  const body = `return (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}`
+  const memos = repeats.map((_, i) => `const m${i} = newMemo()`).join('\n')
+  const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
   // Generated from the constant table specs, never from input.
-  return new Function(...enums.map((_, i) => `E${i}`), body)(...enums.map((values) => new Set(values))) as Convert
+  const make = new Function('newMemo', 'same', ...enums.map((_, i) => `E${i}`), body)
+  return make(newMemo, same, ...enums.map((values) => new Set(values))) as MakeConvert
 }
 
-const converters = new WeakMap<TableSpec, Map<string, Convert>>()
+const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
 
+/** A converter for one read of `spec`'s rows (its memo of repeating values lives as long as it). */
 export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x: unknown[], cellUuid?: string) => Row {
   const newer = newerPresent(spec, present)
   let bySpec = converters.get(spec)
@@ -157,7 +168,7 @@ export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x
   const key = newer.join(',')
   let f = bySpec.get(key)
   if (!f) bySpec.set(key, (f = compileConverter(spec, newer)))
-  return f
+  return f()
 }
 
 const NO_ALSO: Row = Object.freeze({})

@@ -63,6 +63,7 @@ export const INSTANCE_MAPPINGS = defineTable({
     'CONSTRAINT `instance_mappings_ibfk_1` FOREIGN KEY (`cell_id`) REFERENCES `cell_mappings` (`id`)',
   ],
   row: ['id', 'instance_uuid', 'cell_id', 'project_id', 'user_id', 'queued_for_delete', 'created_at'],
+  repeats: ['project_id', 'user_id'],
 })
 
 export const FLAVORS = defineTable({

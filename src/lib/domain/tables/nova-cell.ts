@@ -150,6 +150,7 @@ export const INSTANCES = defineTable({
     'KEY `instances_uuid_deleted_idx` (`uuid`,`deleted`)',
   ],
   row: ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state', 'power_state', 'project_id', 'user_id', 'instance_type_id', 'vcpus', 'memory_mb', 'root_gb', 'ephemeral_gb', 'availability_zone', 'display_name', 'image_ref', 'os_type', 'architecture', 'launched_at', 'terminated_at', 'created_at', 'updated_at', 'deleted', 'deleted_at', 'hidden'],
+  repeats: ['host', 'node', 'vm_state', 'task_state', 'project_id', 'user_id', 'availability_zone', 'image_ref', 'os_type', 'architecture'],
   extras: {extra: extra<InstanceExtra | null>('o?')},
   newer: {compute_id: 'bigint(20) DEFAULT NULL'},
 })
@@ -178,6 +179,7 @@ export const INSTANCE_EXTRA = defineTable({
     'CONSTRAINT `instance_extra_instance_uuid_fkey` FOREIGN KEY (`instance_uuid`) REFERENCES `instances` (`uuid`)',
   ],
   row: ['numa_topology', 'pci_requests', 'flavor'],
+  repeats: ['numa_topology', 'pci_requests', 'flavor'],
 })
 
 export const MIGRATIONS = defineTable({
