@@ -122,6 +122,22 @@ describe('captureLive: round trip', () => {
     }
   })
 
+  it('matches instance_extra rows written in another order than the instances (past the look-ahead, some missing)', async () => {
+    const uuids = Array.from({length: 30}, (_, i) => `bbbbbbbb-0000-4000-8000-${String(i).padStart(12, '0')}`)
+    await exec(cloud.cellUrls.cell2, uuids.map((u, i) => `INSERT INTO instances (uuid, host, node, vm_state, deleted, display_name) VALUES ('${u}', 'h', 'n', 'active', 0, 'order-${i}')`))
+    // Reversed, every third instance without a row: the cursor misses and the uuid map answers.
+    const withExtra = uuids.filter((_, i) => i % 3 !== 0).reverse()
+    await exec(cloud.cellUrls.cell2, withExtra.map((u) => `INSERT INTO instance_extra (instance_uuid, flavor, deleted) VALUES ('${u}', 'f-${u}', 0)`))
+    try {
+      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+      const got = snap.nova.instances.filter((i) => i.uuid.startsWith('bbbbbbbb'))
+      expect(got.map((i) => i.uuid)).toEqual(uuids)
+      expect(got.map((i) => i.extra?.flavor ?? null)).toEqual(uuids.map((u, i) => (i % 3 === 0 ? null : `f-${u}`)))
+    } finally {
+      await exec(cloud.cellUrls.cell2, ["DELETE FROM instance_extra WHERE instance_uuid LIKE 'bbbbbbbb%'", "DELETE FROM instances WHERE uuid LIKE 'bbbbbbbb%'"])
+    }
+  })
+
   it('reads a NULL deleted as 0', async () => {
     await exec(cloud.cellUrls.cell2, 'UPDATE services SET deleted = NULL WHERE id = 1')
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})

@@ -11,21 +11,45 @@ export async function readCell(r: Reader, cellUuid: string, present: ReadonlySet
   // instances and instance_extra are read as two primary-key scans and matched here by uuid. A
   // join makes the server look up instance_extra through its instance_uuid index for every instance
   // (then the clustered index for the blobs): about three times the server time of two scans.
-  // The matching costs one map entry per instance, the extra rows being kept anyway.
+  // nova writes an instance and its instance_extra row in one transaction, so both scans meet the
+  // instances in the same order: the match is the instance at a cursor, a few rows on where some
+  // had no extra row, and a uuid map (built once, on the first miss) otherwise.
   // An instance with two live instance_extra rows (never written by nova) keeps the one with the
   // lowest id.
   const instances: Instance[] = []
-  const byUuid = new Map<string, Instance>()
   await readEach(r, INSTANCES, {cellUuid, present}, (row) => {
     instances.push(row)
-    byUuid.set(row.uuid, row)
   })
-  await readEach(r, INSTANCE_EXTRA, {where: 'deleted = 0', also: ['instance_uuid']}, (extra, raw) => {
-    const inst = byUuid.get(String(raw.instance_uuid))
+  const match = new InstanceMatcher(instances)
+  await readEach(r, INSTANCE_EXTRA, {where: 'deleted = 0', also: ['instance_uuid']}, (extra, raw, at) => {
+    const inst = match.find(String(raw[at]))
     if (inst && inst.extra === null) inst.extra = extra
   })
-  byUuid.clear()
 
   const migrations = await readRows(r, MIGRATIONS, {cellUuid, present, where: 'deleted = 0'})
   return {services, compute_nodes, instances, migrations}
+}
+
+/** How far past the cursor a match is looked for before the uuid map. */
+const LOOK_AHEAD = 8
+
+/** Instances by uuid for rows that mostly come in the instances' own order (see readCell). */
+class InstanceMatcher {
+  private next = 0
+  private byUuid: Map<string, Instance> | null = null
+
+  constructor(private readonly instances: Instance[]) {}
+
+  find(uuid: string): Instance | undefined {
+    const rows = this.instances
+    const end = Math.min(rows.length, this.next + LOOK_AHEAD)
+    for (let i = this.next; i < end; i++) {
+      if ((rows[i] as Instance).uuid === uuid) {
+        this.next = i + 1
+        return rows[i]
+      }
+    }
+    this.byUuid ??= new Map(rows.map((inst) => [inst.uuid, inst]))
+    return this.byUuid.get(uuid)
+  }
 }

@@ -66,8 +66,8 @@ export async function readCellForScheduler(r: Reader, cellUuid: string, present:
     const rows = await readRows(r, INSTANCES, {cellUuid, present, where: `uuid IN (${list})`, params: part})
     const byUuid = new Map(rows.map((inst) => [inst.uuid, inst]))
     // As the full read: the live instance_extra row with the lowest id.
-    await readEach(r, INSTANCE_EXTRA, {where: `deleted = 0 AND instance_uuid IN (${list})`, params: part, also: ['instance_uuid']}, (extra, raw) => {
-      const inst = byUuid.get(String(raw.instance_uuid))
+    await readEach(r, INSTANCE_EXTRA, {where: `deleted = 0 AND instance_uuid IN (${list})`, params: part, also: ['instance_uuid']}, (extra, raw, at) => {
+      const inst = byUuid.get(String(raw[at]))
       if (inst && inst.extra === null) inst.extra = extra
     })
     instances.push(...rows)

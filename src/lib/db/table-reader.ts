@@ -171,27 +171,15 @@ export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x
   return f()
 }
 
-const NO_ALSO: Row = Object.freeze({})
-
-/** Streams a table's rows, converted, to `each` (with the raw values of the `also` columns). */
-export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, also: Row) => void): Promise<number> {
+/**
+ * Streams a table's rows, converted, to `each`, with the driver's array of the row: the `also`
+ * columns are its values from position `at` on, in `also`'s order (no object per row for them).
+ */
+export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, raw: readonly unknown[], at: number) => void): Promise<number> {
   const convert = rowConverter(spec, opts.present)
   const cell = opts.cellUuid
-  const also = opts.also ?? []
-  const first = spec.row.length + newerPresent(spec, opts.present).length
-  return r.eachArray(
-    spec.name,
-    selectSql(spec, opts),
-    (x) => {
-      let raw = NO_ALSO
-      if (also.length > 0) {
-        raw = {}
-        for (let i = 0; i < also.length; i++) raw[also[i] as string] = x[first + i]
-      }
-      each(convert(x, cell) as RowOf<T>, raw)
-    },
-    opts.params,
-  )
+  const at = spec.row.length + newerPresent(spec, opts.present).length
+  return r.eachArray(spec.name, selectSql(spec, opts), (x) => each(convert(x, cell) as RowOf<T>, x, at), opts.params)
 }
 
 /** A table's rows, converted, in primary-key order. */
