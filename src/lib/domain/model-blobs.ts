@@ -4,6 +4,7 @@
  * thrown. Apart from model.ts because none of it depends on the indexes: CloudModel extends it and
  * provides only the rows to look at.
  */
+import {TextMemo} from '../util/text-memo.js'
 import {jsonTopLevel} from './json-scan.js'
 import {
   type HostNumaTopology,
@@ -40,13 +41,15 @@ export abstract class ModelBlobs {
   abstract readonly liveComputeNodes: ComputeNode[]
 
   private readonly hostNuma = new Map<ComputeNode, Parsed<HostNumaTopology | null>>()
+  private readonly hostNumaByText = new TextMemo<Parsed<HostNumaTopology | null>>()
   private readonly instNuma = new Map<Instance, Parsed<InstanceNumaTopology | null>>()
   private readonly instFlavor = new Map<Instance, Parsed<InstanceFlavors | null>>()
   private readonly nodeStats = new Map<ComputeNode, Parsed<Record<string, string>>>()
 
   hostNumaTopology(cn: ComputeNode): Parsed<HostNumaTopology | null> {
     let v = this.hostNuma.get(cn)
-    if (!v) this.hostNuma.set(cn, (v = parseHostNumaTopology(cn.numa_topology)))
+    // Hosts of one hardware model report one text until something NUMA-bound lands on them.
+    if (!v) this.hostNuma.set(cn, (v = cn.numa_topology === null ? parseHostNumaTopology(null) : this.hostNumaByText.get(cn.numa_topology, parseHostNumaTopology)))
     return v
   }
 

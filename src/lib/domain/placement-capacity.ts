@@ -26,8 +26,20 @@ export function floatStored(v: number): number {
   return Math.fround(v)
 }
 
+// A cloud has a handful of allocation ratios and asks for them per inventory and per request.
+const readBack = new Map<number, number>()
+
 /** What a client reads back for a FLOAT column: 6 significant digits, ties to even. */
 export function floatRead(v: number): number {
+  let r = readBack.get(v)
+  if (r === undefined) {
+    r = floatReadOf(v)
+    if (readBack.size < 4096) readBack.set(v, r)
+  }
+  return r
+}
+
+function floatReadOf(v: number): number {
   const f = Math.fround(v)
   const seven = f.toPrecision(7)
   // toPrecision rounds ties away from zero; a tie is a value exact at 7 digits whose 7th is a 5.
