@@ -1,4 +1,4 @@
-import Table from 'cli-table3'
+import type TableClass from 'cli-table3'
 import {createRequire} from 'node:module'
 
 import {elideLong, terminalSafe} from './terminal.js'
@@ -26,32 +26,49 @@ interface TableUtils {
   truncate: (text: string, width: number, mark?: string) => string
   pad: (text: string, width: number, fill: string, dir?: string) => string
 }
-const tableUtils = createRequire(import.meta.url)('cli-table3/src/utils.js') as TableUtils
-/** cli-table3's own functions, for the test that holds the fast paths to them. */
-export const cliTable3Utils: Readonly<TableUtils> = {...tableUtils}
-// cli-table3's colour code expression (utils.js codeRegex) and the lines string-width counts 1 per character.
-// eslint-disable-next-line no-control-regex
-const TABLE_SGR = /\u001B\[(?:\d*;){0,5}\d*m/g
-const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/
+const load = createRequire(import.meta.url)
+
+/** cli-table3's own functions, kept before the patch below (the test holds the fast paths to them). */
+export function cliTable3Utils(): Readonly<TableUtils> {
+  return cliTable3().original
+}
+
+let loaded: {Table: typeof TableClass; original: Readonly<TableUtils>} | undefined
+
+/**
+ * cli-table3, loaded and patched on the first table drawn: a command that prints JSON (a runbook's
+ * `simulate boot --json`) does not pay for loading it and string-width.
+ */
+function cliTable3(): {Table: typeof TableClass; original: Readonly<TableUtils>} {
+  if (loaded) return loaded
+  const tableUtils = load('cli-table3/src/utils.js') as TableUtils
+  const original = {...tableUtils}
+  loaded = {Table: load('cli-table3') as typeof TableClass, original}
+  tableUtils.strlen = fastStrlen
+  tableUtils.truncate = (text, width, mark) => (text.includes('\n') || fastStrlen(text) <= width ? text : original.truncate(text, width, mark))
+  tableUtils.pad = (text, width, fill, dir) => {
+    const length = fastStrlen(text)
+    if (width + 1 < length) return text
+    const n = Math.max(0, width - length)
+    if (dir === 'right') return fill.repeat(n) + text
+    if (dir === 'center') return fill.repeat(n - Math.ceil(n / 2)) + text + fill.repeat(Math.ceil(n / 2))
+    return text + fill.repeat(n)
+  }
+  return loaded
+}
 function fastStrlen(text: string): number {
   const lines = String(text).replace(TABLE_SGR, '').split('\n')
   let max = 0
   for (const line of lines) {
-    if (!PRINTABLE_ASCII.test(line)) return cliTable3Utils.strlen(text)
+    if (!PRINTABLE_ASCII.test(line)) return cliTable3().original.strlen(text)
     if (line.length > max) max = line.length
   }
   return max
 }
-tableUtils.strlen = fastStrlen
-tableUtils.truncate = (text, width, mark) => (text.includes('\n') || fastStrlen(text) <= width ? text : cliTable3Utils.truncate(text, width, mark))
-tableUtils.pad = (text, width, fill, dir) => {
-  const length = fastStrlen(text)
-  if (width + 1 < length) return text
-  const n = Math.max(0, width - length)
-  if (dir === 'right') return fill.repeat(n) + text
-  if (dir === 'center') return fill.repeat(n - Math.ceil(n / 2)) + text + fill.repeat(Math.ceil(n / 2))
-  return text + fill.repeat(n)
-}
+// cli-table3's colour code expression (utils.js codeRegex) and the lines string-width counts 1 per character.
+// eslint-disable-next-line no-control-regex
+const TABLE_SGR = /\u001B\[(?:\d*;){0,5}\d*m/g
+const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/
 
 export interface TableOptions {
   title?: string
@@ -270,7 +287,7 @@ export function drawTable(head: string[], rows: string[][], colWidths: number[] 
   // Wrapping is done before (cli-table3's own wordWrap truncates a word longer than its column).
   // cli-table3 indexes colAligns without checking it exists: pass it only when given.
   const table = (withHead: boolean, widths: number[] | undefined, part: string[][]) => {
-    const t = new Table({head: withHead ? head : [], style: {head: [], border: []}, wordWrap: false, ...(widths ? {colWidths: widths} : {}), ...(align ? {colAligns: align} : {})})
+    const t = new (cliTable3().Table)({head: withHead ? head : [], style: {head: [], border: []}, wordWrap: false, ...(widths ? {colWidths: widths} : {}), ...(align ? {colAligns: align} : {})})
     for (const row of part) t.push(row)
     return t.toString()
   }
