@@ -17,9 +17,9 @@ import {
 import type {CellInfo, ComputeNode, HostMapping, Instance, InstanceMapping, Migration, ResourceProvider} from '../domain/snapshot.js'
 import {push} from '../util/multimap.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
-import {TextMemo} from './text-memo.js'
+import {TextMemo} from '../util/text-memo.js'
 
-export {TextMemo} from './text-memo.js'
+export {TextMemo} from '../util/text-memo.js'
 
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])

@@ -10,7 +10,7 @@
 import type {ProgressSink} from '../snapshot/source.js'
 import {enumValues, nullable, type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
 import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, eachRow, openConnection} from './connection.js'
-import {newMemo, same} from '../util/intern.js'
+import {itself, TextMemo} from '../util/text-memo.js'
 import type {DbUrl} from './url.js'
 
 export type Row = Record<string, unknown>
@@ -125,7 +125,7 @@ function valueExpr(name: string, ddl: string, v: string, enums: string[][], repe
       return `(${v} !== null && E${enums.length - 1}.has(${v}) ? ${v} : null)`
     case 'text':
       // The driver hands text as strings: the memo is keyed by the value itself.
-      if (repeats !== null) return `(${isNull} ? null : same(${repeats}, String(${v})))`
+      if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v}), itself))`
       return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
   }
 }
@@ -151,11 +151,11 @@ function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
   newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
   // The positions of selectSql's column list: the row's columns, then the newer ones present.
   const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
-  const memos = repeats.map((_, i) => `const m${i} = newMemo()`).join('\n')
+  const memos = repeats.map((_, i) => `const m${i} = new TextMemo()`).join('\n')
   const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
   // Generated from the constant table specs, never from input.
-  const make = new Function('newMemo', 'same', ...enums.map((_, i) => `E${i}`), body)
-  return make(newMemo, same, ...enums.map((values) => new Set(values))) as MakeConvert
+  const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)
+  return make(TextMemo, itself, ...enums.map((values) => new Set(values))) as MakeConvert
 }
 
 const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
