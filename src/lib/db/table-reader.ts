@@ -109,7 +109,7 @@ export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {
 }
 
 /** The expression converting the raw driver value `v` of a column into the row's value. */
-function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null): string {
+function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null, run: string | null = null): string {
   const isNull = `${v} === null || ${v} === undefined`
   if (name === 'deleted') return `(${isNull} ? 0 : Number(${v}))`
   const kind = sqlKind(ddl)
@@ -126,6 +126,7 @@ function valueExpr(name: string, ddl: string, v: string, enums: string[][], repe
     case 'text':
       // The driver hands text as strings: the memo is keyed by the value itself.
       if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v}), itself))`
+      if (run !== null) return `(${isNull} ? null : ${v} === ${run} ? ${run} : (${run} = String(${v})))`
       return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
   }
 }
@@ -143,15 +144,18 @@ function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
   const repeats = spec.repeats ?? []
   // The memo of a repeating column, by name, in the generated code.
   const memoOf = (name: string): string | null => (repeats.includes(name) ? `m${repeats.indexOf(name)}` : null)
+  const runs = spec.runs ?? []
+  // The previous row's value of a run column, in the generated code.
+  const runOf = (name: string): string | null => (runs.includes(name) ? `r${runs.indexOf(name)}` : null)
   if (spec.cell) fields.push('cell_uuid: c')
   spec.row.forEach((name, i) => {
-    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name))}`)
+    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name), runOf(name))}`)
   })
   for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
   newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
   // The positions of selectSql's column list: the row's columns, then the newer ones present.
   const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
-  const memos = repeats.map((_, i) => `const m${i} = new TextMemo()`).join('\n')
+  const memos = [...repeats.map((_, i) => `const m${i} = new TextMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
   const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
   // Generated from the constant table specs, never from input.
   const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)

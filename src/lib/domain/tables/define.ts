@@ -49,6 +49,11 @@ export interface TableSpec {
    * the copies were a third of the heap, and collecting them most of the garbage collector's time.
    */
   readonly repeats?: readonly string[]
+  /**
+   * Text columns whose equal values come in runs in primary-key order (the rows one transaction
+   * wrote together): a row whose value equals the previous row's shares its string.
+   */
+  readonly runs?: readonly string[]
 }
 
 export function defineTable<const T extends TableSpec & {row: readonly (keyof T['columns'] & string)[]}>(spec: T): T {

@@ -71,6 +71,8 @@ export const ALLOCATIONS = defineTable({
     'KEY `allocations_resource_provider_class_used_idx` (`resource_provider_id`,`resource_class_id`,`used`)',
   ],
   row: ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'],
+  // placement writes a consumer's allocations (a row per provider and class) in one transaction.
+  runs: ['consumer_id'],
 })
 
 export const CONSUMER_TYPES = defineTable({
