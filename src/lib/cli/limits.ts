@@ -14,6 +14,9 @@ export const MAX_NUM_INSTANCES = 10_000
 /** Ten times a 10 000-hypervisor cloud; each added host is a full compute node, provider and inventory. */
 export const MAX_ADD_HOSTS = 100_000
 
-export const NUM_INSTANCES_HELP = `Number of instances in the request (at most ${MAX_NUM_INSTANCES.toLocaleString('en-US')}: nova-api bounds a request only by the instances quota, 10 by default, and the simulation keeps every instance's claim and verdicts in memory).`
+/** 10000 -> '10,000' (toLocaleString loads ICU's locale data: ~7 ms of every simulate start-up). */
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ',')
 
-export const ADD_HOSTS_HELP = `What if N empty hosts like --like were added (at most ${MAX_ADD_HOSTS.toLocaleString('en-US')}, ten times a 10,000-hypervisor cloud).`
+export const NUM_INSTANCES_HELP = `Number of instances in the request (at most ${grouped(MAX_NUM_INSTANCES)}: nova-api bounds a request only by the instances quota, 10 by default, and the simulation keeps every instance's claim and verdicts in memory).`
+
+export const ADD_HOSTS_HELP = `What if N empty hosts like --like were added (at most ${grouped(MAX_ADD_HOSTS)}, ten times a 10,000-hypervisor cloud).`
