@@ -58,7 +58,7 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
         }
       })
     const recorded = snapshot.release !== undefined
-    this.out(
+    this.out(() =>
       renderTable(
         ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
         cells.map((c) => [c.name ?? '', c.uuid, ...(recorded ? [c.release ?? '?'] : []), c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),

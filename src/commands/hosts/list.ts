@@ -85,7 +85,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
       .sort((a, b) => a.cell.localeCompare(b.cell) || (a.host ?? '').localeCompare(b.host ?? '') || (a.node ?? '').localeCompare(b.node ?? ''))
     const use = (r: {used?: number; total?: number; placement_used: number | null; placement_capacity: number | null}) =>
       [r.used !== undefined ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
-    this.out(
+    this.out(() =>
       renderTable(
         ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],
         hosts.map((h) => [

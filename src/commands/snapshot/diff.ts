@@ -40,7 +40,7 @@ Exit 3 when a finding appeared, 0 otherwise (also when findings persist or disap
     const before = await load(this.args.before)
     const after = await load(this.args.after)
     const diff = diffSnapshots(before, after)
-    this.out(renderDiff(diff))
+    this.out(() => renderDiff(diff))
     process.exitCode = diff.exit_code
     return diff
   }

@@ -33,7 +33,7 @@ export default class SnapshotValidate extends CloudctlCommand<typeof SnapshotVal
     const doc = (await readSnapshotFile(file, {skipValidation: true})) as unknown
     const problems = validateSnapshotShape(doc, 50)
     if (problems.length > 0 && !this.jsonEnabled()) {
-      this.out(renderValidation(file, problems, []))
+      this.out(() => renderValidation(file, problems, []))
       const first = problems[0]
       throw new SnapshotFormatError(`${file}: ${problems.length} problem(s), first: ${first.where} ${first.problem}`)
     }
@@ -42,7 +42,7 @@ export default class SnapshotValidate extends CloudctlCommand<typeof SnapshotVal
       return {file, valid: false, problems, unreadable_blobs: []}
     }
     const blobs = buildModel(doc as Snapshot).blobErrors()
-    this.out(renderValidation(file, problems, blobs))
+    this.out(() => renderValidation(file, problems, blobs))
     if (blobs.length > 0) this.setExit(ExitCode.FINDINGS)
     return {file, valid: true, problems, unreadable_blobs: blobs}
   }

@@ -91,7 +91,7 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
     const report = runChecks(model, {checks, cell: f.cell, host: f.host, severity: f.severity})
     const exitCode = auditExitCode(report)
     await opts.after?.(model, report)
-    this.out(renderFindings(report, opts))
+    this.out(() => renderFindings(report, opts))
     this.setExit(exitCode)
     return {...report, exit_code: exitCode}
   }

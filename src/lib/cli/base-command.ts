@@ -120,9 +120,10 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    * Human output goes to stdout only without --json. Every line passes through humanText: database
    * strings reach it inside messages, and no control character of theirs may reach the terminal.
    */
-  protected out(text: string): void {
+  /** The human report; a function is called only when it is printed (not for -f json and the like). */
+  protected out(text: string | (() => string)): void {
     clearProgress()
-    if (!this.jsonEnabled()) this.log(humanText(text, {keepSgr: colorEnabled(process.stdout)}))
+    if (!this.jsonEnabled()) this.log(humanText(typeof text === 'function' ? text() : text, {keepSgr: colorEnabled(process.stdout)}))
   }
 
   /** Diagnostics and progress: always stderr, so stdout stays one document. */

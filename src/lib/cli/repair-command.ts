@@ -106,7 +106,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
-    this.out(renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
+    this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are
       // still findings: exit 3, so that "run until exit 0" does not stop here.
@@ -174,7 +174,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     // nothing was applied, and saying "applied, 0 rows" with exit 4 would claim otherwise.
     const nothing = result.rows_changed === 0 && !plan.partial
     if (nothing) this.out(plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.')
-    else this.out(renderApplied(plan, result))
+    else this.out(() => renderApplied(plan, result))
     const code = plan.partial ? ExitCode.PARTIAL : nothing ? ExitCode.OK : ExitCode.APPLIED
     this.setExit(code)
     return {
