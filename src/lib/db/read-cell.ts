@@ -16,18 +16,23 @@ export async function readCell(r: Reader, cellUuid: string, present: ReadonlySet
   // had no extra row, and a uuid map (built once, on the first miss) otherwise.
   // An instance with two live instance_extra rows (never written by nova) keeps the one with the
   // lowest id.
-  const instances: Instance[] = []
-  await readEach(r, INSTANCES, {cellUuid, present}, (row) => {
-    instances.push(row)
-  })
-  const match = new InstanceMatcher(instances)
-  await readEach(r, INSTANCE_EXTRA, {where: 'deleted = 0', also: ['instance_uuid']}, (extra, raw, at) => {
-    const inst = match.find(String(raw[at]))
-    if (inst && inst.extra === null) inst.extra = extra
-  })
+  const instances = await readRows(r, INSTANCES, {cellUuid, present})
+  await readExtras(r, instances, 'deleted = 0')
 
   const migrations = await readRows(r, MIGRATIONS, {cellUuid, present, where: 'deleted = 0'})
   return {services, compute_nodes, instances, migrations}
+}
+
+/**
+ * The live instance_extra rows of `instances` (those `where` selects, with its `params`) into their
+ * `extra`; an instance with two such rows keeps the one with the lowest id.
+ */
+export async function readExtras(r: Reader, instances: Instance[], where: string, params: unknown[] = []): Promise<void> {
+  const match = new InstanceMatcher(instances)
+  await readEach(r, INSTANCE_EXTRA, {where, params, also: ['instance_uuid']}, (extra, raw, at) => {
+    const inst = match.find(String(raw[at]))
+    if (inst && inst.extra === null) inst.extra = extra
+  })
 }
 
 /** How far past the cursor a match is looked for before the uuid map. */

@@ -14,12 +14,13 @@
  */
 import type {Instance, NovaApiTables, NovaCellTables, PlacementTables, ProviderUsage} from '../domain/snapshot.js'
 import {HOST_MAPPINGS, REQUEST_SPECS} from '../domain/tables/nova-api.js'
-import {COMPUTE_NODES, INSTANCE_EXTRA, INSTANCES, SERVICES} from '../domain/tables/nova-cell.js'
+import {COMPUTE_NODES, INSTANCES, SERVICES} from '../domain/tables/nova-cell.js'
 import {ALLOCATIONS, INVENTORIES, RESOURCE_PROVIDERS} from '../domain/tables/placement.js'
 import type {SchedulerView} from '../snapshot/source.js'
 import {readAggregates, readFlavors, readInstanceGroups} from './read-nova-api.js'
+import {readExtras} from './read-cell.js'
 import {readClassesTraitsAggregates} from './read-placement.js'
-import {type Reader, readEach, readRows} from './table-reader.js'
+import {type Reader, readRows} from './table-reader.js'
 
 /** Placeholders per IN list: well under max_allowed_packet for uuids, few round trips. */
 const CHUNK = 1000
@@ -64,12 +65,7 @@ export async function readCellForScheduler(r: Reader, cellUuid: string, present:
     const part = uuids.slice(i, i + CHUNK)
     const list = part.map(() => '?').join(', ')
     const rows = await readRows(r, INSTANCES, {cellUuid, present, where: `uuid IN (${list})`, params: part})
-    const byUuid = new Map(rows.map((inst) => [inst.uuid, inst]))
-    // As the full read: the live instance_extra row with the lowest id.
-    await readEach(r, INSTANCE_EXTRA, {where: `deleted = 0 AND instance_uuid IN (${list})`, params: part, also: ['instance_uuid']}, (extra, raw, at) => {
-      const inst = byUuid.get(String(raw[at]))
-      if (inst && inst.extra === null) inst.extra = extra
-    })
+    await readExtras(r, rows, `deleted = 0 AND instance_uuid IN (${list})`, part)
     instances.push(...rows)
   }
   instances.sort((a, b) => a.id - b.id)
