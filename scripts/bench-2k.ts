@@ -18,24 +18,35 @@ import {cli, generationClock, heartbeats, median, OUT, record, recordCli, ROOT, 
 const HOSTS = 2000
 const INSTANCES = 40_000
 
-/** Real `nova-manage placement audit` over `cloud`, through the real placement-api (noauth2). */
-async function novaManageAudit(cloud: TestCloud): Promise<{ms: number; exitCode: number; tail: string}> {
+/**
+ * `body` with a nova.conf (in a temporary directory, 0600) for `cloud` whose [placement] points at a
+ * real placement-api started over the cloud's placement database (noauth2); `transport` and the
+ * extra sections differ between nova-manage and the scheduler.
+ */
+async function withNovaConf<T>(cloud: TestCloud, transport: string, extra: string, body: (conf: string) => Promise<T>): Promise<T> {
   const placement = await startPlacement({placement: cloud.placementUrl} as RealCloud)
   const dir = await mkdtemp(join(tmpdir(), 'bench-nova-'))
   try {
-    // [database] is only nova-manage's default cell; the audit walks every cell mapping.
-    const conf = `[DEFAULT]\nlog_dir =\ntransport_url = rabbit://cloudctl@127.0.0.1:5672/\n[api_database]\nconnection = ${cloud.apiUrl}\n[database]\nconnection = ${cloud.cellUrls.cell1}\n[placement_database]\nconnection = ${cloud.placementUrl}\n[placement]\nauth_type = admin_token\nendpoint = ${placement.url}\ntoken = admin\nendpoint_override = ${placement.url}\n`
+    // [database] is only the default cell; nova-manage's audit and the scheduler walk every cell mapping.
+    const conf = `[DEFAULT]\nlog_dir =\ntransport_url = ${transport}\n${extra}[api_database]\nconnection = ${cloud.apiUrl}\n[database]\nconnection = ${cloud.cellUrls.cell1}\n[placement]\nauth_type = admin_token\nendpoint = ${placement.url}\ntoken = admin\nendpoint_override = ${placement.url}\n`
     await writeFile(join(dir, 'nova.conf'), conf, {mode: 0o600})
-    const t0 = performance.now()
-    const r = await execa('/usr/bin/nova-manage', ['--config-file', join(dir, 'nova.conf'), 'placement', 'audit'], {reject: false, all: true, timeout: 3_600_000})
-    const ms = performance.now() - t0
-    // Its last words, without eventlet's import-order warning (printed by every nova-manage run here).
-    const said = String(r.all ?? '').trim().split('\n').filter((l) => l.trim() !== '' && !/monkey patching|^\s*(warn|from |import )/i.test(l))
-    return {ms, exitCode: r.exitCode ?? -1, tail: said.slice(-1).join('')}
+    return await body(join(dir, 'nova.conf'))
   } finally {
     await placement.stop()
     await rm(dir, {recursive: true, force: true})
   }
+}
+
+/** Real `nova-manage placement audit` over `cloud`, through the real placement-api (noauth2). */
+function novaManageAudit(cloud: TestCloud): Promise<{ms: number; exitCode: number; tail: string}> {
+  return withNovaConf(cloud, 'rabbit://cloudctl@127.0.0.1:5672/', `[placement_database]\nconnection = ${cloud.placementUrl}\n`, async (conf) => {
+    const t0 = performance.now()
+    const r = await execa('/usr/bin/nova-manage', ['--config-file', conf, 'placement', 'audit'], {reject: false, all: true, timeout: 3_600_000})
+    const ms = performance.now() - t0
+    // Its last words, without eventlet's import-order warning (printed by every nova-manage run here).
+    const said = String(r.all ?? '').trim().split('\n').filter((l) => l.trim() !== '' && !/monkey patching|^\s*(warn|from |import )/i.test(l))
+    return {ms, exitCode: r.exitCode ?? -1, tail: said.slice(-1).join('')}
+  })
 }
 
 export interface SelectDestinations {
@@ -61,23 +72,16 @@ export interface SelectDestinations {
  * (scripts/select-destinations.py) over `cloud`, through the real placement-api. It claims in
  * placement: one new consumer's allocation is written.
  */
-export async function realSelectDestinations(cloud: TestCloud, flavor: string): Promise<SelectDestinations> {
-  const placement = await startPlacement({placement: cloud.placementUrl} as RealCloud)
-  const dir = await mkdtemp(join(tmpdir(), 'bench-sched-'))
-  try {
-    // fake:// keeps oslo.messaging in memory: the scheduler sets up its notifier, nothing is sent.
-    const conf = `[DEFAULT]\nlog_dir =\ntransport_url = fake:/\n[oslo_messaging_notifications]\ndriver = noop\n[api_database]\nconnection = ${cloud.apiUrl}\n[database]\nconnection = ${cloud.cellUrls.cell1}\n[placement]\nauth_type = admin_token\nendpoint = ${placement.url}\ntoken = admin\nendpoint_override = ${placement.url}\n`
-    await writeFile(join(dir, 'nova.conf'), conf, {mode: 0o600})
+export function realSelectDestinations(cloud: TestCloud, flavor: string): Promise<SelectDestinations> {
+  // fake:// keeps oslo.messaging in memory: the scheduler sets up its notifier, nothing is sent.
+  return withNovaConf(cloud, 'fake:/', '[oslo_messaging_notifications]\ndriver = noop\n', async (conf) => {
     const t0 = performance.now()
-    const r = await execa('/usr/bin/python3', [join(ROOT, 'scripts/select-destinations.py'), join(dir, 'nova.conf'), flavor], {reject: false, timeout: 1_800_000})
+    const r = await execa('/usr/bin/python3', [join(ROOT, 'scripts/select-destinations.py'), conf, flavor], {reject: false, timeout: 1_800_000})
     const processMs = performance.now() - t0
     const last = String(r.stdout).trim().split('\n').pop() ?? ''
     if (r.exitCode !== 0 || !last.startsWith('{')) throw new Error(`select-destinations.py exited ${r.exitCode}: ${String(r.stderr).slice(-2000)}`)
     return {...(JSON.parse(last) as Omit<SelectDestinations, 'processMs'>), processMs}
-  } finally {
-    await placement.stop()
-    await rm(dir, {recursive: true, force: true})
-  }
+  })
 }
 
 /** cloudctl's trace of its boot beside what nova's scheduler saw: the candidate set, the filtered hosts, the choice. */
