@@ -40,7 +40,7 @@ export function recordCli(phase: string, r: {ms: number; rssKb: number; cpuMs: n
 
 export async function cli(args: string[], okCodes = [0, 3]): Promise<{ms: number; rssKb: number; cpuMs: number; stdout: string}> {
   const t0 = performance.now()
-  const r = await execa('node', ['--max-old-space-size=12288', '--import', join(ROOT, 'scripts/rss-report.mjs'), join(ROOT, 'bin/run.js'), ...args], {
+  const r = await execa('node', ['--import', join(ROOT, 'scripts/rss-report.mjs'), join(ROOT, 'bin/run.js'), ...args], {
     reject: false,
     env: {NO_COLOR: '1'},
     maxBuffer: 1 << 30,

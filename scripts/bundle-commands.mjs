@@ -1,4 +1,4 @@
-// Build step after tsc and bundle-oclif.mjs: the command modules, the help class and the hooks are
+// Build step after tsc and bundle-vendor.mjs: the command modules, the help class and the hooks are
 // bundled with esbuild (ES modules, code they share split into dist/chunks/) and written over tsc's
 // output in place, where the oclif manifest and package.json point. Loaded as tsc emits them, a
 // `simulate boot` spent ~170 ms of its ~600 ms of CPU resolving and compiling ~130 dist modules and
@@ -10,8 +10,8 @@
 // dist/lib/cli/oclif.js becomes '#oclif' (package.json "imports"), which node resolves to that same
 // file from any output file, chunks included.
 //
-// Imports left to run time stay lazy: `await import()` gets a chunk of its own (a snapshot-file
-// audit never loads mysql2), and createRequire()(...) calls (the yaml package, cli-table3's utils
+// Imports left to run time stay lazy: `await import()` gets a chunk of its own, mysql2 stays behind
+// its door '#mysql2' (a snapshot-file audit never loads it), and createRequire()(...) calls (the yaml package, cli-table3's utils
 // module, which output/table.ts patches and so must be the copy node loads) are not bundled.
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
@@ -47,6 +47,17 @@ const oclifOnce = {
   },
 }
 
+// mysql2 is its own CommonJS bundle with a code cache (bundle-vendor.mjs), reached through '#mysql2'.
+const mysql2Door = {
+  name: 'mysql2-door',
+  setup(b) {
+    b.onResolve({filter: /^mysql2(\/|$)/}, (args) => {
+      if (args.path === 'mysql2/promise' && args.kind === 'dynamic-import') return {path: '#mysql2', external: true}
+      return {errors: [{text: `${args.importer} imports ${args.path} (${args.kind}): only connection.ts's lazy import of mysql2/promise may`}]}
+    })
+  },
+}
+
 const options = {
   outdir: dist,
   outbase: dist,
@@ -60,14 +71,15 @@ const options = {
   // cli-table3: see above (patched through its own require); @inquirer/prompts: only an interactive
   // confirmation loads it, already lazily, and a person answering it does not notice the load.
   external: ['cli-table3', '@inquirer/prompts'],
-  // Bundled CommonJS (mysql2) requires node's built-in modules, which an ES module has no require for.
+  // Bundled CommonJS (the yaml package's dependencies) requires node's built-in modules, which an
+  // ES module has no require for.
   banner: {js: "import {createRequire as __cloudctlRequire} from 'node:module'; const require = __cloudctlRequire(import.meta.url);"},
   // Maps back to src/*.ts through tsc's maps, for a debugger or `node --enable-source-maps`; not
   // turned on at run time, which would slow every start.
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
-  plugins: [oclifOnce],
+  plugins: [oclifOnce, mysql2Door],
   logLevel: 'warning',
 }
 // Our own modules behind an `await import()` become entry points too, written over their tsc output
@@ -97,8 +109,7 @@ for (const [file, out] of Object.entries(outputs)) {
   if (!out.entryPoint || !entries.has(join(root, out.entryPoint))) continue
   const loaded = [...staticClosure(file)]
   const bytes = loaded.reduce((n, f) => n + outputs[f].bytes, 0)
-  const inputs = new Set(loaded.flatMap((f) => Object.keys(outputs[f].inputs)))
-  const mysql = [...inputs].some((i) => i.includes('node_modules/mysql2/'))
+  const mysql = loaded.some((f) => outputs[f].imports.some((i) => i.path === '#mysql2' && i.kind !== 'dynamic-import'))
   lines.push(`${rel(file).padEnd(42)} ${String(loaded.length).padStart(2)} files ${(bytes / 1024).toFixed(0).padStart(5)} kB${mysql ? '  mysql2' : ''}`)
 }
 if (process.env.CLOUDCTL_BUNDLE_REPORT) writeFileSync(process.env.CLOUDCTL_BUNDLE_REPORT, `${lines.sort().join('\n')}\n`)
