@@ -5,6 +5,7 @@
 import type {CloudModel} from '../domain/model.js'
 import {parseUnwrapped, type HostNumaTopology} from '../domain/nova-objects.js'
 import type {Aggregate, ComputeNode, Service} from '../domain/snapshot.js'
+import {TextMemo} from '../util/text-memo.js'
 import type {SchedulerConfig} from './config.js'
 
 export interface PciPool {
@@ -135,6 +136,13 @@ export interface HostStateBase {
   states: Map<string, HostState>
   aggregatesByHost: Map<string, Aggregate[]>
   instancesByHost: Map<string, string[]>
+  /**
+   * supported_instances and pci_stats parsed once per distinct text: hosts of one model report the
+   * same ones. The parsed values are shared between states and never modified (pciSupports copies
+   * the pools it takes from).
+   */
+  supportedInstances: TextMemo<string[][]>
+  pciPools: TextMemo<PciPool[]>
 }
 
 const baseCache = new WeakMap<CloudModel, Map<string, HostStateBase>>()
@@ -148,7 +156,15 @@ export function hostStateBase(model: CloudModel, cfg: SchedulerConfig): HostStat
   if (!perCfg) baseCache.set(model, (perCfg = new Map()))
   const k = configKey(cfg)
   let base = perCfg.get(k)
-  if (!base) perCfg.set(k, (base = {byUuid: new Map(), uuidOrder: new Map(), states: new Map(), aggregatesByHost: aggregatesByHost(model), instancesByHost: instancesByHost(model)}))
+  if (!base) perCfg.set(k, (base = {
+        byUuid: new Map(),
+        uuidOrder: new Map(),
+        states: new Map(),
+        aggregatesByHost: aggregatesByHost(model),
+        instancesByHost: instancesByHost(model),
+        supportedInstances: new TextMemo(),
+        pciPools: new TextMemo(),
+      }))
   if (base.byUuid.size === 0) {
     const cellOrder = new Map(model.snapshot.cells.map((c, i) => [c.uuid, i]))
     const nodes = [...model.liveComputeNodes].sort((a, b) => (cellOrder.get(a.cell_uuid) ?? 0) - (cellOrder.get(b.cell_uuid) ?? 0) || a.id - b.id)
@@ -206,12 +222,12 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     diskAllocationRatio: ratioOf(cn.disk_allocation_ratio, cfg.disk_allocation_ratio, cfg.initial_disk_allocation_ratio),
     numa: notReported ? null : numa.ok ? numa.value : null,
     numaError: numa.ok ? null : numa.error,
-    pciPools: notReported ? [] : pciPoolsOf(cn.pci_stats),
+    pciPools: notReported || cn.pci_stats === null ? [] : base.pciPools.get(cn.pci_stats, pciPoolsOf),
     aggregates: base.aggregatesByHost.get(cn.host ?? '') ?? NO_AGGREGATES,
     instances,
     // HostState keeps its defaults (None / {}) for everything read from an unreported compute node
     stats: notReported ? {} : statsValue,
-    supportedInstances: notReported ? [] : supportedInstancesOf(cn.supported_instances),
+    supportedInstances: notReported || cn.supported_instances === null ? [] : base.supportedInstances.get(cn.supported_instances, supportedInstancesOf),
     hypervisorType: cn.hypervisor_type,
     hypervisorVersion: cn.hypervisor_version,
     hostIp: cn.host_ip,
