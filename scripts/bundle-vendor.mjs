@@ -13,7 +13,7 @@ import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {fileURLToPath, URL} from 'node:url'
 
-import {IMPORT_PARAMETER} from '../dist/lib/util/code-cache.js'
+import {codeCacheFile, IMPORT_PARAMETER} from '../dist/lib/util/code-cache.js'
 
 const path = (rel) => fileURLToPath(new URL(`../${rel}`, import.meta.url))
 
@@ -32,6 +32,8 @@ const routeImports = {
 }
 
 async function bundle(entry, outfile, opts = {}) {
+  // V8 checks a cache against the length of its source, not the text: no cache may outlive its bundle.
+  rmSync(codeCacheFile(outfile), {force: true})
   await build({entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning', ...opts})
   // An import() left in the bundle would fail at run time (outside strings: oclif's messages name it).
   const left = [...readFileSync(outfile, 'utf8').matchAll(/(?<![\w$."'`])import\(/g)]
