@@ -13,7 +13,7 @@ import {type RealCloud, startPlacement} from '../test/realnova/support.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import {seedSnapshot, type TestCloud} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
-import {cli, generationClock, heartbeats, median, OUT, record, recordCli, ROOT, secs} from './bench-support.js'
+import {cli, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, ROOT, secs} from './bench-support.js'
 
 const HOSTS = 2000
 const INSTANCES = 40_000
@@ -106,17 +106,6 @@ function sameChoice(explained: string, sd: SelectDestinations): string {
 
 /** Runs of the cloudctl side of each ratio: one run on a shared 2-core machine can be off by a third. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
-
-type CliRun = Awaited<ReturnType<typeof cli>>
-
-/** The run of median wall time among `n`, with the spread of the walls. */
-async function medianRun(n: number, run: () => Promise<CliRun>): Promise<CliRun & {spread: string}> {
-  const runs: CliRun[] = []
-  for (let i = 0; i < n; i++) runs.push(await run())
-  runs.sort((a, b) => a.ms - b.ms)
-  const mid = runs[Math.floor(runs.length / 2)] as CliRun
-  return {...mid, spread: `walls ${secs(runs[0]?.ms ?? 0)} to ${secs(runs.at(-1)?.ms ?? 0)}`}
-}
 
 /** Median wall and CPU time of three loads (CPU includes V8's collector threads; it holds on a busy machine). */
 async function loadTimes(file: string): Promise<{wall: number; cpu: number}> {

@@ -82,3 +82,14 @@ export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]
 }
+
+type CliRun = Awaited<ReturnType<typeof cli>>
+
+/** The run of median wall time among `n` (one run on a shared 2-core machine can be off by a third), with the spread of the walls. */
+export async function medianRun(n: number, run: () => Promise<CliRun>): Promise<CliRun & {spread: string}> {
+  const runs: CliRun[] = []
+  for (let i = 0; i < n; i++) runs.push(await run())
+  runs.sort((a, b) => a.ms - b.ms)
+  const mid = runs[Math.floor(runs.length / 2)] as CliRun
+  return {...mid, spread: `walls ${secs(runs[0]?.ms ?? 0)} to ${secs(runs.at(-1)?.ms ?? 0)}`}
+}
