@@ -117,3 +117,34 @@ export function jsonTopLevel(text: string): 'object' | 'array' | 'string' | 'num
   if (first === 0x6e) return 'null'
   return 'number'
 }
+
+// ---------------------------------------------------------------- flat objects of plain strings
+
+// What nova writes to compute_nodes.stats: one JSON object of string values, keys and values free of
+// escapes and control characters. A regular expression decides that shape and finds a key's value
+// several times faster than JSON.parse builds the record of a host's per-project counters.
+const WS = '[ \\t\\n\\r]*'
+const PLAIN = '"[^"\\\\\\u0000-\\u001f]*"'
+const PAIR = `${PLAIN}${WS}:${WS}${PLAIN}${WS}`
+const FLAT_PLAIN = new RegExp(`^${WS}\\{${WS}(?:${PAIR}(?:,${WS}${PAIR})*)?\\}${WS}$`)
+
+/** Whether `text` is a JSON object of plain strings (JSON.parse would accept it and give only strings). */
+export function isFlatPlainObject(text: string): boolean {
+  return FLAT_PLAIN.test(text)
+}
+
+const keyPatterns = new Map<string, RegExp>()
+
+/**
+ * The value of `key` in a text isFlatPlainObject accepted, as JSON.parse gives it: the last pair
+ * of that key. In such a text every quote opens or closes a string and only a key is followed by a
+ * colon, so the pattern cannot match inside a value or across two strings.
+ */
+export function flatPlainValue(text: string, key: string): string | undefined {
+  let re = keyPatterns.get(key)
+  if (!re) keyPatterns.set(key, (re = new RegExp(`"${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"${WS}:${WS}"([^"]*)"`, 'g')))
+  re.lastIndex = 0
+  let value: string | undefined
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) value = m[1]
+  return value
+}

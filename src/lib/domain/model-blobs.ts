@@ -5,7 +5,7 @@
  * provides only the rows to look at.
  */
 import {TextMemo} from '../util/text-memo.js'
-import {jsonTopLevel} from './json-scan.js'
+import {isFlatPlainObject, jsonTopLevel} from './json-scan.js'
 import {
   type HostNumaTopology,
   type InstanceFlavors,
@@ -68,6 +68,7 @@ export abstract class ModelBlobs {
     const cached = this.nodeStats.get(cn)
     if (cached) return cached.ok ? {ok: true} : cached
     // A scan that builds nothing decides the common case; the real parser words any failure.
+    if (cn.stats !== null && isFlatPlainObject(cn.stats)) return READABLE
     const top = cn.stats === null || cn.stats === '' ? 'null' : jsonTopLevel(cn.stats)
     if (top === 'object' || top === 'null') return READABLE
     const json = parseJsonText(cn.stats)

@@ -3,6 +3,7 @@
  * model and copied on write when a simulated claim consumes from it.
  */
 import type {CloudModel} from '../domain/model.js'
+import {flatPlainValue, isFlatPlainObject} from '../domain/json-scan.js'
 import {parseUnwrapped, type HostNumaTopology} from '../domain/nova-objects.js'
 import type {Aggregate, ComputeNode, Service} from '../domain/snapshot.js'
 import {TextMemo} from '../util/text-memo.js'
@@ -191,8 +192,14 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
   const key = `${cn.host ?? ''}\u0000${cn.hypervisor_hostname ?? ''}`
   const cached = base.states.get(key)
   if (cached && cached.cn === cn) return cached
-  const stats = model.stats(cn)
-  const statsValue = stats.ok ? stats.value : {}
+  // The record is built only if a filter asks for it (ComputeCapabilitiesFilter's extra specs): the
+  // counters HostState reads from it come straight from nova's flat text.
+  const flat = cn.stats !== null && isFlatPlainObject(cn.stats)
+  const statsOf = (): Record<string, string> => {
+    const stats = model.stats(cn)
+    return stats.ok ? stats.value : {}
+  }
+  const count = (key: string): number => Number.parseInt((flat ? flatPlainValue(cn.stats as string, key) : statsOf()[key]) ?? '0', 10) || 0
   const numa = model.hostNumaTopology(cn)
   const notReported = cn.free_disk_gb === null
   let freeGb = cn.free_disk_gb ?? 0
@@ -214,9 +221,9 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     diskMbUsed: notReported ? 0 : cn.local_gb_used * 1024,
     vcpusTotal: notReported ? 0 : cn.vcpus,
     vcpusUsed: notReported ? 0 : cn.vcpus_used,
-    numInstances: notReported ? 0 : Number.parseInt(statsValue.num_instances ?? '0', 10) || 0,
-    numIoOps: notReported ? 0 : Number.parseInt(statsValue.io_workload ?? '0', 10) || 0,
-    failedBuilds: notReported ? 0 : Number.parseInt(statsValue.failed_builds ?? '0', 10) || 0,
+    numInstances: notReported ? 0 : count('num_instances'),
+    numIoOps: notReported ? 0 : count('io_workload'),
+    failedBuilds: notReported ? 0 : count('failed_builds'),
     cpuAllocationRatio: ratioOf(cn.cpu_allocation_ratio, cfg.cpu_allocation_ratio, cfg.initial_cpu_allocation_ratio),
     ramAllocationRatio: ratioOf(cn.ram_allocation_ratio, cfg.ram_allocation_ratio, cfg.initial_ram_allocation_ratio),
     diskAllocationRatio: ratioOf(cn.disk_allocation_ratio, cfg.disk_allocation_ratio, cfg.initial_disk_allocation_ratio),
@@ -226,7 +233,9 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     aggregates: base.aggregatesByHost.get(cn.host ?? '') ?? NO_AGGREGATES,
     instances,
     // HostState keeps its defaults (None / {}) for everything read from an unreported compute node
-    stats: notReported ? {} : statsValue,
+    get stats(): Record<string, string> {
+      return notReported ? {} : statsOf()
+    },
     supportedInstances: notReported || cn.supported_instances === null ? [] : base.supportedInstances.get(cn.supported_instances, supportedInstancesOf),
     hypervisorType: cn.hypervisor_type,
     hypervisorVersion: cn.hypervisor_version,
