@@ -157,15 +157,18 @@ export function hostStateBase(model: CloudModel, cfg: SchedulerConfig): HostStat
   if (!perCfg) baseCache.set(model, (perCfg = new Map()))
   const k = configKey(cfg)
   let base = perCfg.get(k)
-  if (!base) perCfg.set(k, (base = {
-        byUuid: new Map(),
-        uuidOrder: new Map(),
-        states: new Map(),
-        aggregatesByHost: aggregatesByHost(model),
-        instancesByHost: instancesByHost(model),
-        supportedInstances: new TextMemo(),
-        pciPools: new TextMemo(),
-      }))
+  if (!base) {
+    base = {
+      byUuid: new Map(),
+      uuidOrder: new Map(),
+      states: new Map(),
+      aggregatesByHost: aggregatesByHost(model),
+      instancesByHost: instancesByHost(model),
+      supportedInstances: new TextMemo(),
+      pciPools: new TextMemo(),
+    }
+    perCfg.set(k, base)
+  }
   if (base.byUuid.size === 0) {
     const cellOrder = new Map(model.snapshot.cells.map((c, i) => [c.uuid, i]))
     const nodes = [...model.liveComputeNodes].sort((a, b) => (cellOrder.get(a.cell_uuid) ?? 0) - (cellOrder.get(b.cell_uuid) ?? 0) || a.id - b.id)
