@@ -11,8 +11,9 @@
 // file from any output file, chunks included.
 //
 // Imports left to run time stay lazy: `await import()` gets a chunk of its own, mysql2 stays behind
-// its door '#mysql2' (a snapshot-file audit never loads it), and createRequire()(...) calls (the yaml package, cli-table3's utils
-// module, which output/table.ts patches and so must be the copy node loads) are not bundled.
+// its door '#mysql2' (a snapshot-file audit never loads it), and createRequire()(...) calls (the
+// yaml package, cli-table3's utils module, which output/table.ts patches and so must be the copy
+// node loads) are not bundled.
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'

@@ -3,8 +3,10 @@
  * cache. Compiling them is a large part of every start: oclif's 600 kB on each command, mysql2's
  * 1.4 MB before the first query. The build writes, beside each bundle, the code V8 compiled for it
  * during a warm-up run (`<bundle>.v8-cache`); loading hands it back to V8, which skips that
- * compilation. V8 refuses a cache made by another V8 version, with other flags or for other source
- * (cachedDataRejected), and then compiles as usual: a stale or foreign cache costs only its read.
+ * compilation. V8 refuses a cache made by another V8 version, with other flags or for a source of
+ * another length (cachedDataRejected), and then compiles as usual: a foreign cache costs only its
+ * read. It checks the length, not the text, so the build removes a bundle's cache whenever it
+ * rewrites the bundle (bundle-vendor.mjs) and writes the new one last (code-cache.mjs).
  *
  * The bundle runs in the CommonJS wrapper node would give it, plus one parameter: vm.Script code has
  * no module loader of its own for import() (node 20 only lends its own behind an experimental flag),
