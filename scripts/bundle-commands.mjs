@@ -1,23 +1,31 @@
-// Build step after tsc and bundle-vendor.mjs: the command modules, the help class and the hooks are
-// bundled with esbuild (ES modules, code they share split into dist/chunks/) and written over tsc's
-// output in place, where the oclif manifest and package.json point. Loaded as tsc emits them, a
+// Build step after tsc and bundle-vendor.mjs: each command becomes one CommonJS bundle of its own
+// (dist/commands/<topic>/<verb>.cjs, from tsc's output) loaded with V8's code cache through an ES
+// module door written where tsc's file was, where the oclif manifest points; the help class and the
+// hooks, which `--help` and a mistyped command load, are bundled as ES modules (code they share split
+// into dist/chunks/) written over tsc's output in place. Loaded as tsc emits them, a
 // `simulate boot` spent ~170 ms of its ~600 ms of CPU resolving and compiling ~130 dist modules and
-// mysql2's ~60. The rest of dist/ (dist/index.js, the modules bin/run.js imports) stays as tsc
-// emits it.
+// mysql2's ~60; bundled as ES modules, node 20 still compiled the command's 300-600 kB on every run
+// (it keeps no code cache for ES modules), ~30 ms of a 2,000-host `simulate boot`. The rest of dist/
+// (dist/index.js, the modules bin/run.js imports) stays as tsc emits it.
 //
 // oclif itself stays outside the bundles: there must be one loaded copy of it, the one bin/run.js
 // imports (its error handler tells an exit from a failure with instanceof). Every import of the door
 // dist/lib/cli/oclif.js becomes '#oclif' (package.json "imports"), which node resolves to that same
-// file from any output file, chunks included.
+// file from any output file, chunks included; a command's door imports it and hands it to the
+// bundle's require('#oclif') (require cannot load an ES module).
 //
-// Imports left to run time stay lazy: `await import()` gets a chunk of its own, mysql2 stays behind
-// its door '#mysql2' (a snapshot-file audit never loads it), and createRequire()(...) calls (the
-// yaml package, cli-table3's utils module, which output/table.ts patches and so must be the copy
-// node loads) are not bundled.
+// Imports left to run time stay lazy: mysql2 stays behind its door '#mysql2' (a snapshot-file audit
+// never loads it), @inquirer/prompts is loaded only by an interactive confirmation, and
+// createRequire()(...) calls (the yaml package, cli-table3's utils module, which output/table.ts
+// patches and so must be the copy node loads) are not bundled. Our own modules behind an
+// `await import()` (the live capture, the repair executor) are in the command's bundle, run only
+// when imported.
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {basename, dirname, join, relative, resolve} from 'node:path'
 import {fileURLToPath, URL} from 'node:url'
+
+import {codeCacheFile, IMPORT_PARAMETER} from '../dist/lib/util/code-cache.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = join(root, 'dist')
@@ -28,14 +36,14 @@ function jsFiles(dir) {
   return readdirSync(dir, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []))
 }
 
-const entryPoints = [
-  ...jsFiles(join(root, pjson.oclif.commands)),
-  join(root, pjson.oclif.helpClass),
-  ...Object.values(pjson.oclif.hooks ?? {}).flat().map((p) => join(root, p)),
-]
+const commandFiles = jsFiles(join(root, pjson.oclif.commands))
+const entryPoints = [join(root, pjson.oclif.helpClass), ...Object.values(pjson.oclif.hooks ?? {}).flat().map((p) => join(root, p))]
 
 // Bundling a bundle again would work but nest the chunks' code: this step takes tsc's output.
-for (const e of entryPoints) if (readFileSync(e, 'utf8').includes('__cloudctlRequire')) throw new Error(`${e} is already bundled: run tsc first`)
+for (const e of [...commandFiles, ...entryPoints]) {
+  const text = readFileSync(e, 'utf8')
+  if (text.includes('__cloudctlRequire') || text.includes('requireBundle(')) throw new Error(`${e} is already bundled: run tsc first`)
+}
 
 const oclifOnce = {
   name: 'oclif-once',
@@ -59,22 +67,13 @@ const mysql2Door = {
   },
 }
 
-const options = {
-  outdir: dist,
-  outbase: dist,
-  allowOverwrite: true,
+const shared = {
   bundle: true,
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   // cli-table3: see above (patched through its own require); @inquirer/prompts: only an interactive
   // confirmation loads it, already lazily, and a person answering it does not notice the load.
   external: ['cli-table3', '@inquirer/prompts'],
-  // Bundled CommonJS (the yaml package's dependencies) requires node's built-in modules, which an
-  // ES module has no require for.
-  banner: {js: "import {createRequire as __cloudctlRequire} from 'node:module'; const require = __cloudctlRequire(import.meta.url);"},
   // Maps back to src/*.ts through tsc's maps, for a debugger or `node --enable-source-maps`; not
   // turned on at run time, which would slow every start.
   sourcemap: 'linked',
@@ -83,9 +82,62 @@ const options = {
   plugins: [oclifOnce, mysql2Door],
   logLevel: 'warning',
 }
+
+// ---------------------------------------------------------------- the commands: CommonJS bundles
+
+// What the bundle's import() calls may load; vm.Script code has none of its own (code-cache.ts).
+const LATE = /(?<![\w$."'`])import\((["'])(#mysql2|@inquirer\/prompts)\1\)/g
+const META_URL = '__cloudctl_import_meta_url'
+
+async function bundleCommand(entry) {
+  const outfile = entry.replace(/\.js$/, '.cjs')
+  // V8 checks a cache against the length of its source, not the text: no cache may outlive its bundle.
+  rmSync(codeCacheFile(outfile), {force: true})
+  const result = await build({
+    ...shared,
+    entryPoints: [entry],
+    outfile,
+    format: 'cjs',
+    // createRequire(import.meta.url) finds the yaml and cli-table3 packages from the bundle's place.
+    define: {'import.meta.url': META_URL},
+    banner: {js: `var ${META_URL} = require('node:url').pathToFileURL(__filename).href;`},
+  })
+  const text = readFileSync(outfile, 'utf8').replace(LATE, `${IMPORT_PARAMETER}($1$2$1)`)
+  const left = [...text.matchAll(/(?<![\w$."'`])import\(/g)]
+  if (left.length > 0) throw new Error(`${outfile}: ${left.length} import() call(s) not routed through ${IMPORT_PARAMETER}`)
+  if (Object.keys(result.metafile.inputs).some((i) => i.includes('node_modules/mysql2/') || i.includes('node_modules/@oclif/'))) {
+    throw new Error(`${outfile} holds a copy of mysql2 or oclif: both must stay behind their doors`)
+  }
+  writeFileSync(outfile, text)
+  // The door, where the manifest points: tsc's file is in the bundle now.
+  const codeCache = relative(dirname(entry), join(dist, 'lib/util/code-cache.js'))
+  writeFileSync(
+    entry,
+    `import * as oclif from '#oclif'\nimport {fileURLToPath} from 'node:url'\nimport {requireBundle} from '${codeCache.startsWith('.') ? codeCache : `./${codeCache}`}'\n` +
+      `const bundle = requireBundle(fileURLToPath(new URL('./${basename(outfile)}', import.meta.url)), (specifier) => import(specifier), {'#oclif': oclif})\n` +
+      'export default bundle.default\n',
+  )
+  rmSync(`${entry}.map`, {force: true})
+}
+
+await Promise.all(commandFiles.map((f) => bundleCommand(f)))
+
+// ---------------------------------------------------------------- help class and hooks: ES modules
+
+const options = {
+  ...shared,
+  outdir: dist,
+  outbase: dist,
+  allowOverwrite: true,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  format: 'esm',
+  // Bundled CommonJS (the yaml package's dependencies) requires node's built-in modules, which an
+  // ES module has no require for.
+  banner: {js: "import {createRequire as __cloudctlRequire} from 'node:module'; const require = __cloudctlRequire(import.meta.url);"},
+}
 // Our own modules behind an `await import()` become entry points too, written over their tsc output
-// rather than into a hashed chunk: code outside the CLI that imports them by path then gets the very
-// module the commands load (test/support/repair-pause.mjs registers hooks with the repair executor).
+// rather than into a hashed chunk.
 const first = await build({...options, entryPoints, write: false})
 const lazy = new Set()
 for (const input of Object.values(first.metafile.inputs)) {

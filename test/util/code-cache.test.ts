@@ -1,7 +1,9 @@
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
 
+import {execa} from 'execa'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {codeCacheFile, codeCacheStates, IMPORT_PARAMETER, requireBundle, writeCodeCaches} from '../../src/lib/util/code-cache.js'
@@ -42,6 +44,29 @@ describe('requireBundle', () => {
     const rebuilt = requireBundle(file, load) as {twice: (n: number) => number}
     expect(codeCacheStates()[file]).toBe('rejected')
     expect(rebuilt.twice(2)).toBe(6)
+  })
+
+  it('hands the modules a door provides to the bundle\'s require(), and node\'s for the rest', () => {
+    const file = join(dir, 'provided.cjs')
+    writeFileSync(file, `module.exports = {door: require('#door'), sep: require('node:path').sep, resolves: typeof require.resolve}\n`)
+    const door = {one: 1}
+    expect(requireBundle(file, (s) => import(s), {'#door': door})).toEqual({door, sep: '/', resolves: 'function'})
+  })
+
+  it('under --enable-source-maps, compiles through node\'s loader: stack traces map to the sources, routing unchanged', async () => {
+    const file = join(dir, 'mapped.cjs')
+    // One line per statement; the map sends line 2 of the bundle to line 10 of "src.ts".
+    const map = {version: 3, sources: ['src.ts'], names: [], mappings: ';AASA'}
+    writeFileSync(`${file}.map`, JSON.stringify(map))
+    writeFileSync(file, `var banner = 1;\nmodule.exports = {fail: () => { throw new Error('mapped') }, door: require('#door'), load: () => ${IMPORT_PARAMETER}('node:os')}\n//# sourceMappingURL=mapped.cjs.map\n`)
+    const codeCache = pathToFileURL(join(import.meta.dirname, '../../dist/lib/util/code-cache.js')).href
+    const script = `const {requireBundle, codeCacheStates} = await import(${JSON.stringify(codeCache)})
+const b = requireBundle(${JSON.stringify(file)}, (s) => import(s), {'#door': 'door'})
+let stack = ''
+try { b.fail() } catch (e) { stack = e.stack }
+process.stdout.write(JSON.stringify({door: b.door, os: typeof (await b.load()).hostname, mapped: stack.includes('src.ts:10:'), states: codeCacheStates()}))`
+    const r = await execa(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {env: {NODE_OPTIONS: ''}})
+    expect(JSON.parse(r.stdout)).toEqual({door: 'door', os: 'function', mapped: true, states: {}})
   })
 
   it('keeps the bundle\'s line numbers in stack traces', () => {

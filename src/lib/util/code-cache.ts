@@ -1,7 +1,8 @@
 /**
- * The build's CommonJS bundles (oclif, mysql2: scripts/bundle-vendor.mjs) loaded with V8's code
- * cache. Compiling them is a large part of every start: oclif's 600 kB on each command, mysql2's
- * 1.4 MB before the first query. The build writes, beside each bundle, the code V8 compiled for it
+ * The build's CommonJS bundles (oclif, mysql2: scripts/bundle-vendor.mjs; each command:
+ * scripts/bundle-commands.mjs) loaded with V8's code cache. Compiling them is a large part of every
+ * start: oclif's 600 kB on each command, a command's own 300-600 kB, mysql2's 1.4 MB before the
+ * first query. The build writes, beside each bundle, the code V8 compiled for it
  * during a warm-up run (`<bundle>.v8-cache`); loading hands it back to V8, which skips that
  * compilation. V8 refuses a cache made by another V8 version, with other flags or for a source of
  * another length (cachedDataRejected), and then compiles as usual: a foreign cache costs only its
@@ -13,8 +14,8 @@
  * so the build routes the bundle's import() calls through `__cloudctl_import`, an import() of the
  * ES module that loads it.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {createRequire, Module} from 'node:module'
 import {dirname} from 'node:path'
 import {Script} from 'node:vm'
 
@@ -29,9 +30,16 @@ export function codeCacheFile(bundle: string): string {
   return `${bundle}.v8-cache`
 }
 
-/** Runs the CommonJS bundle `file` (a path) with its code cache when V8 takes it; its module.exports. */
-export function requireBundle(file: string, importModule: (specifier: string) => Promise<unknown>): unknown {
+/**
+ * Runs the CommonJS bundle `file` (a path) with its code cache when V8 takes it; its module.exports.
+ * `provided`: modules the door hands to the bundle's require() by specifier (an ES module the door
+ * imported, which require() cannot load: '#oclif', the one copy of oclif).
+ */
+export function requireBundle(file: string, importModule: (specifier: string) => Promise<unknown>, provided: Record<string, unknown> = {}): unknown {
   const source = readFileSync(file, 'utf8')
+  const nodeRequire = createRequire(file)
+  const require = Object.keys(provided).length === 0 ? nodeRequire : Object.assign((id: string): unknown => (Object.hasOwn(provided, id) ? provided[id] : nodeRequire(id)), nodeRequire)
+  if (process.sourceMapsEnabled) return compileWithSourceMaps(file, source, require, importModule)
   let cachedData: Buffer | undefined
   try {
     cachedData = readFileSync(codeCacheFile(file))
@@ -43,7 +51,24 @@ export function requireBundle(file: string, importModule: (specifier: string) =>
   loaded.set(file, {script, state: cachedData === undefined ? 'absent' : script.cachedDataRejected === true ? 'rejected' : 'accepted'})
   const mod = {exports: {} as unknown, id: file, filename: file, loaded: false}
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void
-  wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file), importModule)
+  wrapper.call(mod.exports, mod.exports, require, mod, file, dirname(file), importModule)
+  mod.loaded = true
+  return mod.exports
+}
+
+type NodeModule = Module & {_compile(content: string, filename: string): void; cloudctl?: {require: NodeJS.Require; importModule: (specifier: string) => Promise<unknown>}}
+
+/**
+ * `node --enable-source-maps` maps stack traces only of code its own loader compiled (vm.Script code
+ * keeps the bundle's lines): with source maps on, the bundle goes through node's CommonJS loader,
+ * without a code cache, its two extra names set on the first line (the banner's, no mapping lost).
+ */
+function compileWithSourceMaps(file: string, source: string, require: NodeJS.Require, importModule: (specifier: string) => Promise<unknown>): unknown {
+  const mod = new Module(file) as NodeModule
+  mod.filename = file
+  mod.paths = (Module as unknown as {_nodeModulePaths(dir: string): string[]})._nodeModulePaths(dirname(file))
+  mod.cloudctl = {require, importModule}
+  mod._compile(`var ${IMPORT_PARAMETER} = module.cloudctl.importModule, require = module.cloudctl.require; ${source}`, file)
   mod.loaded = true
   return mod.exports
 }
@@ -55,11 +80,15 @@ export function codeCacheStates(): Record<string, CodeCacheState> {
 
 /**
  * Writes the code cache of every bundle loaded so far: what V8 has compiled of it by now, so after a
- * warm-up run it holds the functions a start calls, not only the top level. Build time only.
+ * warm-up run it holds the functions a start calls, not only the top level. `skipExisting`: leaves
+ * the caches an earlier warm-up wrote. Build time only.
  */
-export function writeCodeCaches(): string[] {
-  return [...loaded].map(([file, l]) => {
+export function writeCodeCaches(opts: {skipExisting?: boolean} = {}): string[] {
+  const written: string[] = []
+  for (const [file, l] of loaded) {
+    if (opts.skipExisting && existsSync(codeCacheFile(file))) continue
     writeFileSync(codeCacheFile(file), l.script.createCachedData())
-    return codeCacheFile(file)
-  })
+    written.push(codeCacheFile(file))
+  }
+  return written
 }

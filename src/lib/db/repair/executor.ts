@@ -50,8 +50,11 @@ export interface ExecuteOptions {
  * holds the real CLI at a point of the protocol to SIGKILL it or race it from a second connection
  * (test/support/repair-pause.mjs, loaded with `node --import` by the test harness only): nothing in
  * the database can hold a COMMIT back without stalling the whole server. None is registered otherwise.
+ * They live on the process, not in this module: the CLI runs the copy of this module bundled into its
+ * command (scripts/bundle-commands.mjs), the preload imports dist/lib/db/repair/executor.js.
  */
-const processHooks: ExecuteHooks[] = []
+const HOOKS = Symbol.for('cloudctl.repair.processExecuteHooks')
+const processHooks: ExecuteHooks[] = ((globalThis as {[HOOKS]?: ExecuteHooks[]})[HOOKS] ??= [])
 
 export function addProcessExecuteHooks(hooks: ExecuteHooks): void {
   processHooks.push(hooks)
