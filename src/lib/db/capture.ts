@@ -39,22 +39,26 @@ interface SchemaProbe {
 }
 
 async function probeSchema(r: Reader, optionalColumns: boolean): Promise<SchemaProbe> {
-  const tables = new Set(
-    (await r.query('information_schema', "SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('alembic_version', 'migrate_version')")).map(
-      (x) => String(x.t),
-    ),
+  // The version tables and the optional columns in one query: every round trip of a cell's
+  // connection waits behind the rows the other connections stream.
+  const wanted = optionalColumns ? OPTIONAL_COLUMNS.map(() => '(TABLE_NAME = ? AND COLUMN_NAME = ?)').join(' OR ') : ''
+  const rows = await r.query(
+    'information_schema',
+    "SELECT TABLE_NAME AS t, NULL AS c FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('alembic_version', 'migrate_version')" +
+      (wanted === '' ? '' : ` UNION ALL SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND (${wanted})`),
+    optionalColumns ? OPTIONAL_COLUMNS.flat() : [],
   )
+  const tables = new Set<string>()
+  const columns = new Set<string>()
+  for (const x of rows) {
+    if (x.c === null || x.c === undefined) tables.add(String(x.t))
+    else columns.add(`${String(x.t)}.${String(x.c)}`)
+  }
   let alembic: string | null = null
   if (tables.has('alembic_version')) {
     // One row on a linear history; the lowest would be the one to upgrade if there were several.
     const heads = (await r.query('alembic_version', 'SELECT version_num FROM alembic_version ORDER BY version_num')).map((x) => String(x.version_num))
     alembic = heads[0] ?? null
-  }
-  const columns = new Set<string>()
-  if (optionalColumns) {
-    const wanted = OPTIONAL_COLUMNS.map(() => '(TABLE_NAME = ? AND COLUMN_NAME = ?)').join(' OR ')
-    const rows = await r.query('information_schema', `SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND (${wanted})`, OPTIONAL_COLUMNS.flat())
-    for (const x of rows) columns.add(`${String(x.t)}.${String(x.c)}`)
   }
   return {alembic, legacyMigrate: tables.has('migrate_version'), columns}
 }

@@ -138,8 +138,9 @@ export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: stri
 /** Read-only session with one consistent view of the whole database (InnoDB MVCC). */
 export async function beginConsistentRead(conn: Connection, ctx: DbErrorContext = {}): Promise<void> {
   try {
-    await conn.query('SET SESSION TRANSACTION READ ONLY')
-    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT')
+    // One statement, one round trip: a cell's connection opens while other connections stream
+    // rows, and each of its round trips waits for the one thread that parses them.
+    await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT')
   } catch (error) {
     throw mapDbError(error, ctx)
   }
