@@ -87,7 +87,6 @@ const shared = {
 
 // What the bundle's import() calls may load; vm.Script code has none of its own (code-cache.ts).
 const LATE = /(?<![\w$."'`])import\((["'])(#mysql2|@inquirer\/prompts)\1\)/g
-const META_URL = '__cloudctl_import_meta_url'
 
 async function bundleCommand(entry) {
   const outfile = entry.replace(/\.js$/, '.cjs')
@@ -99,8 +98,9 @@ async function bundleCommand(entry) {
     outfile,
     format: 'cjs',
     // createRequire(import.meta.url) finds the yaml and cli-table3 packages from the bundle's place.
-    define: {'import.meta.url': META_URL},
-    banner: {js: `var ${META_URL} = require('node:url').pathToFileURL(__filename).href;`},
+    // Injected, not a banner: a line before the bundle's "use strict" would make it sloppy code.
+    define: {'import.meta.url': 'importMetaUrl'},
+    inject: [join(root, 'scripts/import-meta-url.mjs')],
   })
   const text = readFileSync(outfile, 'utf8').replace(LATE, `${IMPORT_PARAMETER}($1$2$1)`)
   const left = [...text.matchAll(/(?<![\w$."'`])import\(/g)]

@@ -84,6 +84,8 @@ describe('start-up', () => {
       expect(imports.filter((s) => !s.startsWith('node:')).map((s) => (s.startsWith('.') ? join(file, '..', s) : s)).sort(), file).toEqual(['#oclif', codeCache].sort())
       expect(dynamic, file).toEqual([])
       const bundle = readFileSync(file.replace(/\.js$/, '.cjs'), 'utf8')
+      // Strict code, as the ES modules it was built from: nothing may come before the directive.
+      expect(bundle.startsWith('"use strict";'), file).toBe(true)
       // No copy of oclif or of mysql2 inside (esbuild names each bundled file in a comment).
       expect(bundle, file).not.toMatch(/node_modules\/(@oclif\/core|mysql2)\//)
       expect(bundle, file).toContain('require("#oclif")')

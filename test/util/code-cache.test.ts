@@ -58,15 +58,19 @@ describe('requireBundle', () => {
     // One line per statement; the map sends line 2 of the bundle to line 10 of "src.ts".
     const map = {version: 3, sources: ['src.ts'], names: [], mappings: ';AASA'}
     writeFileSync(`${file}.map`, JSON.stringify(map))
-    writeFileSync(file, `var banner = 1;\nmodule.exports = {fail: () => { throw new Error('mapped') }, door: require('#door'), load: () => ${IMPORT_PARAMETER}('node:os')}\n//# sourceMappingURL=mapped.cjs.map\n`)
+    // Opening with "use strict" as esbuild's bundles do: it must stay the first statement.
+    writeFileSync(
+      file,
+      `"use strict";\nmodule.exports = {fail: () => { throw new Error('mapped') }, door: require('#door'), load: () => ${IMPORT_PARAMETER}('node:os'), strict: (function () { return this === undefined })()}\n//# sourceMappingURL=mapped.cjs.map\n`,
+    )
     const codeCache = pathToFileURL(join(import.meta.dirname, '../../dist/lib/util/code-cache.js')).href
     const script = `const {requireBundle, codeCacheStates} = await import(${JSON.stringify(codeCache)})
 const b = requireBundle(${JSON.stringify(file)}, (s) => import(s), {'#door': 'door'})
 let stack = ''
 try { b.fail() } catch (e) { stack = e.stack }
-process.stdout.write(JSON.stringify({door: b.door, os: typeof (await b.load()).hostname, mapped: stack.includes('src.ts:10:'), states: codeCacheStates()}))`
+process.stdout.write(JSON.stringify({door: b.door, os: typeof (await b.load()).hostname, mapped: stack.includes('src.ts:10:'), strict: b.strict, states: codeCacheStates()}))`
     const r = await execa(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {env: {NODE_OPTIONS: ''}})
-    expect(JSON.parse(r.stdout)).toEqual({door: 'door', os: 'function', mapped: true, states: {}})
+    expect(JSON.parse(r.stdout)).toEqual({door: 'door', os: 'function', mapped: true, strict: true, states: {}})
   })
 
   it('keeps the bundle\'s line numbers in stack traces', () => {

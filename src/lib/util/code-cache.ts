@@ -61,14 +61,17 @@ type NodeModule = Module & {_compile(content: string, filename: string): void; c
 /**
  * `node --enable-source-maps` maps stack traces only of code its own loader compiled (vm.Script code
  * keeps the bundle's lines): with source maps on, the bundle goes through node's CommonJS loader,
- * without a code cache, its two extra names set on the first line (the banner's, no mapping lost).
+ * without a code cache, its two extra names set on the first line (esbuild's runtime helpers, no
+ * mapping lost).
  */
 function compileWithSourceMaps(file: string, source: string, require: NodeJS.Require, importModule: (specifier: string) => Promise<unknown>): unknown {
   const mod = new Module(file) as NodeModule
   mod.filename = file
   mod.paths = (Module as unknown as {_nodeModulePaths(dir: string): string[]})._nodeModulePaths(dirname(file))
   mod.cloudctl = {require, importModule}
-  mod._compile(`var ${IMPORT_PARAMETER} = module.cloudctl.importModule, require = module.cloudctl.require; ${source}`, file)
+  // After a "use strict" that opens the bundle, which must stay its first statement.
+  const strict = /^(["'])use strict\1;?/.exec(source)?.[0] ?? ''
+  mod._compile(`${strict}var ${IMPORT_PARAMETER} = module.cloudctl.importModule, require = module.cloudctl.require; ${source.slice(strict.length)}`, file)
   mod.loaded = true
   return mod.exports
 }
