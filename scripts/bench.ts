@@ -16,6 +16,10 @@
  * - render: 10k findings (BENCH_FINDINGS) rendered in-process as the human report and as JSON
  *   (scripts/bench-render.ts); needs no database.
  *
+ * MariaDB's buffer pool is raised to 2 GB for the bench when smaller (withBufferPool, put back
+ * after): the 10k cloud's databases do not fit the default 128 MB, which a nova database server is
+ * not run with; the 10k part also measures `audit all` at the size found.
+ *
  * CLI phases run as child processes (`node bin/run.js ...`, built first) so that each figure is the
  * wall time and peak RSS of the command an operator would run; engine/audit/capacity phases are also
  * timed in-process on an already loaded model, which is what their targets are about.
@@ -36,7 +40,7 @@ import {createTestCloud, seedSnapshot} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
 import {benchRender} from './bench-render.js'
-import {cli, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, startPart} from './bench-support.js'
+import {bufferPool, cli, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, setBufferPool, startPart, withBufferPool} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
@@ -126,7 +130,17 @@ async function benchTenK(): Promise<void> {
     recordCli('simulate capacity (live, 1 flavor)', capacityLive)
 
     const auditLive = await medianRun(3, async () => (await heartbeat(cloud), cli(['audit', 'all', ...live, '--json'])))
-    recordCli('audit all (from MariaDB, median of 3)', auditLive, auditLive.spread, '≤ 4 s, ≤ 800 MB')
+    recordCli(`audit all (from MariaDB, median of 3)`, auditLive, `${auditLive.spread}, ${mb(bufferPool.bench / 1024)} buffer pool`, '≤ 4 s, ≤ 800 MB')
+    if (bufferPool.original < bufferPool.bench) {
+      // The same on the server as it was found, for the record: its pool does not hold this cloud.
+      await setBufferPool(bufferPool.original)
+      try {
+        const small = await medianRun(3, async () => (await heartbeat(cloud), cli(['audit', 'all', ...live, '--json'])))
+        recordCli(`audit all (from MariaDB, median of 3), ${mb(bufferPool.original / 1024)} buffer pool`, small, small.spread)
+      } finally {
+        await setBufferPool(bufferPool.bench)
+      }
+    }
     const auditFile = await cli(['audit', 'all', '--snapshot', file, '--json'])
     recordCli('audit all --snapshot FILE (incl. load)', auditFile)
 
@@ -186,14 +200,17 @@ async function main(): Promise<void> {
     ['10k', `${HOSTS} hosts / ${INSTANCES} instances`, benchTenK],
     ['render', 'rendering 10k findings (in-process)', benchRender],
   ]
-  for (const [key, title, run] of parts) {
-    if (!PARTS.has(key)) continue
-    startPart(title)
-    await run()
-  }
+  await withBufferPool(async () => {
+    for (const [key, title, run] of parts) {
+      if (!PARTS.has(key)) continue
+      startPart(title)
+      await run()
+    }
+  })
 
   const w = (s: string, n: number): string => s.padEnd(n)
   console.log(`\ncloudctl bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${loadavg()[0].toFixed(1)} at the end)`)
+  console.log(`MariaDB innodb_buffer_pool_size: ${mb(bufferPool.bench / 1024)} during the bench${bufferPool.bench === bufferPool.original ? '' : ` (the server had ${mb(bufferPool.original / 1024)}; put back)`}`)
   let part = ''
   for (const r of rows) {
     if (r.part !== part) {
