@@ -50,6 +50,21 @@ describe('consumer and instance indexes', () => {
     expect(runChecks(model).findings).toEqual([])
   })
 
+  it('consumers whose rows are adjacent: each list is exactly its run, in row order', () => {
+    const c = new CloudBuilder({requestSpecs: false})
+    c.addCell('cell1')
+    c.addFlavor({name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20})
+    c.addHost('cell1', {host: 'cmp1', vcpus: 16, memory_mb: 65536, local_gb: 500})
+    for (let i = 0; i < 3; i++) c.addInstance('cmp1', 'm1.small')
+    const model = buildModel(c.build())
+    const naive = groupBy(model.snapshot.placement.allocations, (x) => x.consumer_id)
+    expect(model.consumerIds).toEqual([...naive.keys()])
+    expect(model.consumerAllocations).toEqual([...naive.values()])
+    // The rows themselves, not copies.
+    expect(model.consumerAllocations[0]?.[0]).toBe(model.snapshot.placement.allocations[0])
+    expect([...naive.values()].every((rows) => rows.length > 1)).toBe(true)
+  })
+
   it('instance rows of one uuid in two cells group like a uuid-keyed map, consumers or not', () => {
     const {snap, b, d} = oddCloud()
     // b: live in cell1 and (a hidden copy) in cell0; d: no allocation, a deleted row in cell0 read first.
