@@ -136,7 +136,7 @@ async function benchTenK(): Promise<void> {
       await setBufferPool(bufferPool.original)
       try {
         const small = await medianRun(3, async () => (await heartbeat(cloud), cli(['audit', 'all', ...live, '--json'])))
-        recordCli(`audit all (from MariaDB, median of 3), ${mb(bufferPool.original / 1024)} buffer pool`, small, small.spread)
+        recordCli(`audit all (from MariaDB, median of 3), ${mb(bufferPool.original / 1024)} pool`, small, small.spread)
       } finally {
         await setBufferPool(bufferPool.bench)
       }
