@@ -136,18 +136,10 @@ const options = {
   // ES module has no require for.
   banner: {js: "import {createRequire as __cloudctlRequire} from 'node:module'; const require = __cloudctlRequire(import.meta.url);"},
 }
-// Our own modules behind an `await import()` become entry points too, written over their tsc output
-// rather than into a hashed chunk.
-const first = await build({...options, entryPoints, write: false})
-const lazy = new Set()
-for (const input of Object.values(first.metafile.inputs)) {
-  for (const i of input.imports) if (i.kind === 'dynamic-import' && !i.external && i.path.startsWith('dist/')) lazy.add(join(root, i.path))
-}
-entryPoints.push(...[...lazy].filter((f) => !entryPoints.includes(f)).sort())
 const result = await build({...options, entryPoints})
 
 // What each entry point loads before running: its own file and the chunks it imports statically.
-// A report for the build log, and a check that the lazy imports stayed lazy.
+// A report for the build log, and a check that neither reaches mysql2.
 const outputs = result.metafile.outputs
 const rel = (p) => p.slice(p.indexOf('dist/'))
 function staticClosure(file, seen = new Set()) {

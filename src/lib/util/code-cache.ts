@@ -7,7 +7,8 @@
  * compilation. V8 refuses a cache made by another V8 version, with other flags or for a source of
  * another length (cachedDataRejected), and then compiles as usual: a foreign cache costs only its
  * read. It checks the length, not the text, so the build removes a bundle's cache whenever it
- * rewrites the bundle (bundle-vendor.mjs) and writes the new one last (code-cache.mjs).
+ * rewrites the bundle (bundle-vendor.mjs, bundle-commands.mjs) and writes the new one last
+ * (code-cache.mjs).
  *
  * The bundle runs in the CommonJS wrapper node would give it, plus one parameter: vm.Script code has
  * no module loader of its own for import() (node 20 only lends its own behind an experimental flag),
