@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {closeConnection, eachRow, mapDbError, openConnection} from '../../src/lib/db/connection.js'
+import {closeConnection, mapDbError, openConnection} from '../../src/lib/db/connection.js'
+import {eachRow} from '../../src/lib/db/row-stream.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {CloudctlError} from '../../src/lib/errors.js'
 import {testDsn} from '../support/db.js'

@@ -90,51 +90,6 @@ export function rawConnection(conn: Connection): import('mysql2').Connection {
   return (conn as unknown as {connection: import('mysql2').Connection}).connection
 }
 
-/**
- * Runs a query and hands each row to `onRow` as the driver parses it; resolves with the row count.
- *
- * Nothing is buffered: a row is consumed synchronously, in the same tick as the bytes that carried
- * it, so memory stays bounded on a 1M-row table. No object stream and no promise per
- * row (with them, a third of the CPU of a capture went there). `asArrays`: each row is an array in
- * SELECT order, not an object keyed by column name. If `onRow` throws, the
- * rest of the result is drained unread and the query rejects with that error.
- */
-export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext = {}, asArrays = false): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const raw = rawConnection(conn)
-    let n = 0
-    let failed: unknown
-    let settled = false
-    const settle = (): void => {
-      if (settled) return
-      settled = true
-      raw.removeListener('error', onLost)
-      if (failed === undefined) resolve(n)
-      else reject(failed)
-    }
-    // A lost connection is reported on the connection, not on a query that has no callback.
-    const onLost = (error: unknown): void => {
-      failed ??= mapDbError(error, ctx)
-      settle()
-    }
-    raw.on('error', onLost)
-    const q = raw.query({sql, rowsAsArray: asArrays}, params)
-    q.on('result', (row) => {
-      if (failed !== undefined) return
-      try {
-        onRow(row as T)
-        n++
-      } catch (error) {
-        failed = error ?? new Error('row handler failed')
-      }
-    })
-    q.on('error', (error) => {
-      failed ??= mapDbError(error, ctx)
-    })
-    q.on('end', settle)
-  })
-}
-
 /** Read-only session with one consistent view of the whole database (InnoDB MVCC). */
 export async function beginConsistentRead(conn: Connection, ctx: DbErrorContext = {}): Promise<void> {
   try {

@@ -1,6 +1,7 @@
 /**
  * Reading one table into snapshot rows, driven by its spec (domain/tables): the SELECT lists the
- * row's columns, ordered by the primary key, and the converter is compiled from the column types.
+ * row's columns, ordered by the primary key, and the packet decoder (row-decoder.ts) is compiled
+ * from the column types.
  * Family readers (read-nova-api.ts, read-cell.ts, read-placement.ts) and targeted reads use it.
  *
  * FLOAT columns are selected as `col + 0e0`: the server prints FLOAT with 6 significant digits in the
@@ -8,9 +9,10 @@
  * exactly (0.9 reads 0.8999999761581421), which is what the snapshot records.
  */
 import type {ProgressSink} from '../snapshot/source.js'
-import {enumValues, nullable, type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
-import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, eachRow, openConnection} from './connection.js'
-import {itself, TextMemo} from '../util/text-memo.js'
+import {type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
+import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, openConnection} from './connection.js'
+import {eachDecodedRow, eachRow, type PacketDecoder} from './row-stream.js'
+import {compileDecoder, type MakeDecode} from './row-decoder.js'
 import type {DbUrl} from './url.js'
 
 export type Row = Record<string, unknown>
@@ -28,24 +30,25 @@ export class Reader {
 
   /** Streams `sql` and hands each row to `each`; reports progress under `table`. */
   each(table: string, sql: string, each: (row: Row) => void, params: unknown[] = []): Promise<number> {
-    return this.stream(table, sql, each, params, false)
+    return this.stream(table, sql, each, params)
   }
 
-  /** As `each`, each row an array of its values in SELECT order. */
-  eachArray(table: string, sql: string, each: (row: unknown[]) => void, params: unknown[] = []): Promise<number> {
-    return this.stream(table, sql, each, params, true)
+  /** As `each`, each row made by `decoder` from the bytes of its packet. */
+  eachDecoded<T>(table: string, sql: string, decoder: PacketDecoder<T>, each: (row: T) => void, params: unknown[] = []): Promise<number> {
+    return this.stream(table, sql, each, params, decoder)
   }
 
-  private async stream<T>(table: string, sql: string, each: (row: T) => void, params: unknown[], asArrays: boolean): Promise<number> {
+  private async stream<T>(table: string, sql: string, each: (row: T) => void, params: unknown[], decoder?: PacketDecoder<T>): Promise<number> {
     const ctx: DbErrorContext = {label: this.label, url: this.url, table}
     let n = 0
     const progress = this.progress
     const database = this.label
-    await eachRow<T>(this.conn, sql, params, (row) => {
+    const onRow = (row: T): void => {
       each(row)
       n++
       if (n % PROGRESS_EVERY === 0) progress({database, table, rows: n, done: false})
-    }, ctx, asArrays)
+    }
+    await (decoder ? eachDecodedRow<T>(this.conn, sql, params, decoder, onRow, ctx) : eachRow<T>(this.conn, sql, params, onRow, ctx))
     this.progress({database: this.label, table, rows: n, done: true})
     return n
   }
@@ -84,10 +87,6 @@ export interface ReadOptions<T extends TableSpec> {
   also?: ReadonlyArray<keyof T['columns'] & string>
 }
 
-/** From the driver's row as an array in SELECT order: no object keyed by column name per row. */
-type Convert = (x: unknown[], cellUuid: string | undefined) => Row
-/** A converter with its own memo of the spec's repeating values: one per read, dropped with it. */
-type MakeConvert = () => Convert
 
 const id = (name: string): string => `\`${name}\``
 
@@ -108,89 +107,39 @@ export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {
   return `SELECT ${list.join(', ')} FROM ${id(spec.name)}${opts.where ? ` WHERE ${opts.where}` : ''} ORDER BY ${primaryKey(spec).map(id).join(', ')}`
 }
 
-/** The expression converting the raw driver value `v` of a column into the row's value. */
-function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null, run: string | null = null): string {
-  const isNull = `${v} === null || ${v} === undefined`
-  if (name === 'deleted') return `(${isNull} ? 0 : Number(${v}))`
-  const kind = sqlKind(ddl)
-  const notNull = !nullable(name, ddl)
-  switch (kind) {
-    case 'int':
-    case 'float':
-      return notNull ? `Number(${v})` : `(${isNull} ? null : Number(${v}))`
-    case 'bool':
-      return notNull ? `(Number(${v}) !== 0)` : `(${isNull} ? null : Number(${v}) !== 0)`
-    case 'enum':
-      enums.push(enumValues(ddl))
-      return `(${v} !== null && E${enums.length - 1}.has(${v}) ? ${v} : null)`
-    case 'text':
-      // The driver hands text as strings: the memo is keyed by the value itself.
-      if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v}), itself))`
-      if (run !== null) return `(${isNull} ? null : ${v} === ${run} ? ${run} : (${run} = String(${v})))`
-      return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
-  }
+const decoders = new WeakMap<TableSpec, Map<string, MakeDecode>>()
+
+/** The column names a read selects, in selectSql's order. */
+function selectedNames<T extends TableSpec>(spec: T, newer: readonly string[], opts: ReadOptions<T>): string[] {
+  return [...spec.row, ...newer, ...(opts.also ?? [])]
 }
 
-const INITIAL: Record<string, string> = {o: '{}', a: '[]', 'o?': 'null', 'a?': 'null'}
-
-/**
- * The converter compiled to one object literal over the spec's (constant) column names: a generic
- * loop adding keys one by one is several times slower over a million rows, and a literal gives
- * every row the same shape.
- */
-function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
-  const enums: string[][] = []
-  const fields: string[] = []
-  const repeats = spec.repeats ?? []
-  // The memo of a repeating column, by name, in the generated code.
-  const memoOf = (name: string): string | null => (repeats.includes(name) ? `m${repeats.indexOf(name)}` : null)
-  const runs = spec.runs ?? []
-  // The previous row's value of a run column, in the generated code.
-  const runOf = (name: string): string | null => (runs.includes(name) ? `r${runs.indexOf(name)}` : null)
-  if (spec.cell) fields.push('cell_uuid: c')
-  spec.row.forEach((name, i) => {
-    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name), runOf(name))}`)
-  })
-  for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
-  newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
-  // The positions of selectSql's column list: the row's columns, then the newer ones present.
-  const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
-  const memos = [...repeats.map((_, i) => `const m${i} = new TextMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
-  const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
-  // Generated from the constant table specs, never from input.
-  const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)
-  return make(TextMemo, itself, ...enums.map((values) => new Set(values))) as MakeConvert
-}
-
-const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
-
-/** A converter for one read of `spec`'s rows (its memo of repeating values lives as long as it). */
-export function rowConverter(spec: TableSpec, present?: ReadonlySet<string>): (x: unknown[], cellUuid?: string) => Row {
-  const newer = newerPresent(spec, present)
-  let bySpec = converters.get(spec)
-  if (!bySpec) converters.set(spec, (bySpec = new Map()))
-  const key = newer.join(',')
-  let f = bySpec.get(key)
-  if (!f) bySpec.set(key, (f = compileConverter(spec, newer)))
-  return f()
+/** A packet decoder for one read of `spec`'s rows, the `also` columns' values written to `also`. */
+function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also: unknown[]): PacketDecoder<RowOf<T>> {
+  const newer = newerPresent(spec, opts.present)
+  const extra = opts.also ?? []
+  let bySpec = decoders.get(spec)
+  if (!bySpec) decoders.set(spec, (bySpec = new Map()))
+  const key = `${newer.join(',')}|${extra.join(',')}`
+  let make = bySpec.get(key)
+  if (!make) bySpec.set(key, (make = compileDecoder(spec, {newer, also: extra})))
+  const decode = make()
+  const cell = opts.cellUuid
+  return {names: selectedNames(spec, newer, opts), decode: (buffer, offset) => decode(buffer, offset, cell, also) as RowOf<T>}
 }
 
 /**
- * Streams a table's rows, converted, to `each`, with the driver's array of the row: the `also`
- * columns are its values from position `at` on, in `also`'s order (no object per row for them).
+ * Streams a table's rows, decoded, to `each`, with the values of the `also` columns in `raw` from
+ * position `at` on, in `also`'s order (no object per row for them; overwritten by the next row).
  */
 export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, raw: readonly unknown[], at: number) => void): Promise<number> {
-  const convert = rowConverter(spec, opts.present)
-  const cell = opts.cellUuid
-  const at = spec.row.length + newerPresent(spec, opts.present).length
-  return r.eachArray(spec.name, selectSql(spec, opts), (x) => each(convert(x, cell) as RowOf<T>, x, at), opts.params)
+  const also: unknown[] = []
+  return r.eachDecoded(spec.name, selectSql(spec, opts), packetDecoder(spec, opts, also), (row) => each(row, also, 0), opts.params)
 }
 
-/** A table's rows, converted, in primary-key order. */
+/** A table's rows, decoded, in primary-key order. */
 export async function readRows<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T> = {}): Promise<Array<RowOf<T>>> {
   const out: Array<RowOf<T>> = []
-  const convert = rowConverter(spec, opts.present)
-  const cell = opts.cellUuid
-  await r.eachArray(spec.name, selectSql(spec, opts), (x) => out.push(convert(x, cell) as RowOf<T>), opts.params)
+  await r.eachDecoded(spec.name, selectSql(spec, opts), packetDecoder(spec, opts, []), (row) => out.push(row), opts.params)
   return out
 }

@@ -1,0 +1,80 @@
+/**
+ * The reference the capture's packet decoder (src/lib/db/row-decoder.ts) is tested against: a
+ * snapshot row converted from the driver's own parse of the row (rowsAsArray), column kind by
+ * column kind, as the capture made rows before it decoded packets itself.
+ */
+import {enumValues, nullable, sqlKind, type TableSpec} from '../../src/lib/domain/tables/define.js'
+import {itself, TextMemo} from '../../src/lib/util/text-memo.js'
+
+type Row = Record<string, unknown>
+/** From the driver's row as an array in SELECT order: no object keyed by column name per row. */
+type Convert = (x: unknown[], cellUuid: string | undefined) => Row
+/** A converter with its own memo of the spec's repeating values: one per read, dropped with it. */
+type MakeConvert = () => Convert
+
+/** The expression converting the raw driver value `v` of a column into the row's value. */
+function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null, run: string | null = null): string {
+  const isNull = `${v} === null || ${v} === undefined`
+  if (name === 'deleted') return `(${isNull} ? 0 : Number(${v}))`
+  const kind = sqlKind(ddl)
+  const notNull = !nullable(name, ddl)
+  switch (kind) {
+    case 'int':
+    case 'float':
+      return notNull ? `Number(${v})` : `(${isNull} ? null : Number(${v}))`
+    case 'bool':
+      return notNull ? `(Number(${v}) !== 0)` : `(${isNull} ? null : Number(${v}) !== 0)`
+    case 'enum':
+      enums.push(enumValues(ddl))
+      return `(${v} !== null && E${enums.length - 1}.has(${v}) ? ${v} : null)`
+    case 'text':
+      // The driver hands text as strings: the memo is keyed by the value itself.
+      if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v}), itself))`
+      if (run !== null) return `(${isNull} ? null : ${v} === ${run} ? ${run} : (${run} = String(${v})))`
+      return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
+  }
+}
+
+const INITIAL: Record<string, string> = {o: '{}', a: '[]', 'o?': 'null', 'a?': 'null'}
+
+/**
+ * The converter compiled to one object literal over the spec's (constant) column names: a generic
+ * loop adding keys one by one is several times slower over a million rows, and a literal gives
+ * every row the same shape.
+ */
+function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
+  const enums: string[][] = []
+  const fields: string[] = []
+  const repeats = spec.repeats ?? []
+  // The memo of a repeating column, by name, in the generated code.
+  const memoOf = (name: string): string | null => (repeats.includes(name) ? `m${repeats.indexOf(name)}` : null)
+  const runs = spec.runs ?? []
+  // The previous row's value of a run column, in the generated code.
+  const runOf = (name: string): string | null => (runs.includes(name) ? `r${runs.indexOf(name)}` : null)
+  if (spec.cell) fields.push('cell_uuid: c')
+  spec.row.forEach((name, i) => {
+    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name), runOf(name))}`)
+  })
+  for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
+  newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
+  // The positions of selectSql's column list: the row's columns, then the newer ones present.
+  const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
+  const memos = [...repeats.map((_, i) => `const m${i} = new TextMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
+  const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
+  // Generated from the constant table specs, never from input.
+  const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)
+  return make(TextMemo, itself, ...enums.map((values) => new Set(values))) as MakeConvert
+}
+
+const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
+
+/** A converter for one read of `spec`'s rows (its memo of repeating values lives as long as it). */
+export function rowConverter(spec: TableSpec, newer: string[] = []): (x: unknown[], cellUuid?: string) => Row {
+  let bySpec = converters.get(spec)
+  if (!bySpec) converters.set(spec, (bySpec = new Map()))
+  const key = newer.join(',')
+  let f = bySpec.get(key)
+  if (!f) bySpec.set(key, (f = compileConverter(spec, newer)))
+  return f()
+}
+
