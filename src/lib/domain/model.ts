@@ -6,6 +6,7 @@
 import {push} from '../util/multimap.js'
 import {ModelBlobs} from './model-blobs.js'
 import {ResourceClassRegistry} from './resource-classes.js'
+import {StringIndex} from '../util/string-index.js'
 import type {
   Allocation,
   CellInfo,
@@ -79,8 +80,8 @@ export class CloudModel extends ModelBlobs {
    * consumerAllocations (the rows in snapshot order). One uuid-keyed map that the audits join every
    * other table against (instances, consumers, mappings), with per-consumer results in plain arrays.
    */
-  readonly consumerIndex = new Map<string, number>()
-  readonly consumerIds: string[] = []
+  readonly consumerIndex = new StringIndex()
+  readonly consumerIds: readonly string[] = this.consumerIndex.keys
   readonly consumerAllocations: Allocation[][] = []
   /** Allocation rows per consumer uuid (the consumerAllocations arrays); built on first use. */
   get allocationsByConsumer(): Map<string, Allocation[]> {
@@ -174,7 +175,7 @@ export class CloudModel extends ModelBlobs {
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
     for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
-    if (!this.indexConsumers(p.allocations, true)) this.indexConsumers(p.allocations, false)
+    this.indexConsumers(p.allocations)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
     for (const a of p.usages ?? p.allocations) {
       let usage = this.usageByProvider.get(a.resource_provider_id)
@@ -210,33 +211,22 @@ export class CloudModel extends ModelBlobs {
   /**
    * Fill consumerIndex / consumerIds / consumerAllocations. Allocation rows come grouped by consumer
    * (written together, read by id): a repeated consumer appends to the previous row's list without a
-   * hash lookup. With `adjacentOnly`, each new run is inserted without looking first, and the pass
-   * gives up (false, index emptied) at the first consumer whose rows are not all adjacent.
+   * lookup; a consumer met again later (its allocations rewritten by a move) joins its first list.
    */
-  private indexConsumers(allocations: readonly Allocation[], adjacentOnly: boolean): boolean {
+  private indexConsumers(allocations: readonly Allocation[]): void {
     let lastConsumer: string | undefined
     let lastList: Allocation[] | undefined
+    const lists = this.consumerAllocations
     for (const a of allocations) {
       if (a.consumer_id === lastConsumer && lastList) {
         lastList.push(a)
         continue
       }
       lastConsumer = a.consumer_id
-      const index = adjacentOnly ? undefined : this.consumerIndex.get(a.consumer_id)
-      if (index !== undefined) (lastList = this.consumerAllocations[index]).push(a)
-      else {
-        this.consumerIndex.set(a.consumer_id, this.consumerIds.length)
-        this.consumerIds.push(a.consumer_id)
-        this.consumerAllocations.push((lastList = [a]))
-        if (adjacentOnly && this.consumerIndex.size !== this.consumerIds.length) {
-          this.consumerIndex.clear()
-          this.consumerIds.length = 0
-          this.consumerAllocations.length = 0
-          return false
-        }
-      }
+      const index = this.consumerIndex.add(a.consumer_id)
+      if (index < lists.length) (lastList = lists[index] as Allocation[]).push(a)
+      else lists.push((lastList = [a]))
     }
-    return true
   }
 
   // ---------------------------------------------------------------- cells
