@@ -17,4 +17,12 @@ describe('StringIndex', () => {
     for (const [k, v] of reference) expect(index.get(k)).toBe(v)
     for (const k of ['absent', 'c0', 'é'.repeat(8), '00000001-0000-4000-8000-000000000000']) expect(index.get(k)).toBe(reference.get(k))
   })
+  it('near() answers as get() whatever the hint', () => {
+    const index = new StringIndex()
+    const keys = Array.from({length: 100}, (_, i) => `k${i}`)
+    for (const k of keys) index.add(k)
+    for (const [i, k] of keys.entries()) for (const hint of [i, i - 1, i + 1, 0, 99, 100, -1]) expect(index.near(k, hint)).toBe(i)
+    expect(index.near('absent', 0)).toBeUndefined()
+    expect(index.near('absent', 100)).toBeUndefined()
+  })
 })

@@ -122,9 +122,12 @@ export class AuditContext {
       const order: Instance[][] = []
       const orderConsumer: number[] = []
       const instances = this.model.snapshot.nova.instances
+      // Instances of a cell are in id order, as their consumers first got allocations.
+      let hint = 0
       for (let pos = 0; pos < instances.length; pos++) {
         const inst = instances[pos]
-        const index = consumerIndex.get(inst.uuid)
+        const index = consumerIndex.near(inst.uuid, hint)
+        if (index !== undefined) hint = index + 1
         let rows = index === undefined ? other.get(inst.uuid) : ofConsumer[index]
         if (rows) {
           rows.push(inst)

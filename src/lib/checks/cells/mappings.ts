@@ -29,8 +29,9 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
     const mappingOfConsumer = new Int32Array(model.consumerIds.length).fill(-1)
     const otherMappings = new Map<string, number>()
     let repeated = false
+    let hint = 0
     for (let i = 0; i < mappings.length; i++) {
-      const index = model.consumerIndex.get(mappings[i].instance_uuid)
+      const index = model.consumerIndex.near(mappings[i].instance_uuid, hint)
       if (index === undefined) {
         const before = otherMappings.size
         otherMappings.set(mappings[i].instance_uuid, i)
@@ -38,6 +39,7 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
       } else {
         repeated ||= mappingOfConsumer[index] >= 0
         mappingOfConsumer[index] = i
+        hint = index + 1
       }
     }
     const ofLive = new Uint8Array(mappings.length)

@@ -67,9 +67,10 @@ class Classifier {
     }
     /** placement.consumers row of consumer i (the last one of its uuid, as a uuid-keyed map keeps). */
     const consumerRows: Array<Consumer | undefined> = new Array(model.consumerIds.length)
+    let hint = 0
     for (const c of model.snapshot.placement.consumers) {
-      const index = model.consumerIndex.get(c.uuid)
-      if (index !== undefined) consumerRows[index] = c
+      const index = model.consumerIndex.near(c.uuid, hint)
+      if (index !== undefined) consumerRows[(hint = index + 1) - 1] = c
     }
     for (let index = 0; index < model.consumerIds.length; index++) {
       const consumer = model.consumerIds[index]
