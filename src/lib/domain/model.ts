@@ -151,16 +151,23 @@ export class CloudModel extends ModelBlobs {
     }
     const instances = s.nova.instances
     this.liveNodeListAt.length = instances.length
+    // By host, then node: a capture holds one string per distinct host and node, whose hash is
+    // kept, so a pair's key string is made and hashed once, not once per instance.
+    const byNames = new Map<string, Map<string | null, Instance[]>>()
     for (let i = 0; i < instances.length; i++) {
       const inst = instances[i]
       if (inst.deleted !== 0 || inst.hidden || inst.host === null) continue
       // Zed snapshots have no compute_id at all: one property miss per instance on the hot path.
       const cid = inst.compute_id
       const byId = cid == null ? undefined : this.liveComputeNodesById.get(inst.cell_uuid)?.get(cid)
-      const key = byId === undefined ? nodeKey(inst.host, inst.node) : nodeKey(byId.host, byId.hypervisor_hostname)
-      const list = this.liveInstancesByNode.get(key)
-      if (list) (this.liveNodeListAt[i] = list).push(inst)
-      else this.liveInstancesByNode.set(key, (this.liveNodeListAt[i] = [inst]))
+      let list: Instance[] | undefined
+      if (byId === undefined) {
+        let nodes = byNames.get(inst.host)
+        if (!nodes) byNames.set(inst.host, (nodes = new Map()))
+        list = nodes.get(inst.node)
+        if (!list) nodes.set(inst.node, (list = this.nodeList(nodeKey(inst.host, inst.node))))
+      } else list = this.nodeList(nodeKey(byId.host, byId.hypervisor_hostname))
+      ;(this.liveNodeListAt[i] = list).push(inst)
     }
     for (const m of s.nova.migrations) {
       if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
@@ -206,6 +213,13 @@ export class CloudModel extends ModelBlobs {
       this.flavorsByFlavorid.set(f.flavorid, f)
       this.flavorsByName.set(f.name, f)
     }
+  }
+
+  /** The live instances of a node key, filed under it on first use. */
+  private nodeList(key: string): Instance[] {
+    let list = this.liveInstancesByNode.get(key)
+    if (!list) this.liveInstancesByNode.set(key, (list = []))
+    return list
   }
 
   /**
