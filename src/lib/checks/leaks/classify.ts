@@ -72,13 +72,19 @@ class Classifier {
       const index = model.consumerIndex.near(c.uuid, hint)
       if (index !== undefined) consumerRows[(hint = index + 1) - 1] = c
     }
+    // In-progress migrations by consumer position: a probe per migration, not one per consumer.
+    const movingAt: Array<Migration[] | undefined> = new Array(model.consumerIds.length)
+    for (const [uuid, list] of ctx.inProgressByInstance) {
+      const index = model.consumerIndex.get(uuid)
+      if (index !== undefined) movingAt[index] = list
+    }
     for (let index = 0; index < model.consumerIds.length; index++) {
       const consumer = model.consumerIds[index]
       const rows = instanceRows.ofConsumer[index]
       const live = rows && ctx.liveOf(consumer, rows)
       const groups = this.groupAllocations(model.consumerAllocations[index])
       if (groups.length === 0) continue
-      this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index])
+      this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index], movingAt[index] ?? NO_MIGRATIONS)
     }
     // Reverse direction: live instances that should hold allocations and hold none.
     for (const [uuid, live] of unallocated) this.judgeUnallocated(uuid, live[0])
@@ -111,12 +117,20 @@ class Classifier {
     return groups
   }
 
-  private judgeConsumer(consumer: string, groups: Group[], live: Instance[] | undefined, rows: readonly Instance[], row: Consumer | undefined, ownList: readonly Instance[] | undefined): void {
+  private judgeConsumer(
+    consumer: string,
+    groups: Group[],
+    live: Instance[] | undefined,
+    rows: readonly Instance[],
+    row: Consumer | undefined,
+    ownList: readonly Instance[] | undefined,
+    moving: readonly Migration[],
+  ): void {
     if (this.model.unavailableCells.length > 0) {
       const dark = this.darkCellsOf(consumer, groups)
       if (dark.length > 0) return this.undecide(consumer, dark)
     }
-    if (live && live.length > 0) return this.judgeInstanceConsumer(consumer, live, groups, row, ownList)
+    if (live && live.length > 0) return this.judgeInstanceConsumer(consumer, live, groups, row, ownList, moving)
     const migration = this.model.migrationsByUuid.get(consumer)
     if (migration && migration.deleted === 0) return this.judgeMigrationConsumer(consumer, migration, groups, row)
     const deletedRows = rows.filter((i) => i.deleted !== 0)
@@ -129,9 +143,9 @@ class Classifier {
     for (const g of groups) this.flag(consumer, this.v.unknown, {consumer, g, row})
   }
 
-  private judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined): void {
+  /** `moving`: the instance's in-progress migrations (ctx.inProgressByInstance). */
+  private judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined, moving: readonly Migration[]): void {
     const inst = live[0]
-    const moving = this.ctx.inProgressByInstance.get(consumer) ?? NO_MIGRATIONS
     let aggs: Set<string> | undefined
     let allFine = true
     for (const g of groups) {
