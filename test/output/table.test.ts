@@ -1,7 +1,7 @@
 import {createRequire} from 'node:module'
 import {describe, expect, it} from 'vitest'
 
-import {cliTable3Utils, drawTable, renderTable} from '../../src/lib/output/table.js'
+import {cliTable3Utils, drawTable, NARROW_TEXT, renderTable} from '../../src/lib/output/table.js'
 
 const UUID = '9c089546-670c-4fce-b963-d08860d435c7'
 const LONG = `Instance ${UUID} is deleted in cell cell1 but still holds VCPU=2, MEMORY_MB=4096, DISK_GB=40 on cmp-r1-04.`
@@ -131,7 +131,22 @@ describe("the fast paths in cli-table3's measuring functions", () => {
     'ctl\u0007bell',
     'a\nb\n\u001B[33mwarning\u001B[39m\nlonger line here',
     '1234567890#*',
+    'compute-0001.example.org  VCPU=2 → 4 … ×2 · ÷ — •',
+    '\u001B[2m…\u001B[22m ─┼┤├░█',
   ]
+
+  it('counts each character of the fast path one column, as string-width does', () => {
+    const cliTable3 = cliTable3Utils()
+    let n = 0
+    for (let code = 0; code <= 0xffff; code++) {
+      const ch = String.fromCharCode(code)
+      if (!NARROW_TEXT.test(ch)) continue
+      n++
+      expect(cliTable3.strlen(ch), code.toString(16)).toBe(1)
+      expect(cliTable3.strlen(`a${ch}${ch}b`), code.toString(16)).toBe(4)
+    }
+    expect(n).toBe(95 + 7 + 160)
+  })
 
   it('measure, cut and pad every text as cli-table3 does', () => {
     const cliTable3 = cliTable3Utils()

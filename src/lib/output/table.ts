@@ -14,8 +14,9 @@ export type Cell = string | number | boolean | null | undefined
  * each time (quadratic: 10k findings took minutes). The cell module calls these through the utils
  * object, so they are replaced there, each by a fast path where the answer is the same by
  * construction and cli-table3's own function everywhere else (test/output/table.test.ts compares):
- * - width: lines of printable ASCII once its SGR colour codes are taken out (what the theme writes)
- *   are as wide as they are long; anything else (wide characters, tabs, emoji) is measured as before;
+ * - width: lines of printable ASCII and a few narrow symbols (NARROW_TEXT) once its SGR colour codes
+ *   are taken out (what the theme writes) are as wide as they are long; anything else (wide
+ *   characters, tabs, emoji) is measured as before;
  * - truncate: a text of several lines is only passed by that debug call (a drawn line is one line),
  *   and its result is not used: it is returned as it is; a text that fits is returned as it is, as
  *   cli-table3 does after measuring it;
@@ -60,7 +61,7 @@ function fastStrlen(text: string): number {
   const lines = String(text).replace(TABLE_SGR, '').split('\n')
   let max = 0
   for (const line of lines) {
-    if (!PRINTABLE_ASCII.test(line)) return cliTable3().original.strlen(text)
+    if (!NARROW_TEXT.test(line)) return cliTable3().original.strlen(text)
     if (line.length > max) max = line.length
   }
   return max
@@ -68,7 +69,12 @@ function fastStrlen(text: string): number {
 // cli-table3's colour code expression (utils.js codeRegex) and the lines string-width counts 1 per character.
 // eslint-disable-next-line no-control-regex
 const TABLE_SGR = /\u001B\[(?:\d*;){0,5}\d*m/g
-const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/
+/**
+ * Printable ASCII and the narrow symbols cloudctl's own text uses (· × ÷ — • … →, box drawing and
+ * blocks): each is one column for string-width, none is an emoji (the test checks every one). An
+ * elided cell ends in '…': without it here, each of its lines went through string-width.
+ */
+export const NARROW_TEXT = /^[\u0020-\u007E\u00B7\u00D7\u00F7\u2014\u2022\u2026\u2192\u2500-\u259F]*$/
 
 export interface TableOptions {
   title?: string
