@@ -87,7 +87,6 @@ export interface ReadOptions<T extends TableSpec> {
   also?: ReadonlyArray<keyof T['columns'] & string>
 }
 
-
 const id = (name: string): string => `\`${name}\``
 
 function newerPresent(spec: TableSpec, present: ReadonlySet<string> | undefined): string[] {
@@ -99,20 +98,20 @@ function primaryKey(spec: TableSpec): string[] {
   return pk ? [...pk.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string) : []
 }
 
+/** The column names a read selects, in order: the row's, the newer ones present, then `also`. */
+function selectedNames<T extends TableSpec>(spec: T, opts: ReadOptions<T>): string[] {
+  return [...spec.row, ...newerPresent(spec, opts.present), ...(opts.also ?? [])]
+}
+
 /** The SELECT for a spec's rows (and `also` columns), in primary-key order. */
 export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {}): string {
-  const names = [...spec.row, ...newerPresent(spec, opts.present), ...(opts.also ?? [])]
+  const names = selectedNames(spec, opts)
   const ddl = (n: string): string => spec.columns[n] ?? spec.newer?.[n] ?? ''
   const list = names.map((n) => (sqlKind(ddl(n)) === 'float' ? `${id(n)} + 0e0 AS ${id(n)}` : id(n)))
   return `SELECT ${list.join(', ')} FROM ${id(spec.name)}${opts.where ? ` WHERE ${opts.where}` : ''} ORDER BY ${primaryKey(spec).map(id).join(', ')}`
 }
 
 const decoders = new WeakMap<TableSpec, Map<string, MakeDecode>>()
-
-/** The column names a read selects, in selectSql's order. */
-function selectedNames<T extends TableSpec>(spec: T, newer: readonly string[], opts: ReadOptions<T>): string[] {
-  return [...spec.row, ...newer, ...(opts.also ?? [])]
-}
 
 /** A packet decoder for one read of `spec`'s rows, the `also` columns' values written to `also`. */
 function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also: unknown[]): PacketDecoder<RowOf<T>> {
@@ -125,7 +124,7 @@ function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also:
   if (!make) bySpec.set(key, (make = compileDecoder(spec, {newer, also: extra})))
   const decode = make()
   const cell = opts.cellUuid
-  return {names: selectedNames(spec, newer, opts), decode: (buffer, offset) => decode(buffer, offset, cell, also) as RowOf<T>}
+  return {names: selectedNames(spec, opts), decode: (buffer, offset) => decode(buffer, offset, cell, also) as RowOf<T>}
 }
 
 /**
