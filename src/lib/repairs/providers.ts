@@ -56,6 +56,7 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
     if (isLeakFinding(f)) for (const a of f.evidence.allocations) leakOf.set(a.id, f)
 
   const cellWrites = new Set<DbKey>()
+  const ids = newProviderIds(model)
   const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
   for (const f of findings) {
     if (!wanted(f)) continue
@@ -64,13 +65,23 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
     else if (f.code === 'provider.uuid-mismatch') {
       if (!opts.strategy) b.skip(f.code, subjectOf(f), 'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)')
       else if (opts.strategy === 'rekey') b.unit(() => planRekey(model, b, f))
-      else b.unit(() => planMove(model, b, f, leakOf))
+      else b.unit(() => planMove(model, b, f, leakOf, ids))
     } else if (f.code === 'provider.undecided') b.skip(f.code, subjectOf(f), 'a cell could not be read: a provider is only stale when every cell says so')
   }
   if (b.findings.length > 0 && cellWrites.size === 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
   // Instance rows first: should placement then fail, a re-run finds the servers on the live node with
   // their allocations still on the old provider, and finishes the move.
   return b.build([...cellWrites, 'placement'])
+}
+
+/**
+ * Ids for the providers `--strategy move` creates: past the highest id seen, one per provider of the
+ * plan. The id is written explicitly because the plan's later steps (inventories, allocations) refer
+ * to it; a provider another process created since makes the insert fail and the run abort (exit 5).
+ */
+function newProviderIds(model: CloudModel): () => number {
+  let last = model.snapshot.placement.resource_providers.reduce((x, r) => Math.max(x, r.id), 0)
+  return () => ++last
 }
 
 /** The provider rows of a tree as observed, for the early lock on each (placement bumps generations there). */
@@ -218,7 +229,7 @@ function planRekey(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uui
   restartNote(b, cn)
 }
 
-function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>, leakOf: Map<number, LeakFinding>): void {
+function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>, leakOf: Map<number, LeakFinding>, nextId: () => number): void {
   const m = mismatchContext(model, b, f)
   if (!m) return
   const {cn, root, tree, subject} = m
@@ -229,7 +240,7 @@ function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid
     return void b.skip(f.code, subject, `live allocations on child providers (${[...new Set(onChildren.map((a) => a.consumer_id))].join(', ')}): use --strategy rekey, which keeps the tree`)
   b.finding(f.code, subject, f.message)
   const p = model.snapshot.placement
-  const newId = p.resource_providers.reduce((x, r) => Math.max(x, r.id), 0) + 1
+  const newId = nextId()
   const what = `provider ${cn.hypervisor_hostname} (${cn.uuid})`
   // Created nameless (the name is unique and the old root holds it until it is deleted below) and
   // without its self-reference (set at the end, as placement sets root_provider_id after the insert).
