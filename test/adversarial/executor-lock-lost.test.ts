@@ -48,7 +48,9 @@ describe('the repair lock lost while the repair runs (CLI, MariaDB)', {timeout: 
       expect(holder, `the first repair holds ${lockName}`).not.toBeNull()
       await admin.query('KILL CONNECTION ?', [holder])
 
-      const second = startCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('l2')])
+      // It waits for the rows the paused first repair still holds until that one aborts: longer
+      // than a repair's default lock wait (docs/repairs.md, Timeouts).
+      const second = startCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor('l2')], undefined, {CLOUDCTL_DB_LOCK_TIMEOUT: '60'})
       const taker = await waitFor(async () => {
         const [rows] = await admin.query('SELECT IS_USED_LOCK(?) AS id', [lockName])
         const id = (rows as Array<{id: number | null}>)[0].id

@@ -25,12 +25,14 @@ export interface RunningCli {
   /** True while the process has not ended. */
   running(): boolean
   stderr(): string
+  /** Sends a signal to the process (SIGKILL: nothing of it runs on). */
+  kill(signal: NodeJS.Signals): void
 }
 
 /** Starts `node bin/run.js args`; `pause` holds it in the executor (test/support/repair-pause.mjs). */
-export function startCli(args: string[], pause?: string): RunningCli {
+export function startCli(args: string[], pause?: string, env: Record<string, string> = {}): RunningCli {
   const run = pause ? pausedCli(args, pause) : {argv: [BIN, ...args], env: {}}
-  const child = execa('node', run.argv, {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...run.env}})
+  const child = execa('node', run.argv, {cwd: ROOT, reject: false, env: {NO_COLOR: '1', ...env, ...run.env}})
   let stderr = ''
   let ended = false
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
@@ -38,7 +40,7 @@ export function startCli(args: string[], pause?: string): RunningCli {
     ended = true
     return {exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr)}
   })
-  return {done, running: () => !ended, stderr: () => stderr}
+  return {done, running: () => !ended, stderr: () => stderr, kill: (signal) => void child.kill(signal)}
 }
 
 /** Resolves once the CLI says it is paused (it then holds its locks and its open transactions). */

@@ -70,15 +70,16 @@ describe('repair state paths are checked before anything is written (built CLI, 
     expect(readFileSync(aFile, 'utf8')).toBe('not a directory')
   })
 
-  it('the same repair with writable paths applies (exit 4) and logs one line: the refusals above had something to write', async () => {
+  it('the same repair with writable paths applies (exit 4) and logs its run: the refusals above had something to write', async () => {
     const undo = join(dir, 'undo-ok')
     const log = join(dir, 'state', 'audit.log')
     const r = await cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', '--undo-dir', undo, '--audit-log', log])
     expect(r.exitCode, r.stderr).toBe(4)
     expect(readdirSync(undo).filter((f) => f.endsWith('.json'))).toHaveLength(1)
     expect(readdirSync(undo).filter((f) => f.startsWith('.cloudctl-probe'))).toEqual([])
-    const lines = readFileSync(log, 'utf8').trim().split('\n')
-    expect(lines).toHaveLength(1)
-    expect(JSON.parse(lines[0]) as {outcome: string}).toMatchObject({outcome: 'applied'})
+    // The run's line before its COMMIT, then its outcome (docs/repairs.md, point 7).
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as {outcome: string; rows_to_commit?: number; rows_changed: number})
+    expect(lines.map((l) => l.outcome)).toEqual(['committing', 'applied'])
+    expect(lines[1].rows_changed).toBe(lines[0].rows_to_commit)
   })
 })

@@ -16,6 +16,7 @@ import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js
 import type {HostRepairOptions} from '../repairs/host-state.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
+import {checkAuditLogPath} from '../db/repair/audit-log.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
@@ -175,6 +176,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const nothing = result.rows_changed === 0 && !plan.partial
     if (nothing) this.out(plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.')
     else this.out(() => renderApplied(plan, result))
+    for (const w of result.warnings) this.note(`Warning: ${w}.`)
     const code = plan.partial ? ExitCode.PARTIAL : nothing ? ExitCode.OK : ExitCode.APPLIED
     this.setExit(code)
     return {
@@ -219,6 +221,8 @@ function preflightWritablePaths(undoDir: string, auditLog: string): void {
     throw refuse('undo directory', undoDir, error)
   }
   makeDir('audit log', auditLog, dirname(auditLog))
+  // Before the open below: a FIFO there would block it, and /proc or /dev files open fine but keep nothing.
+  checkAuditLogPath(auditLog)
   try {
     // 'a' creates the log as the executor would, and fails on a directory or a read-only file.
     closeSync(openSync(auditLog, 'a', 0o600))

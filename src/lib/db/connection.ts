@@ -11,6 +11,7 @@ import {CloudctlError, ExitCode} from '../errors.js'
 import {scrub} from '../util/redact.js'
 import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
 import {PLACEMENT_TABLES as SNAPSHOT_PLACEMENT_TABLES} from '../domain/snapshot.js'
+import {dbTimeouts, noAnswerError, showSeconds} from './timeouts.js'
 
 export type Connection = import('mysql2/promise').Connection
 
@@ -56,6 +57,9 @@ export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}
   const u = typeof url === 'string' ? parseDbUrl(url, opts.label ? `${opts.label} database URL` : 'database URL') : url
   const label = opts.label ?? u.database ?? 'database'
   const o = connectionOptions(u)
+  const limits = dbTimeouts()
+  // The URL's own connect_timeout (pymysql's) wins; otherwise the operator's bound for every database.
+  if (u.params.connect_timeout === undefined) o.connectTimeout = limits.connectMs
   const m = await mysql()
   try {
     const conn = await m.createConnection({
@@ -78,10 +82,42 @@ export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}
     // A connection error after the handshake (server restart) must not crash the process: the
     // pending query rejects and is mapped there.
     rawConnection(conn).on('error', () => {})
-    await conn.query("SET time_zone = '+00:00'")
+    opened.set(conn, {label, url: u})
+    // A server can finish the handshake and then stop answering: bounded like the connect. A metadata
+    // lock (LOCK TABLES, DDL) is waited for lock_wait_timeout, which servers set to a day.
+    await queryWithin(conn, "SET time_zone = '+00:00', SESSION lock_wait_timeout = ?", [limits.readLockWaitS], o.connectTimeout, {label, url: u})
     return conn
   } catch (error) {
     throw mapDbError(error, {label, url: u})
+  }
+}
+
+/** What openConnection knows of a connection, for errors: its label and URL (shown redacted). */
+const opened = new WeakMap<Connection, {label: string; url: DbUrl}>()
+
+export function connectionContext(conn: Connection, table?: string): DbErrorContext {
+  const o = opened.get(conn)
+  return {label: o?.label, url: o?.url, table}
+}
+
+/**
+ * A query the client gives up on after `ms` (undefined: no bound): a server that stops answering
+ * (SIGSTOP, a dead network path) otherwise holds the caller forever. The connection is then
+ * destroyed: its protocol state is unknown, and the server rolls back what it had open once it
+ * sees the socket closed. Errors are mapped (mapDbError) with `ctx`.
+ */
+export async function queryWithin(conn: Connection, sql: string, params: unknown[], ms: number | undefined, ctx: DbErrorContext): Promise<unknown> {
+  try {
+    const [rows] = await conn.query(ms === undefined ? {sql} : {sql, timeout: ms}, params)
+    return rows
+  } catch (error) {
+    if ((error as {code?: string}).code !== 'PROTOCOL_SEQUENCE_TIMEOUT' || ms === undefined) throw mapDbError(error, ctx)
+    try {
+      conn.destroy()
+    } catch {
+      // already gone
+    }
+    throw mapDbError(noAnswerError(ms), ctx)
   }
 }
 
@@ -92,26 +128,29 @@ export function rawConnection(conn: Connection): import('mysql2').Connection {
 
 /** Read-only session with one consistent view of the whole database (InnoDB MVCC). */
 export async function beginConsistentRead(conn: Connection, ctx: DbErrorContext = {}): Promise<void> {
-  try {
-    // One statement, one round trip: a cell's connection opens while other connections stream
-    // rows, and each of its round trips waits for the one thread that parses them.
-    await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT')
-  } catch (error) {
-    throw mapDbError(error, ctx)
-  }
+  // One statement, one round trip: a cell's connection opens while other connections stream
+  // rows, and each of its round trips waits for the one thread that parses them.
+  await queryWithin(conn, 'START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT', [], dbTimeouts().readIdleMs, ctx)
 }
 
-/** Closes quietly: a connection that is already broken has nothing left to say. */
+/** How long closing waits for the server before the socket is simply dropped. */
+const CLOSE_WAIT_MS = 2_000
+
+/** Closes quietly and promptly: a broken or frozen server has nothing left to say. */
 export async function closeConnection(conn: Connection | undefined): Promise<void> {
   if (!conn) return
+  let timer: NodeJS.Timeout | undefined
   try {
-    await conn.end()
+    const ended = await Promise.race([conn.end().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), CLOSE_WAIT_MS)))])
+    if (!ended) conn.destroy()
   } catch {
     try {
       conn.destroy()
     } catch {
       // already gone
     }
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -302,15 +341,47 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'SELF_SIGNED_CERT_IN_CHAIN':
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
       return err(`TLS handshake with the ${db} database${at} failed: ${driverMsg}`, 'DbTls', 'Check ssl_ca / ssl_cert / ssl_key in the URL, or ssl_verify_cert=false for a self-signed test server.', error)
-    case 'PROTOCOL_CONNECTION_LOST':
+    case 'CLOUDCTL_NO_ANSWER':
     case 'PROTOCOL_SEQUENCE_TIMEOUT':
+      return err(
+        `the ${db} database${at} did not answer within ${showSeconds(Number((error as {timeoutMs?: number}).timeoutMs ?? 0))}${ctx.table ? ` (${ctx.table})` : ''}: the server is stalled (stopped, overloaded, or the network drops packets); cloudctl gave up and closed the connection`,
+        'DbTimeout',
+        'Check that server (is mariadbd running and answering? SHOW PROCESSLIST, its log, the host); bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_*).',
+        error,
+        ExitCode.UNEXPECTED,
+      )
+    case 'ER_LOCK_WAIT_TIMEOUT':
+    case 'ER_LOCK_NOWAIT':
+      return err(
+        `timed out waiting for a lock in the ${db} database${at}${ctx.table ? ` on ${ctx.table}` : ''}: another session holds it (LOCK TABLES, DDL or a long transaction)`,
+        'DbLockTimeout',
+        'Find the holder (SHOW PROCESSLIST, information_schema.INNODB_TRX) and re-run once it is released; bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_LOCK_TIMEOUT, CLOUDCTL_DB_READ_LOCK_TIMEOUT).',
+        error,
+        ExitCode.UNEXPECTED,
+      )
+    case 'ER_QUERY_TIMEOUT':
+    case 'ER_STATEMENT_TIMEOUT':
+      return statementTimeout(db, at, ctx, error)
+    case 'PROTOCOL_CONNECTION_LOST':
     case 'ER_SERVER_SHUTDOWN':
     case 'EPIPE':
       return err(`lost the connection to the ${db} database${at}${ctx.table ? ` while reading ${ctx.table}` : ''}`, 'DbConnectionLost', 'Re-run the command; check the server log if it repeats.', error, ExitCode.UNEXPECTED)
     default: {
+      // MariaDB's max_statement_time error has a number the driver has no name for.
+      if (e.errno === 1969) return statementTimeout(db, at, ctx, error)
       const what = ctx.table ? ` while reading ${ctx.table}` : ''
       const exit = code.startsWith('ER_') || code === '' ? ExitCode.UNEXPECTED : ExitCode.CONFIG
       return err(`error from the ${db} database${at}${what}: ${code ? `${code}: ` : ''}${driverMsg}`, code ? `Db_${code}` : 'DbError', undefined, error, exit)
     }
   }
+}
+
+function statementTimeout(db: string, at: string, ctx: DbErrorContext, error: unknown): CloudctlError {
+  return err(
+    `a statement ran out of time in the ${db} database${at}${ctx.table ? ` on ${ctx.table}` : ''} (max_statement_time): the server is overloaded or a lock is held`,
+    'DbStatementTimeout',
+    'Check that server (SHOW PROCESSLIST); bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_STATEMENT_TIMEOUT).',
+    error,
+    ExitCode.UNEXPECTED,
+  )
 }

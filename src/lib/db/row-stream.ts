@@ -3,6 +3,7 @@
  * driver (eachRow) or decoded from the packet's bytes (eachDecodedRow, row-decoder.ts).
  */
 import {type Connection, type DbErrorContext, mapDbError, rawConnection} from './connection.js'
+import {dbTimeouts, noAnswerError} from './timeouts.js'
 
 /**
  * Runs a query and hands each row to `onRow` as the driver parses it; resolves with the row count.
@@ -45,9 +46,31 @@ function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row
     let n = 0
     let failed: unknown
     let settled = false
+    // No statement limit on a read (a big cloud's tables stream for minutes), only on the server's
+    // silence: a frozen server sends nothing, and the connection is dropped after the idle bound.
+    // Checked on a coarse interval against a counter: no timer per row of a 1M-row table.
+    const idleMs = dbTimeouts().readIdleMs
+    let activity = 0
+    let seen = -1
+    let quietSince = Date.now()
+    const watchdog = setInterval(
+      () => {
+        const now = Date.now()
+        if (activity !== seen) {
+          seen = activity
+          quietSince = now
+        } else if (now - quietSince >= idleMs) {
+          failed ??= mapDbError(noAnswerError(idleMs), ctx)
+          settle()
+          raw.destroy()
+        }
+      },
+      Math.max(50, Math.min(1000, idleMs / 4)),
+    )
     const settle = (): void => {
       if (settled) return
       settled = true
+      clearInterval(watchdog)
       raw.removeListener('error', onLost)
       if (failed === undefined) resolve(n)
       else reject(failed)
@@ -59,6 +82,7 @@ function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row
     }
     raw.on('error', onLost)
     const q = raw.query({sql, rowsAsArray: asArrays}, params)
+    q.on('fields', () => activity++)
     // Rows the decoder made: a row the driver parsed itself would mean its internals moved.
     let decoded = 0
     if (decoder) {
@@ -75,6 +99,7 @@ function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row
       Object.defineProperty(q, '_rowParser', {configurable: true, get: () => parser, set: () => {}})
     }
     q.on('result', (row) => {
+      activity++
       if (failed !== undefined) return
       if (decoder && decoded !== n + 1) {
         failed = new Error('mysql2 parsed a row itself: the packet decoder needs updating for this mysql2')

@@ -1,23 +1,26 @@
 /**
  * The repair executor (with steps.ts, which runs each step): the only code that writes to nova's databases.
  *
- * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database; every row a step
- * relies on is locked with SELECT ... FOR UPDATE and compared with the values the plan observed; every
- * write is guarded by those values and must touch exactly one row; the after-images are read back; the
- * undo file (before- and after-image of every row) is fsync'd before the first COMMIT; then every
- * `check` step is read again, and right before each COMMIT the lock is checked to be still ours;
- * commits follow the plan's database order. Any mismatch before the first commit rolls every
- * transaction back.
+ * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database, every session with
+ * bounded lock waits and statements (timeouts.ts); every row a step relies on is locked with SELECT ...
+ * FOR UPDATE and compared with the values the plan observed, the other databases' rows before
+ * placement's; every write is guarded by those values and must touch exactly one row; the
+ * after-images are read back; the undo file (before- and after-image of every row) and the audit
+ * log's `committing` line are fsync'd before the first COMMIT; then every `check` step is read again,
+ * and right before each COMMIT the lock is checked to be still ours; commits follow the plan's
+ * database order. Any mismatch or timeout before the first commit rolls every transaction back.
  */
 import {randomBytes} from 'node:crypto'
-import {closeSync, fsyncSync, mkdirSync, openSync, appendFileSync, writeSync} from 'node:fs'
+import {closeSync, fsyncSync, mkdirSync, openSync, writeSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {CloudctlError, ExitCode, RepairAbortedError} from '../../errors.js'
-import {scrub} from '../../util/redact.js'
-import {type Connection, closeConnection, mapDbError} from '../connection.js'
-import type {DbKey, RepairPlan} from '../../repairs/plan.js'
+import {type Connection, closeConnection, connectionContext, mapDbError} from '../connection.js'
+import {boundQueries, timedQuery} from './bounded.js'
+import {CLIENT_MARGIN_MS, type DbTimeouts, REVALIDATE_LOCK_WAIT_S, dbTimeouts} from '../timeouts.js'
+import type {DbKey, RepairPlan, Step} from '../../repairs/plan.js'
 import type {UndoFileLike as UndoFile, UndoRecordLike as UndoRecord} from '../../repairs/undo.js'
+import {AuditLog, appendFailure} from './audit-log.js'
 import {Aborted, type HeldCheck, OwnWrites, revalidate, runStep} from './steps.js'
 
 export const REPAIR_LOCK_NAME = 'cloudctl-repair'
@@ -26,10 +29,14 @@ export const REPAIR_LOCK_NAME = 'cloudctl-repair'
 export type {UndoFile, UndoRecord}
 
 export interface ExecuteHooks {
+  /** After every transaction has begun, before the first step (nothing is locked yet). */
+  afterBegin?: () => Promise<void>
   /** After every write of every database, before the undo file is written. */
   afterWrites?: (conns: Map<DbKey, Connection>) => Promise<void>
-  /** After the undo file is fsync'd, before the first COMMIT. */
+  /** After the undo file is fsync'd, before the re-checks and the first COMMIT. */
   afterUndoWritten?: (file: string) => Promise<void>
+  /** Right before each database's COMMIT (the audit log's `committing` line is on disk before the first). */
+  beforeCommit?: (db: DbKey) => Promise<void>
   /** After each database's COMMIT. */
   afterCommit?: (db: DbKey) => Promise<void>
 }
@@ -72,6 +79,8 @@ export interface ExecuteResult {
   /** Rows a restore step found already in their target state. */
   rows_already: number
   records: UndoRecord[]
+  /** What went wrong after the data was committed (the audit log's outcome line could not be written). */
+  warnings: string[]
 }
 
 /** The commit of a later database failed after an earlier one committed. */
@@ -110,28 +119,54 @@ function fsyncWrite(path: string, text: string): void {
   }
 }
 
-export function appendAuditLog(path: string, entry: Record<string, unknown>): void {
-  mkdirSync(dirname(path), {recursive: true, mode: 0o700})
-  appendFileSync(path, `${scrub(JSON.stringify(entry))}\n`, {mode: 0o600})
+/**
+ * Steps in the order they run: every other database's before placement's. Placement's rows are the
+ * ones every scheduler decision and every nova-compute update writes: they are locked last, so that a
+ * cell that stalls (a table lock, a frozen server) is met before any of them is held. Steps of one
+ * database keep their order; each database has its own transaction, so nothing else depends on it.
+ */
+function executionOrder(plan: RepairPlan): Array<[number, Step]> {
+  const entries = plan.steps.map((step, i): [number, Step] => [i + 1, step])
+  return [...entries.filter(([, s]) => s.db !== 'placement'), ...entries.filter(([, s]) => s.db === 'placement')]
 }
 
-/** Runs a plan. Throws RepairAbortedError (exit 5) when anything differs from what the plan observed. */
+/** A repair session's bounds on the server: lock waits and statements (MariaDB, else MySQL's SELECT-only limit). */
+async function limitRepairSession(conn: Connection, t: DbTimeouts): Promise<void> {
+  const waits = 'SET SESSION lock_wait_timeout = ?, SESSION innodb_lock_wait_timeout = ?'
+  try {
+    await timedQuery(conn, `${waits}, SESSION max_statement_time = ?`, [t.repairLockWaitS, t.repairLockWaitS, t.repairStatementS])
+  } catch (error) {
+    if (!(error instanceof CloudctlError) || error.code !== 'Db_ER_UNKNOWN_SYSTEM_VARIABLE') throw error
+    await timedQuery(conn, `${waits}, SESSION max_execution_time = ?`, [t.repairLockWaitS, t.repairLockWaitS, Math.round(t.repairStatementS * 1000)])
+  }
+}
+
+const GAVE_UP = new Set(['DbTimeout', 'DbLockTimeout', 'DbStatementTimeout'])
+
+/** Runs a plan. Throws RepairAbortedError (exit 5) when anything differs from what the plan observed, or a database stalls. */
 export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promise<ExecuteResult> {
   const planId = randomBytes(6).toString('hex')
   const lockName = opts.lockName ?? REPAIR_LOCK_NAME
   const label = (db: DbKey) => plan.db_labels[db] ?? db
+  const limits = dbTimeouts()
+  // The client waits a little longer than the server's own limit: past it, the server is not answering.
+  const statementMs = limits.repairStatementS * 1000 + CLIENT_MARGIN_MS
+  // Before anything is locked: an audit log that cannot hold a line refuses the run (exit 2).
+  const log = opts.auditLog ? AuditLog.open(opts.auditLog) : undefined
   const conns = new Map<DbKey, Connection>()
   const records: UndoRecord[] = []
   const committed: DbKey[] = []
+  const warnings: string[] = []
   let rowsAlready = 0
   let undoWritten = false
   let lockConn: Connection | undefined
   const held: HeldCheck[] = []
   let stage = 'lock'
-  const audit = (outcome: string, extra: Record<string, unknown> = {}) => {
-    if (!opts.auditLog) return
+  /** One line of the audit log; the reason it could not be written, if it could not. */
+  const audit = (outcome: string, extra: Record<string, unknown> = {}): string | undefined => {
+    if (!log) return undefined
     try {
-      appendAuditLog(opts.auditLog, {
+      log.append({
         time: new Date().toISOString(),
         operator: opts.operator ?? null,
         plan_id: planId,
@@ -142,17 +177,20 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
         undo_file: undoWritten ? opts.undoFile : null,
         findings: plan.findings.map((f) => `${f.code} ${f.subject}`),
         steps: plan.steps.length,
-        rows_changed: records.length,
+        // Rows of the databases that committed: an aborted run changed none.
+        rows_changed: records.filter((r) => committed.includes(r.db)).length,
         ...extra,
       })
-    } catch {
-      // the audit log is best effort once the databases have spoken; the undo file is not
+      return undefined
+    } catch (error) {
+      return `the audit log ${log.path} could not record the outcome (${appendFailure(error)})`
     }
   }
 
   try {
     lockConn = await opts.connect('nova_api')
-    const [lockRows] = await lockConn.query('SELECT GET_LOCK(?, 0) AS l', [lockName])
+    boundQueries(lockConn, statementMs)
+    const lockRows = await timedQuery(lockConn, 'SELECT GET_LOCK(?, 0) AS l', [lockName])
     const got = (lockRows as Array<{l: number | null}>)[0]?.l
     if (got !== 1) {
       throw new CloudctlError(`another cloudctl repair holds the lock '${lockName}' on the nova_api server`, {
@@ -166,15 +204,18 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     for (const db of plan.db_order) {
       const conn = await opts.connect(db)
       conns.set(db, conn)
-      await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED')
-      await conn.query('START TRANSACTION')
+      boundQueries(conn, statementMs)
+      await limitRepairSession(conn, limits)
+      await timedQuery(conn, 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED')
+      await timedQuery(conn, 'START TRANSACTION')
     }
+    await runHooks(opts.hooks, (h) => h.afterBegin?.())
 
     stage = 'steps'
-    for (const [i, step] of plan.steps.entries()) {
+    for (const [n, step] of executionOrder(plan)) {
       const conn = conns.get(step.db)
-      if (!conn) throw new Error(`plan step ${i + 1} names database ${step.db}, which is not in db_order`)
-      rowsAlready += await runStep(conn, step, i + 1, planId, label(step.db), records, held)
+      if (!conn) throw new Error(`plan step ${n} names database ${step.db}, which is not in db_order`)
+      rowsAlready += await runStep(conn, step, n, planId, label(step.db), records, held)
     }
     await runHooks(opts.hooks, (h) => h.afterWrites?.(conns))
 
@@ -195,41 +236,37 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     await runHooks(opts.hooks, (h) => h.afterUndoWritten?.(opts.undoFile))
 
     stage = 'commit'
-    // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
-    // consumer being removed, a build request) is not held off, so every check is read again once
-    // everything else is done, before anything commits.
-    const own = new OwnWrites(records)
-    for (const h of held) await revalidate(conns.get(h.step.db) as Connection, h, own, label(h.step.db))
+    await revalidateAll(conns, held, records, label)
     for (const db of plan.db_order) {
       const conn = conns.get(db) as Connection
       // GET_LOCK is tied to its session: once that session is gone (KILL CONNECTION, a proxy timeout)
       // another repair can hold the lock while these transactions are still open.
       await assertLockHeld(lockConn, lockName)
-      try {
-        await conn.query('COMMIT')
-      } catch (error) {
-        if (committed.length === 0) throw error
-        throw new PartialApplyError(
-          `committed ${committed.map(label).join(', ')} but the commit of ${label(db)} failed: ${mapDbError(error, {label: label(db)}).message}`,
-          [...committed],
-          opts.undoFile,
-        )
+      if (db === plan.db_order[0] && records.length > 0) {
+        // The promised line per applied run, on disk before anything commits: without it, nothing does.
+        const failed = audit('committing', {committing: plan.db_order.map(label), rows_to_commit: records.length})
+        if (failed) throw new Aborted(`${failed.replace('the outcome', 'this run before its COMMIT')}: an applied run must be recorded first`)
       }
+      await runHooks(opts.hooks, (h) => h.beforeCommit?.(db))
+      await commit(conn, db, committed, label, opts.undoFile)
       committed.push(db)
       await runHooks(opts.hooks, (h) => h.afterCommit?.(db))
     }
-    audit('applied', {rows_already: rowsAlready})
-    return {plan_id: planId, committed, undo_file: opts.undoFile, rows_changed: records.length, rows_already: rowsAlready, records}
+    const failed = audit('applied', {rows_already: rowsAlready})
+    if (failed) warnings.push(failed)
+    return {plan_id: planId, committed, undo_file: opts.undoFile, rows_changed: records.length, rows_already: rowsAlready, records, warnings}
   } catch (error) {
     for (const [db, conn] of conns) {
       if (committed.includes(db)) continue
+      // Briefly: a server that does not answer rolls back by itself once the connection is closed.
+      boundQueries(conn, CLIENT_MARGIN_MS)
       try {
-        await conn.query('ROLLBACK')
+        await timedQuery(conn, 'ROLLBACK')
       } catch {
-        // a dead connection has rolled back on the server already
+        // a dead or stalled connection is closed: the server rolls back what it had open
       }
     }
-    if (committed.length > 0) {
+    if (committed.length > 0 || error instanceof PartialApplyError) {
       const e =
         error instanceof PartialApplyError
           ? error
@@ -238,18 +275,18 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
               [...committed],
               opts.undoFile,
             )
-      audit('partial', {error: e.message})
-      throw e
+      throw withAuditNote(e, audit('partial', {error: e.message}))
     }
     if (error instanceof CloudctlError && error.code === 'RepairLockHeld') throw error
     const e = toAbort(error, stage)
-    audit('aborted', {error: e.message})
-    throw e
+    throw withAuditNote(e, audit('aborted', {error: e.message}))
   } finally {
+    log?.close()
     for (const conn of conns.values()) await closeConnection(conn)
     if (lockConn) {
+      boundQueries(lockConn, CLIENT_MARGIN_MS)
       try {
-        await lockConn.query('SELECT RELEASE_LOCK(?)', [lockName])
+        await timedQuery(lockConn, 'SELECT RELEASE_LOCK(?)', [lockName])
       } catch {
         // closing the connection releases it too
       }
@@ -258,9 +295,59 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
   }
 }
 
+/**
+ * Every check step read again, the other databases first. Placement's rows are held by now: the
+ * others already hold their own rows, so a lock met there is someone writing a row the plan relies
+ * on; they wait REVALIDATE_LOCK_WAIT_S for it (and the client as little longer), then the repair
+ * aborts and releases placement rather than keep it locked behind a cell.
+ */
+async function revalidateAll(conns: Map<DbKey, Connection>, held: HeldCheck[], records: UndoRecord[], label: (db: DbKey) => string): Promise<void> {
+  const placementHeld = conns.has('placement')
+  const brief = REVALIDATE_LOCK_WAIT_S * 1000 + CLIENT_MARGIN_MS
+  if (placementHeld)
+    for (const [db, conn] of conns) {
+      if (db === 'placement') continue
+      await timedQuery(conn, 'SET SESSION lock_wait_timeout = ?, SESSION innodb_lock_wait_timeout = ?', [REVALIDATE_LOCK_WAIT_S, REVALIDATE_LOCK_WAIT_S])
+      boundQueries(conn, brief)
+    }
+  // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
+  // consumer being removed, a build request) is not held off, so every check is read again once
+  // everything else is done, before anything commits.
+  const own = new OwnWrites(records)
+  const order = [...held.filter((h) => h.step.db !== 'placement'), ...held.filter((h) => h.step.db === 'placement')]
+  for (const h of order) await revalidate(conns.get(h.step.db) as Connection, h, own, label(h.step.db))
+  if (placementHeld) {
+    const statementMs = dbTimeouts().repairStatementS * 1000 + CLIENT_MARGIN_MS
+    for (const conn of conns.values()) boundQueries(conn, statementMs)
+  }
+}
+
+/**
+ * One database's COMMIT. A COMMIT the server does not answer may still be applied once it reads it
+ * (a frozen server resumes): that is neither committed nor rolled back, and is said so (exit 6).
+ */
+async function commit(conn: Connection, db: DbKey, committed: DbKey[], label: (db: DbKey) => string, undoFile: string): Promise<void> {
+  try {
+    await timedQuery(conn, 'COMMIT')
+  } catch (error) {
+    const e = mapDbError(error, connectionContext(conn))
+    const before = committed.length === 0 ? 'nothing committed before it' : `committed before it: ${committed.map(label).join(', ')}`
+    if (e.code === 'DbTimeout')
+      throw new PartialApplyError(`the COMMIT of ${label(db)} got no answer (${e.message}); whether it was applied is unknown (${before})`, [...committed], undoFile)
+    if (committed.length === 0) throw error
+    throw new PartialApplyError(`committed ${committed.map(label).join(', ')} but the commit of ${label(db)} failed: ${e.message}`, [...committed], undoFile)
+  }
+}
+
+function withAuditNote(e: CloudctlError, failure: string | undefined): CloudctlError {
+  if (failure) e.message = `${e.message} (${failure})`
+  return e
+}
+
 function toAbort(error: unknown, stage: string): CloudctlError {
   if (error instanceof RepairAbortedError) return error
   if (error instanceof Aborted) return new RepairAbortedError(error.message)
+  if (error instanceof CloudctlError && GAVE_UP.has(error.code)) return new RepairAbortedError(`gave up: ${error.message}; every transaction was rolled back`, `Nothing was written. ${error.hint ?? ''}`.trim())
   if (error instanceof CloudctlError && stage === 'lock') return error
   if (error instanceof CloudctlError && stage === 'begin') return error
   const mapped = error instanceof CloudctlError ? error : mapDbError(error)
@@ -271,7 +358,7 @@ async function assertLockHeld(conn: Connection, lockName: string): Promise<void>
   let holder: unknown
   let me: unknown
   try {
-    const [rows] = await conn.query('SELECT IS_USED_LOCK(?) AS holder, CONNECTION_ID() AS me', [lockName])
+    const rows = await timedQuery(conn, 'SELECT IS_USED_LOCK(?) AS holder, CONNECTION_ID() AS me', [lockName])
     ;({holder, me} = (rows as Array<{holder: unknown; me: unknown}>)[0] ?? {})
   } catch (error) {
     throw new Aborted(`the repair lock '${lockName}' was lost with its connection (${mapDbError(error, {label: 'nova_api'}).message}): another repair may hold it now`)

@@ -4,6 +4,7 @@
  * undo file, commit order): these are the row-level guards, each failure an Aborted.
  */
 import type {Connection} from '../connection.js'
+import {timedQuery} from './bounded.js'
 import {
   type DbKey,
   type Row,
@@ -147,12 +148,12 @@ export async function revalidate(conn: Connection, h: HeldCheck, own: OwnWrites,
 
 async function lockRows(conn: Connection, table: string, where: Row): Promise<Row[]> {
   const w = whereOf(where)
-  const [rows] = await conn.query(`SELECT * FROM ${q(table)} WHERE ${w.sql} FOR UPDATE`, w.params)
+  const rows = await timedQuery(conn, `SELECT * FROM ${q(table)} WHERE ${w.sql} FOR UPDATE`, w.params, table)
   return (rows as Array<Record<string, unknown>>).map(plainRow).sort(cmpKeys(table))
 }
 
-async function write(conn: Connection, sql: string, params: Scalar[], tag: string): Promise<{affectedRows: number; insertId: number}> {
-  const [res] = await conn.query(`/* ${tag} */ ${sql}`, params)
+async function write(conn: Connection, table: string, sql: string, params: Scalar[], tag: string): Promise<{affectedRows: number; insertId: number}> {
+  const res = await timedQuery(conn, `/* ${tag} */ ${sql}`, params, table)
   const r = res as {affectedRows: number; insertId: number}
   return {affectedRows: r.affectedRows, insertId: r.insertId}
 }
@@ -182,7 +183,7 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
       const changed = Object.entries(step.expect).filter(([c, v]) => !sameValue(before[c] ?? null, v))
       if (changed.length > 0) fail(`${describeKey(step.table, step.key)} changed: ${changed.map(([c, v]) => `${c} was ${v}, now ${before[c]}`).join(', ')}`)
       const {sql, params} = stepSql(step)
-      const res = await write(conn, sql, params, tag)
+      const res = await write(conn, step.table, sql, params, tag)
       if (res.affectedRows !== 1) fail(`expected 1 row affected, got ${res.affectedRows}`)
       // The row by its primary key: the step's key may be a filter the write itself changes (deleted = 0).
       const pk = keyOf(step.table, before)
@@ -196,7 +197,7 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
       const rows = await lockRows(conn, step.table, step.where)
       if (rows.length === 0) return 0
       const {sql, params} = stepSql(step)
-      const res = await write(conn, sql, params, tag)
+      const res = await write(conn, step.table, sql, params, tag)
       if (res.affectedRows !== rows.length) fail(`locked ${rows.length} row(s) where ${JSON.stringify(step.where)}, ${res.affectedRows} affected`)
       for (const before of rows) {
         // By primary key: the write may change the filter itself (deleted = 0).
@@ -211,7 +212,7 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
       const existing = await lockRows(conn, step.table, step.unique)
       if (existing.length > 0) fail(`${describeKey(step.table, step.unique)} exists already: ${show(existing[0])}`)
       const {sql, params} = stepSql(step)
-      const res = await write(conn, sql, params, tag)
+      const res = await write(conn, step.table, sql, params, tag)
       if (res.affectedRows !== 1) fail(`expected 1 row inserted, got ${res.affectedRows}`)
       const pk = primaryKeyOf(step.table)
       const key: Row = pk.length === 1 && pk[0] === 'id' && !('id' in step.values) ? {id: res.insertId} : keyOf(step.table, step.values)
@@ -227,7 +228,7 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
       if (rowsEqual(current, step.before)) return 1
       if (!rowsEqual(current, step.after)) fail(`${describeKey(step.table, step.key)} changed since the repair: expected ${show(step.after)}, found ${show(current)}`)
       const {sql, params} = stepSql(step)
-      const res = await write(conn, sql, params, tag)
+      const res = await write(conn, step.table, sql, params, tag)
       if (res.affectedRows !== 1) fail(`expected 1 row affected, got ${res.affectedRows}`)
       const after = step.before === null ? null : ((await lockRows(conn, step.table, step.key))[0] ?? null)
       records.push({db: step.db, table: step.table, key: step.key, before: current, after, step: n})
