@@ -82,15 +82,13 @@ export interface InsertStep extends StepBase {
   values: WriteRow
 }
 
-/**
- * Undo only: put one row back to `before` (null = absent) from `after` (null = absent). A row already
- * at `before` is left alone, so undo also finishes a plan that was only partly committed.
- */
+/** Undo only: put one row back to `before` (null = absent) from `after` (null = absent). A row already at `before` is left alone (undo also finishes a partly committed plan), and so is one at `origin`: set for a row the repair wrote several times, the row before the first write (a second undo changes nothing). */
 export interface RestoreStep extends StepBase {
   op: 'restore'
   key: Row
   before: Row | null
   after: Row | null
+  origin?: Row | null
 }
 
 export type Step = CheckStep | DeleteStep | UpdateStep | UpdateAllStep | DeleteAllStep | InsertStep | RestoreStep

@@ -40,14 +40,35 @@ export function validateUndoFile(data: unknown): UndoFileLike {
   return d as UndoFileLike
 }
 
+/** One row of one database: the records of a row written twice (insert, then update) share it. */
+const rowId = (r: UndoRecordLike): string =>
+  JSON.stringify([
+    r.db,
+    r.table,
+    Object.keys(r.key)
+      .sort()
+      .map((k) => [k, String(r.key[k])]),
+  ])
+
 export function planUndo(undo: UndoFileLike, now = new Date().toISOString()): RepairPlan {
   const dbOrder = [...undo.db_order].reverse()
+  // The first record of a row (in write order) holds the row as it was before the repair touched it.
+  const first = new Map<string, UndoRecordLike>()
+  const count = new Map<string, number>()
+  for (const r of undo.records) {
+    const id = rowId(r)
+    if (!first.has(id)) first.set(id, r)
+    count.set(id, (count.get(id) ?? 0) + 1)
+  }
   const steps: RestoreStep[] = []
   for (const db of dbOrder) {
     const recs = undo.records.filter((r) => r.db === db).reverse()
     for (const r of recs) {
       const what = r.before === null ? 'delete the row the repair inserted' : r.after === null ? 're-insert the row the repair deleted' : 'restore the values the repair changed'
-      steps.push({db, table: r.table, op: 'restore', key: r.key, before: r.before, after: r.after, why: `undo of repair ${undo.plan_id} step ${r.step}: ${what}`})
+      const step: RestoreStep = {db, table: r.table, op: 'restore', key: r.key, before: r.before, after: r.after, why: `undo of repair ${undo.plan_id} step ${r.step}: ${what}`}
+      const id = rowId(r)
+      if ((count.get(id) ?? 0) > 1) step.origin = first.get(id)?.before ?? null
+      steps.push(step)
     }
   }
   return {
