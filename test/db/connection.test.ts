@@ -24,6 +24,9 @@ describe('mapDbError', () => {
     [driver('ER_BAD_FIELD_ERROR', "Unknown column 'frob' in 'field list'"), {table: 'flavors'}, 2, 'DbMissingColumn', /flavors\.frob is missing .*older than Zed\?/, /Zed/],
     [driver('PROTOCOL_CONNECTION_LOST'), {table: 'instances'}, 1, 'DbConnectionLost', /lost the connection .* while reading instances/, /Re-run/],
     [driver('ER_LOCK_DEADLOCK', 'Deadlock found'), {}, 1, 'Db_ER_LOCK_DEADLOCK', /ER_LOCK_DEADLOCK: Deadlock found/, undefined],
+    [driver('ER_LOCK_WAIT_TIMEOUT', 'Lock wait timeout exceeded; try restarting transaction'), {label: 'cell cell1', table: 'instances'}, 1, 'DbLockTimeout', /timed out waiting for a lock in the cell cell1 database at mysql\+pymysql:\/\/nova:\*\*\*@db7:3306\/nova_api on instances/, /CLOUDCTL_DB_LOCK_TIMEOUT/],
+    [Object.assign(driver('CLOUDCTL_NO_ANSWER'), {timeoutMs: 35_000}), {label: 'cell cell1', table: 'instances'}, 1, 'DbTimeout', /the cell cell1 database at \S+ did not answer within 35 s \(instances\)/, /Timeouts/],
+    [Object.assign(new Error('Query execution was interrupted (max_statement_time exceeded)'), {errno: 1969, sqlMessage: 'Query execution was interrupted (max_statement_time exceeded)'}), {}, 1, 'DbStatementTimeout', /a statement ran out of time in the nova_api database/, /CLOUDCTL_DB_STATEMENT_TIMEOUT/],
   ] as const)('%s', (error, ctx, exitCode, code, message, hint) => {
     const e = mapDbError(error, {label: 'nova_api', url, ...ctx})
     expect(e).toBeInstanceOf(CloudctlError)
@@ -83,6 +86,33 @@ describe('openConnection / eachRow (MariaDB)', () => {
     } finally {
       await closeConnection(conn)
       await closeConnection(killer)
+    }
+  })
+
+  it('a read gives up when the server sends nothing for the idle bound, and no statement limit kills a read that streams', async () => {
+    const saved = process.env.CLOUDCTL_DB_READ_IDLE_TIMEOUT
+    process.env.CLOUDCTL_DB_READ_IDLE_TIMEOUT = '1'
+    const conn = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
+    try {
+      const started = Date.now()
+      await expect(eachRow(conn, 'SELECT SLEEP(30) AS s', [], () => {}, {label: 'probe', table: 'TABLES'})).rejects.toMatchObject({code: 'DbTimeout', exitCode: 1})
+      expect(Date.now() - started).toBeLessThan(5000)
+      // Rows that keep coming for longer than the idle bound are not cut off.
+      const slow = await openConnection(withDatabase(testDsn(), 'information_schema'), {label: 'probe'})
+      try {
+        let n = 0
+        const t0 = Date.now()
+        // Each row larger than the server's network buffer, so that it is sent as soon as it is made.
+        await eachRow(slow, "SELECT SLEEP(0.4) AS s, REPEAT('x', 40000) AS pad FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) d", [], () => n++)
+        expect(n).toBe(6)
+        expect(Date.now() - t0).toBeGreaterThan(1500)
+      } finally {
+        await closeConnection(slow)
+      }
+    } finally {
+      if (saved === undefined) delete process.env.CLOUDCTL_DB_READ_IDLE_TIMEOUT
+      else process.env.CLOUDCTL_DB_READ_IDLE_TIMEOUT = saved
+      await closeConnection(conn)
     }
   })
 

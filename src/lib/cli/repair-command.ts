@@ -31,7 +31,7 @@ export const repairFlags = {
   'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, helpGroup: 'REPAIR'}),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
-  'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
+  'audit-log': Flags.string({summary: 'Append JSON lines per applied plan here, one fsync\'d before its COMMIT (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
 }
 
 /** Repairs that write compute_nodes rows nova-compute owns (pinning, usage). */

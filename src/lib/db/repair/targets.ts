@@ -6,7 +6,8 @@ import type {SourceOptions} from '../../snapshot/source.js'
 import {resolveConnections} from '../../config/resolve.js'
 import {CloudctlError, ExitCode} from '../../errors.js'
 import type {DbKey} from '../../repairs/plan.js'
-import {type Connection, closeConnection, openConnection} from '../connection.js'
+import {type Connection, closeConnection, connectionContext, openConnection, queryWithin} from '../connection.js'
+import {dbTimeouts} from '../timeouts.js'
 import {formatTemplatedDbUrl} from '../url-template.js'
 import {parseDbUrl} from '../url.js'
 import {REPAIR_LOCK_NAME} from './executor.js'
@@ -22,7 +23,7 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
   const r = resolveConnections(opts)
   const conn = await openConnection(r.apiDb, {label: 'nova_api'})
   try {
-    const [rows] = await conn.query('SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id')
+    const rows = await queryWithin(conn, 'SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id', [], dbTimeouts().readIdleMs, connectionContext(conn, 'cell_mappings'))
     const cells: RepairTargets['cells'] = new Map()
     for (const row of rows as Array<{uuid: string; name: string | null; database_connection: string | null}>) {
       const override = r.cellDb[row.uuid] ?? (row.name === null ? undefined : r.cellDb[row.name])
