@@ -10,8 +10,9 @@
  *   cell: it gives up after 1 s and releases placement (exit 5);
  * - the LOCK TABLES asked for while the repair holds the cell's rows: the repair is not held up by it;
  * - a frozen server (a second mariadbd, SIGSTOP'd) holding the cell's database: the repair gives up
- *   within its client bound (exit 5, placement free meanwhile), and an audit reads the other
- *   databases and reports the cell unavailable within the connect bound.
+ *   within its client bound (exit 5, placement free meanwhile; frozen while placement's rows are held,
+ *   they are released within 6 s), and an audit reads the other databases and reports the cell
+ *   unavailable within the connect bound.
  */
 import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync} from 'node:fs'
@@ -254,6 +255,29 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
         expect(r.exitCode, r.stdout + r.stderr).toBe(5)
         expect(r.stderr).toMatch(new RegExp(`gave up: the cell cell1 database at mysql\\+pymysql://root@127\\.0\\.0\\.1:${port}/\\S+ did not answer within 7 s \\(instances\\)`))
         expect(Date.now() - since).toBeLessThan(7000 + 3000)
+      } finally {
+        thaw()
+        await cli.done
+      }
+      expect(changedTables(before, await checksums(world.cloud))).toEqual([])
+      expect(changedTables(beforeFrozen, await frozenChecksums())).toEqual([])
+    })
+
+    it("SIGSTOP while the repair holds placement's rows (before its re-checks): it gives up within 6 s and releases them (exit 5)", async () => {
+      const before = await checksums(world.cloud)
+      const beforeFrozen = await frozenChecksums()
+      const cli = startCli(['repair', 'leaks', ...src, '--cell-db', `cell1=${frozenUrl}`, '--apply', '--yes', ...state('c2')], `after-undo:${PAUSE_MS}`)
+      try {
+        await paused(cli)
+        freeze()
+        await sleep(PAUSE_MS + 200)
+        // The re-check of the cell waits at most 1 s for a lock and 6 s for an answer; this write on
+        // the rows the repair holds in placement waits for it, and would fail after 10 s.
+        const ms = await placementWrite(10)
+        expect(ms).toBeLessThan(6000 + 2000)
+        const r = await cli.done
+        expect(r.exitCode, r.stdout + r.stderr).toBe(5)
+        expect(r.stderr).toMatch(/gave up: the cell cell1 database at \S+ did not answer within 6 s/)
       } finally {
         thaw()
         await cli.done

@@ -307,8 +307,8 @@ async function revalidateAll(conns: Map<DbKey, Connection>, held: HeldCheck[], r
   if (placementHeld)
     for (const [db, conn] of conns) {
       if (db === 'placement') continue
-      await timedQuery(conn, 'SET SESSION lock_wait_timeout = ?, SESSION innodb_lock_wait_timeout = ?', [REVALIDATE_LOCK_WAIT_S, REVALIDATE_LOCK_WAIT_S])
       boundQueries(conn, brief)
+      await timedQuery(conn, 'SET SESSION lock_wait_timeout = ?, SESSION innodb_lock_wait_timeout = ?', [REVALIDATE_LOCK_WAIT_S, REVALIDATE_LOCK_WAIT_S])
     }
   // READ COMMITTED takes no gap locks: a row inserted after a check step (an allocation of the
   // consumer being removed, a build request) is not held off, so every check is read again once
