@@ -17,6 +17,7 @@ import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../
 import {ConfigError, NotFoundError, SnapshotFormatError} from '../errors.js'
 import {errnoText, regularFileTarget} from '../util/atomic-file.js'
 import {yamlLib} from '../util/lazy-yaml.js'
+import {jsonErrorText, yamlErrorText} from '../util/parse-errors.js'
 import {redact} from '../util/redact.js'
 import {NotCanonical, readCanonical} from './canonical-reader.js'
 import {decodeColumnar} from './columnar-read.js'
@@ -211,7 +212,8 @@ function parseWhole(text: string, path: string): unknown {
     try {
       return JSON.parse(text)
     } catch (error) {
-      if (format === 'json') throw new SnapshotFormatError(`${path}: not valid JSON: ${(error as Error).message}`)
+      // Not V8's message: it quotes the text, and the file named may be any file (a nova.conf).
+      if (format === 'json') throw new SnapshotFormatError(`${path}: ${jsonErrorText(error, text)}`)
     }
   }
   const docs = yamlLib().parseAllDocuments(text)
@@ -219,7 +221,7 @@ function parseWhole(text: string, path: string): unknown {
   if (!first) throw new SnapshotFormatError(`${path}: the file is empty`)
   if (first.errors.length > 0) {
     const e = first.errors[0]
-    throw new SnapshotFormatError(`${path}: not valid YAML: ${e.message.split('\n')[0]}`)
+    throw new SnapshotFormatError(`${path}: not valid YAML: ${yamlErrorText(e)}`)
   }
   return first.toJS({maxAliasCount: -1})
 }
