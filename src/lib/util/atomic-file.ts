@@ -166,6 +166,7 @@ export interface NamedPath {
 export async function refuseCollidingPaths(outputs: NamedPath[], inputs: NamedPath[]): Promise<void> {
   const given = (list: NamedPath[]) => list.filter((p): p is {flag: string; path: string} => p.path !== undefined && p.path !== '' && p.path !== '-')
   const outs = await Promise.all(given(outputs).map(async (p) => ({...p, id: await fileIdentity(p.path)})))
+  if (outs.length === 0) return
   const ins = await Promise.all(given(inputs).map(async (p) => ({...p, id: await fileIdentity(p.path)})))
   const same = (a: {real: string; inode?: string}, b: {real: string; inode?: string}) => a.real === b.real || (a.inode !== undefined && a.inode === b.inode)
   for (const [i, o] of outs.entries()) {
