@@ -89,9 +89,9 @@ describe('parseNovaConf (oslo.config rules)', () => {
 
   it.each([
     ['key = value\n', /:1: option 'key' appears before any \[section\]/],
-    ['[DEFAULT]\n  indented = value\n', /:2: unexpected continuation line/],
+    ['[DEFAULT]\n  indented = value\n', /:2: option 'indented' is indented but continues no option in \[DEFAULT\]/],
     ['[DEFAULT\n', /:1: malformed section header/],
-    ['[DEFAULT]\njust words\n', /:2: expected 'key = value'/],
+    ['[DEFAULT]\njust words\n', /:2: the line in \[DEFAULT\] has no '=' or ':'$/],
     ['[DEFAULT]\n= value\n', /:2: option without a name/],
   ])('rejects %j with the line number', (text, message) => {
     expect(() => parseNovaConf(text, 'x.conf')).toThrow(message)

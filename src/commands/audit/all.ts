@@ -4,13 +4,14 @@ import {capacityFor} from '../../lib/capacity/index.js'
 import {AuditCommand, type AuditResult, auditAllFlags} from '../../lib/cli/audit-command.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {formatFlags} from '../../lib/cli/format-flags.js'
+import {inputFilesOf} from '../../lib/cli/source-flags.js'
 import {releaseChoice, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import {AUDIT_CHECKS} from '../../lib/checks/index.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderAuditHtml} from '../../lib/output/audit-html.js'
 import type {ExtraFormat} from '../../lib/output/formats.js'
 import {renderOpenMetrics} from '../../lib/output/openmetrics.js'
-import {writeFileAtomic} from '../../lib/util/atomic-file.js'
+import {refuseCollidingPaths, writeFileAtomic} from '../../lib/util/atomic-file.js'
 
 export type AuditAllResult = AuditResult & {html?: string; metrics_file?: string}
 
@@ -63,6 +64,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
     const f = this.flags
     const metrics = f.format === 'openmetrics'
     if (f.output !== undefined && !metrics) throw new ConfigError('-o/--output writes the metrics: it needs -f openmetrics', 'Add -f openmetrics, or use --html FILE for the report page.', 'UsageError')
+    await refuseCollidingPaths([{flag: '-o', path: f.output}, {flag: '--html', path: f.html}], inputFilesOf(f))
     let text: string | undefined
     let html: string | undefined
     const result: AuditAllResult & {[METRICS]?: string} = await this.runAudit(f.check?.length ? f.check : AUDIT_CHECKS, {

@@ -1,9 +1,13 @@
 import {Args} from '../../lib/cli/oclif.js'
-import {readFileSync} from 'node:fs'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {planUndo, validateUndoFile} from '../../lib/repairs/undo.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {MIB, readBoundedFileSync} from '../../lib/util/bounded-read.js'
+import {jsonErrorText} from '../../lib/util/parse-errors.js'
+
+/** V8's longest string is just under 512 MiB: a larger file could not be parsed as one JSON text anyway. */
+const MAX_UNDO_FILE_BYTES = 512 * MIB - 64
 
 export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
   static override summary = 'Put back every row an applied repair changed, from its undo file.'
@@ -23,11 +27,13 @@ export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
     // A re-run re-plans from the file, not from the databases: it could not tell the rows a first
     // batch restored from those still waiting, so undo is one plan, whole.
     if (this.flags['max-count'] !== undefined) throw new CloudctlError('repair undo restores a whole undo file: --max-count does not apply', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'Drop --max-count; undo is guarded row by row and can be re-run if it stops.'})
+    const file = this.args.file
+    const text = readBoundedFileSync(file, MAX_UNDO_FILE_BYTES, (why) => new CloudctlError(`cannot read undo file ${file}: ${why}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile', hint: 'Give the undo file a repair wrote (its path is in the repair\'s output and the audit log).'}))
     let data: unknown
     try {
-      data = JSON.parse(readFileSync(this.args.file, 'utf8'))
+      data = JSON.parse(text)
     } catch (error) {
-      throw new CloudctlError(`cannot read undo file ${this.args.file}: ${(error as Error).message}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile'})
+      throw new CloudctlError(`cannot read undo file ${file}: ${jsonErrorText(error, text)}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile', hint: 'Give the undo file a repair wrote (its path is in the repair\'s output and the audit log).'})
     }
     let plan
     try {

@@ -1,6 +1,3 @@
-import {writeFile} from 'node:fs/promises'
-import {resolve} from 'node:path'
-
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {parseMix} from '../../lib/capacity/index.js'
@@ -9,10 +6,11 @@ import {releaseFlags, scenarioFlags} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
 import {capacityView, viewFor} from '../../lib/cli/scheduler-view.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
-import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {inputFilesOf, sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
 import {renderCapacity} from '../../lib/output/capacity-formatter.js'
+import {refuseCollidingPaths, writeFileAtomic} from '../../lib/util/atomic-file.js'
 
 export type SimulateCapacityResult = CapacityResult & {scheduler_release?: SimulatedReleaseChoice}
 
@@ -63,6 +61,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
       if (!m) throw new ConfigError(`--hint "${f.hint}" is not group=UUID`, 'simulate capacity takes the group hint only; see simulate boot for the others.')
       group = m[1]
     }
+    await refuseCollidingPaths([{flag: '--html', path: f.html}], inputFilesOf(f))
     const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), ...viewFor(scenario, capacityView(group))})
     const release = this.simulatedRelease(snapshot)
     const config = this.schedulerConfig(f.filters, release.release)
@@ -80,12 +79,8 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
     })
     const result: SimulateCapacityResult = {...report, seed: f.seed, scenario: compared, scheduler_release: release}
     if (f.html !== undefined) {
-      const file = resolve(f.html)
-      try {
-        await writeFile(file, renderCapacityHtml(result), 'utf8')
-      } catch (error) {
-        throw new ConfigError(`cannot write ${f.html}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'Check the --html path: its directory must exist and be writable.')
-      }
+      // The writer of every other file: no dangling symlink followed, no file rewritten in place.
+      const file = await writeFileAtomic(f.html, renderCapacityHtml(result), 'HTML report', '--html')
       result.html = file
       if (this.jsonEnabled()) this.note(`HTML report written to ${file}`)
     }

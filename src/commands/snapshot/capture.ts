@@ -1,9 +1,10 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {inputFilesOf, sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {ConfigError} from '../../lib/errors.js'
 import {resolveSnapshotTarget, writeSnapshotFile} from '../../lib/snapshot/file.js'
+import {refuseCollidingPaths} from '../../lib/util/atomic-file.js'
 
 export interface SnapshotCaptureResult {
   file: string
@@ -53,6 +54,7 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
     if (toStdout && process.stdout.isTTY) throw new ConfigError('-o - would write the whole snapshot to this terminal', 'Redirect stdout (-o - > snap.json, -o - | gzip > snap.json.gz) or name a file.')
     // Before the capture, which can take minutes: a target that cannot be written fails now.
     await resolveSnapshotTarget(output)
+    await refuseCollidingPaths([{flag: '-o', path: output}], inputFilesOf(this.flags))
     const snapshot = await this.readSnapshot(opts)
     this.phase(`writing ${toStdout ? 'the snapshot to stdout' : output}`)
     await writeSnapshotFile(snapshot, output)

@@ -197,18 +197,26 @@ function preflightWritablePaths(undoDir: string, auditLog: string): void {
     let code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error))
     // mkdir -p reports a file in the way as EEXIST: a path component is not a directory.
     if (making && code === 'EEXIST') code = 'ENOTDIR'
-    const why = {ENOTDIR: ': a path component is not a directory', EISDIR: ': it is a directory', EACCES: ': permission denied', EROFS: ': read-only file system'}[code] ?? ''
+    const why =
+      {ENOTDIR: ': a path component is not a directory', EISDIR: ': it is a directory', EACCES: ': permission denied', EROFS: ': read-only file system', EPERM: ': operation not permitted', ...(making ? {ENOENT: ': no directory can be created there'} : {})}[code] ?? ''
     return new CloudctlError(`the ${what} ${path} cannot be written (${code}${why}); nothing was written to the databases`, {
       exitCode: ExitCode.CONFIG,
       code: 'NotWritable',
       hint: what === 'undo directory' ? 'Pass a writable directory with --undo-dir (or CLOUDCTL_UNDO_DIR).' : 'Pass a writable file with --audit-log (or CLOUDCTL_AUDIT_LOG).',
     })
   }
+  // mkdir -p one level at a time: mkdirSync({recursive}) loops forever where mkdir answers ENOENT
+  // under a parent that exists (/proc, /sys), which hung `--undo-dir /proc/x` at 35 % CPU.
   const makeDir = (what: string, path: string, d: string) => {
-    try {
-      mkdirSync(d, {recursive: true, mode: 0o700})
-    } catch (error) {
-      throw refuse(what, path, error, true)
+    const abs = d.startsWith('/') ? d : join(process.cwd(), d)
+    const parts = abs.split('/').filter((p) => p !== '')
+    for (let i = 1; i <= parts.length; i++) {
+      try {
+        mkdirSync(`/${parts.slice(0, i).join('/')}`, {mode: 0o700})
+      } catch (error) {
+        // An existing directory (or a file in the way, which the next level or the probe reports as ENOTDIR).
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw refuse(what, path, error, true)
+      }
     }
   }
   makeDir('undo directory', undoDir, undoDir)

@@ -1,6 +1,7 @@
 import {Flags, type Interfaces} from './oclif.js'
 
 import type {SourceOptions} from '../snapshot/source.js'
+import type {NamedPath} from '../util/atomic-file.js'
 
 /**
  * The source a command's flags chose: `snapshot` is always present (undefined: the live databases), so
@@ -50,4 +51,14 @@ export function sourceOptionsFrom(flags: SourceFlagValues): ChosenSource {
     config: flags.config,
     profile: flags.profile,
   }
+}
+
+/** The files a command reads, by the flag (or variable) that named them: an output must be none of them. */
+export function inputFilesOf(flags: SourceFlagValues, env: Record<string, string | undefined> = process.env): NamedPath[] {
+  const novaConf = flags['nova-conf'] ?? (env.CLOUDCTL_NOVA_CONF || undefined)
+  return [
+    {flag: '--snapshot', path: flags.snapshot},
+    {flag: flags['nova-conf'] === undefined ? 'CLOUDCTL_NOVA_CONF' : '--nova-conf', path: novaConf},
+    {flag: '--config', path: flags.config},
+  ]
 }

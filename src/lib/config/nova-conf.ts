@@ -12,10 +12,9 @@
  * The `ini` package does none of continuation, quote stripping or last-wins per oslo, and it treats
  * '[a.b]' as nesting and 'true' as a boolean, hence this small parser.
  */
-import {readFileSync} from 'node:fs'
-
 import {ConfigError} from '../errors.js'
-import {unreadableText} from '../util/atomic-file.js'
+import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
+import {plainName} from '../util/parse-errors.js'
 import {registerUrlSecret} from '../util/redact.js'
 
 export interface NovaConf {
@@ -36,6 +35,21 @@ function unquote(value: string): string {
   return value
 }
 
+/**
+ * Errors name the file, the line number, the section and at most an option's name: never the text
+ * of a line, which may be a password (a `password Ks7…` missing its '=', an indented `password = …`).
+ */
+function where(section: string | undefined): string {
+  return section === undefined || plainName(section) === undefined ? '' : ` in [${section}]`
+}
+
+/** "option 'password' " for an indented `password = …`, when the part before '='/':' is a plain name. */
+function indentedName(line: string): string {
+  const m = /^\s*([^=:]*)[=:]/.exec(line)
+  const name = m ? plainName(m[1]) : undefined
+  return name === undefined ? 'the line ' : `option '${name}' `
+}
+
 /** Parses nova.conf text. `path` only names the file in errors. */
 export function parseNovaConf(text: string, path = '<string>'): NovaConf {
   const sections: Record<string, Record<string, string>> = Object.create(null)
@@ -44,11 +58,13 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
   let key: string | undefined
   let value: string[] = []
   let keyLine = 0
+  // The option a blank line just ended: an indented line after it is the usual mistake.
+  let lastKey: string | undefined
 
   const flush = (): void => {
     if (key === undefined) return
     if (section === undefined) {
-      throw new ConfigError(`${path}:${keyLine}: option '${key}' appears before any [section]`, 'Put options under a section such as [DEFAULT] or [api_database].', 'BadNovaConf')
+      throw new ConfigError(`${path}:${keyLine}: ${plainName(key) === undefined ? 'an option' : `option '${key}'`} appears before any [section]`, 'Put options under a section such as [DEFAULT] or [api_database].', 'BadNovaConf')
     }
     const v = value.join('\n')
     ;(sections[section] ??= Object.create(null) as Record<string, string>)[key] = v
@@ -62,6 +78,7 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
     const lineno = i + 1
     const line = lines[i].trimEnd()
     if (line === '') {
+      if (key !== undefined) lastKey = key
       flush()
       continue
     }
@@ -70,16 +87,22 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
         // oslo rejects a continuation without an option; an indented comment is harmless there only
         // after an option, so keep the same rule but tolerate indented comments and blank-ish lines.
         if (/^\s*[#;]/.test(line)) continue
-        throw new ConfigError(`${path}:${lineno}: unexpected continuation line '${line.trim()}'`, 'Indented lines continue the value of the option above; remove the indentation.', 'BadNovaConf')
+        throw new ConfigError(
+          `${path}:${lineno}: ${indentedName(line)}is indented but continues no option${where(section)}${lastKey === undefined || plainName(lastKey) === undefined ? '' : ` (the value of '${lastKey}' ended at the blank line above)`}`,
+          'Indented lines continue the value of the option above, up to a blank line; remove the indentation (or the blank line). The line is not shown: it may hold a secret.',
+          'BadNovaConf',
+        )
       }
       value.push(line.trimStart())
       continue
     }
     flush()
+    lastKey = undefined
     if (line.startsWith('[')) {
       const m = /^\[([^\]]*)\]\s*$/.exec(line)
       if (!m || m[1].trim() === '') {
-        throw new ConfigError(`${path}:${lineno}: malformed section header '${line}'`, 'Section headers look like [api_database].', 'BadNovaConf')
+        const name = plainName(line.slice(1).replace(/\].*$/, ''))
+        throw new ConfigError(`${path}:${lineno}: malformed section header${name === undefined ? '' : ` (section '${name}')`}`, 'Section headers look like [api_database], alone on their line.', 'BadNovaConf')
       }
       section = normalizeSection(m[1].trim())
       sections[section] ??= Object.create(null) as Record<string, string>
@@ -91,7 +114,7 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
     const colon = line.indexOf(':')
     const sep = eq === -1 ? colon : colon === -1 ? eq : Math.min(eq, colon)
     if (sep === -1) {
-      throw new ConfigError(`${path}:${lineno}: expected 'key = value', got '${line}'`, 'Every option line is key = value.', 'BadNovaConf')
+      throw new ConfigError(`${path}:${lineno}: the line${where(section)} has no '=' or ':'`, "Every option line is 'key = value'. The line is not shown: it may hold a secret.", 'BadNovaConf')
     }
     const k = line.slice(0, sep).trim()
     if (k === '') throw new ConfigError(`${path}:${lineno}: option without a name`, 'Every option line is key = value.', 'BadNovaConf')
@@ -103,19 +126,22 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
   return {path, sections, multi}
 }
 
-/** Reads and parses a nova.conf file; a missing or unreadable file is a ConfigError. */
+/** nova's full sample config, every option commented, is under 1 MiB: 16 MiB is no nova.conf. */
+export const MAX_NOVA_CONF_BYTES = 16 * MIB
+
+/** Reads and parses a nova.conf file; a missing, unreadable, non-regular or oversized file is a ConfigError. */
 export function readNovaConf(path: string): NovaConf {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new ConfigError(
-      `cannot read nova.conf ${path}: ${unreadableText(error)}`,
-      code === 'EACCES' ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.' : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
+  const text = readBoundedFileSync(path, MAX_NOVA_CONF_BYTES, (why, errno) =>
+    new ConfigError(
+      `cannot read nova.conf ${path}: ${why}`,
+      errno?.code === 'EACCES'
+        ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.'
+        : errno === undefined
+          ? 'Give --nova-conf (or CLOUDCTL_NOVA_CONF / the profile) the path of nova.conf itself, a regular file.'
+          : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
       'NovaConfUnreadable',
-    )
-  }
+    ),
+  )
   return parseNovaConf(text, path)
 }
 

@@ -5,9 +5,8 @@
  * Driver errors become one-line CloudctlErrors (exit 2) naming the database and what to check; every
  * message goes through `scrub` so that a password never leaks, even when the driver echoes it.
  */
-import {readFileSync} from 'node:fs'
-
 import {CloudctlError, ExitCode} from '../errors.js'
+import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {scrub} from '../util/redact.js'
 import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
 import {PLACEMENT_TABLES as SNAPSHOT_PLACEMENT_TABLES} from '../domain/snapshot.js'
@@ -38,15 +37,14 @@ async function mysql(): Promise<typeof import('mysql2/promise')> {
 
 function readSslFile(path: string | undefined, label: string): string | undefined {
   if (path === undefined) return undefined
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (error) {
-    throw new CloudctlError(`cannot read ${label} TLS file ${path}: ${(error as Error).message}`, {
+  // A PEM bundle is kilobytes; 16 MiB bounds a device or FIFO named by mistake (util/bounded-read.ts).
+  return readBoundedFileSync(path, 16 * MIB, (why) =>
+    new CloudctlError(`cannot read ${label} TLS file ${path}: ${why}`, {
       exitCode: ExitCode.CONFIG,
       code: 'DbTlsFile',
       hint: 'Check the ssl_ca / ssl_cert / ssl_key parameters of the database URL.',
-    })
-  }
+    }),
+  )
 }
 
 /**

@@ -11,11 +11,10 @@
  *    read_default_file / read_default_group fill what the URL leaves out from a my.cnf option file.
  * A URL that is wrong never has its text echoed in an error: any part of it may be a password.
  */
-import {readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 
 import {ConfigError} from '../errors.js'
-import {unreadableText} from '../util/atomic-file.js'
+import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {REDACTED, registerSecret, registerUrlSecret} from '../util/redact.js'
 import {parseSqlalchemyUrl, pythonInt, SQLA_URL} from '../util/sqlalchemy-url.js'
 
@@ -73,19 +72,19 @@ function single(query: Record<string, string | string[]>, key: string, label: st
   return v
 }
 
+/** A my.cnf is a few lines; a server's full my.cnf with every group stays far below 1 MiB. */
+const MAX_OPTION_FILE_BYTES = 1 * MIB
+
 /** The [client]-style group of a my.cnf as pymysql reads it (configparser: '=' or ':', no inline comments). */
 export function readOptionFile(path: string, group: string, label: string): Record<string, string> {
   const expanded = path === '~' || path.startsWith('~/') ? `${homedir()}${path.slice(1)}` : path
-  let text: string
-  try {
-    text = readFileSync(expanded, 'utf8')
-  } catch (error) {
-    throw new ConfigError(
-      `${label}: cannot read option file ${path} (read_default_file): ${unreadableText(error)}`,
-      'Point read_default_file at a readable my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
+  const text = readBoundedFileSync(expanded, MAX_OPTION_FILE_BYTES, (why) =>
+    new ConfigError(
+      `${label}: cannot read option file ${path} (read_default_file): ${why}`,
+      'Point read_default_file at a readable, regular my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
       'OptionFileUnreadable',
-    )
-  }
+    ),
+  )
   const out: Record<string, string> = Object.create(null) as Record<string, string>
   let section: string | undefined
   let lastKey: string | undefined

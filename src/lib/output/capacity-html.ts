@@ -7,6 +7,7 @@
 import type {FlavorCapacity, HostUsage} from '../capacity/index.js'
 import type {CapacityResult} from '../capacity/what-if.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
+import {terminalSafe} from './terminal.js'
 
 const CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB'] as const
 const COLORS: Record<string, string> = {VCPU: '#2f6fb3', PCPU: '#8e44ad', MEMORY_MB: '#d9822b', DISK_GB: '#3a9d5d'}
@@ -16,8 +17,13 @@ const NAIVE = '#c9d3df'
 const MAX_HOST_ROWS = 120
 const WIDTH = 760
 
+/**
+ * Text for HTML, and the one escaper of every report page. Control characters first become visible
+ * escapes (terminalSafe): a browser ignores ESC and BEL, but `cat report.html` in a terminal would
+ * run them, and a bidi override would reorder what the page shows.
+ */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[ch] as string)
+  return terminalSafe(s).replace(/[&<>"']/g, (ch) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[ch] as string)
 }
 
 const n2 = (x: number) => (Math.round(x * 10) / 10).toString()

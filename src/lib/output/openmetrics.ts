@@ -13,6 +13,7 @@ import {capacityOf, floatColumn} from '../checks/context.js'
 import type {AuditReport} from '../checks/types.js'
 import type {Severity} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
+import {terminalSafe} from './terminal.js'
 
 export interface AuditMetricsInput {
   report: AuditReport
@@ -33,9 +34,14 @@ interface Family {
 
 const SEVERITIES: Severity[] = ['error', 'unknown', 'warning', 'info']
 
-/** Label values: backslash, double quote and line feed escaped, as the text format requires. */
+/**
+ * Label values: backslash, double quote and line feed escaped, as the text format requires. Before
+ * that, control characters from the databases (a host or cell name with ESC or BEL) become visible
+ * escapes (terminalSafe), so that `cat` of the metrics file runs nothing; the escape's backslash is
+ * then escaped in turn, and a scraper reads the label as the text `\x1b`.
+ */
 export function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+  return terminalSafe(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 }
 
 /** HELP text: backslash and line feed escaped. */

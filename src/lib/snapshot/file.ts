@@ -15,8 +15,9 @@ import {constants as zlibConstants, createGunzip, createGzip, gunzip, gunzipSync
 
 import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../domain/snapshot.js'
 import {ConfigError, NotFoundError, SnapshotFormatError} from '../errors.js'
-import {errnoText, regularFileTarget} from '../util/atomic-file.js'
+import {errnoText, existingFile, keepAttributes, regularFileTarget} from '../util/atomic-file.js'
 import {yamlLib} from '../util/lazy-yaml.js'
+import {jsonErrorText, yamlErrorText} from '../util/parse-errors.js'
 import {redact} from '../util/redact.js'
 import {NotCanonical, readCanonical} from './canonical-reader.js'
 import {decodeColumnar} from './columnar-read.js'
@@ -141,13 +142,16 @@ export async function writeSnapshotFile(snapshot: Snapshot, path: string, stdout
   }
   const {format, gzip} = formatFromPath(target.path)
   const tmp = `${target.path}.tmp-${process.pid}`
+  const previous = await existingFile(target.path)
   // 'wx': never follow or reuse whatever already sits at the temporary name (a planted symlink).
-  const file = createWriteStream(tmp, {flags: 'wx'})
+  // 0600: a snapshot holds every host, instance and project of the cloud; a file it replaces keeps its own mode.
+  const file = createWriteStream(tmp, {flags: 'wx', mode: 0o600})
   // Columnar files are small and meant to load fast: the cheapest compression level costs little in size.
   const out: Writable = gzip ? createGzip({level: format === 'columnar' ? 1 : 6}) : file
   if (gzip) out.pipe(file)
   try {
     await once(file, 'open')
+    if (previous) keepAttributes((file as unknown as {fd: number}).fd, previous)
     if (format === 'yaml') await writeAll(out, [yamlLib().stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
     else if (format === 'columnar') await writeBuffers(out, encodeColumnar(safe))
     else await writeAll(out, canonicalJson(safe))
@@ -211,7 +215,8 @@ function parseWhole(text: string, path: string): unknown {
     try {
       return JSON.parse(text)
     } catch (error) {
-      if (format === 'json') throw new SnapshotFormatError(`${path}: not valid JSON: ${(error as Error).message}`)
+      // Not V8's message: it quotes the text, and the file named may be any file (a nova.conf).
+      if (format === 'json') throw new SnapshotFormatError(`${path}: ${jsonErrorText(error, text)}`)
     }
   }
   const docs = yamlLib().parseAllDocuments(text)
@@ -219,7 +224,7 @@ function parseWhole(text: string, path: string): unknown {
   if (!first) throw new SnapshotFormatError(`${path}: the file is empty`)
   if (first.errors.length > 0) {
     const e = first.errors[0]
-    throw new SnapshotFormatError(`${path}: not valid YAML: ${e.message.split('\n')[0]}`)
+    throw new SnapshotFormatError(`${path}: not valid YAML: ${yamlErrorText(e)}`)
   }
   return first.toJS({maxAliasCount: -1})
 }

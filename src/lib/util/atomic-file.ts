@@ -3,8 +3,8 @@
  * fsync'd and renamed over PATH. node_exporter's textfile collector reads its directory at any
  * moment, and a half-written metrics file would be a scrape error (or, worse, missing series).
  */
-import {constants as fsConstants, promises as fsp, type Stats} from 'node:fs'
-import {dirname, resolve} from 'node:path'
+import {constants as fsConstants, fchmodSync, fchownSync, promises as fsp, type Stats} from 'node:fs'
+import {basename, dirname, join, resolve} from 'node:path'
 
 import {ConfigError} from '../errors.js'
 
@@ -86,15 +86,42 @@ export async function regularFileTarget(path: string, fail: (why: string) => Err
   return real
 }
 
-/** Writes `text` to PATH through PATH.tmp-PID (exclusive, fsync'd, renamed); returns the real path. */
-export async function writeFileAtomic(path: string, text: string, what: string, flag: string): Promise<string> {
+/**
+ * The file a rewrite replaces, whose mode (and owner) the new file must keep: a rename puts a new
+ * inode in its place, made with the writer's umask, so a 0600 metrics file or snapshot became 0644.
+ * Undefined when there is no such file yet.
+ */
+export async function existingFile(real: string): Promise<Stats | undefined> {
+  try {
+    const st = await fsp.stat(real)
+    return st.isFile() ? st : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Gives the temporary file (open as `fd`) the mode of the file it replaces, and its owner when run as root. */
+export function keepAttributes(fd: number, of: Stats): void {
+  // chown first: it clears set-id bits, which chmod then restores as they were.
+  if (process.getuid?.() === 0 && (of.uid !== 0 || of.gid !== 0)) fchownSync(fd, of.uid, of.gid)
+  fchmodSync(fd, of.mode & 0o7777)
+}
+
+/**
+ * Writes `text` to PATH through PATH.tmp-PID (exclusive, fsync'd, renamed); returns the real path.
+ * A file that exists keeps its mode (and, as root, its owner); a new one gets `newMode` less the umask.
+ */
+export async function writeFileAtomic(path: string, text: string, what: string, flag: string, newMode = 0o644): Promise<string> {
   const fail = (why: string) => new ConfigError(`cannot write the ${what} to ${path}: ${why}`, `Name a regular file in a writable directory with ${flag}.`)
   const real = await regularFileTarget(path, fail)
+  const previous = await existingFile(real)
   const tmp = `${real}.tmp-${process.pid}`
   let fh: fsp.FileHandle | undefined
   try {
-    // 'wx': never reuse whatever sits at the temporary name (a planted symlink).
-    fh = await fsp.open(tmp, 'wx', 0o644)
+    // 'wx': never reuse whatever sits at the temporary name (a planted symlink). Created 0600 when
+    // it replaces a file, so that it is never readable by more than the file it replaces.
+    fh = await fsp.open(tmp, 'wx', previous ? 0o600 : newMode)
+    if (previous) keepAttributes(fh.fd, previous)
     await fh.writeFile(text, 'utf8')
     await fh.sync()
     await fh.close()
@@ -106,4 +133,52 @@ export async function writeFileAtomic(path: string, text: string, what: string, 
     throw fail(errnoText(error))
   }
   return real
+}
+
+/** Where a path leads, for comparing two of them: its real path (its directory's, for a new file) and its inode. */
+async function fileIdentity(path: string): Promise<{real: string; inode?: string}> {
+  const abs = resolve(path)
+  try {
+    const real = await fsp.realpath(abs)
+    const st = await fsp.stat(real)
+    return {real, inode: `${st.dev}:${st.ino}`}
+  } catch {
+    try {
+      return {real: join(await fsp.realpath(dirname(abs)), basename(abs))}
+    } catch {
+      return {real: abs}
+    }
+  }
+}
+
+export interface NamedPath {
+  /** The flag as the operator wrote it: '--html', '-o', '--snapshot'. */
+  flag: string
+  /** Undefined or '-' (stdout) when the flag was not given as a file. */
+  path: string | undefined
+}
+
+/**
+ * Refuses (exit 2) two outputs that are one file, or an output that is one of the inputs, by path or
+ * by inode (a symlink or hard link to it): the second rename silently replaced the first output
+ * (`-o X --html X` lost the metrics), and `-s X --html X` replaced the snapshot read with a page.
+ */
+export async function refuseCollidingPaths(outputs: NamedPath[], inputs: NamedPath[]): Promise<void> {
+  const given = (list: NamedPath[]) => list.filter((p): p is {flag: string; path: string} => p.path !== undefined && p.path !== '' && p.path !== '-')
+  const outs = await Promise.all(given(outputs).map(async (p) => ({...p, id: await fileIdentity(p.path)})))
+  if (outs.length === 0) return
+  const ins = await Promise.all(given(inputs).map(async (p) => ({...p, id: await fileIdentity(p.path)})))
+  const same = (a: {real: string; inode?: string}, b: {real: string; inode?: string}) => a.real === b.real || (a.inode !== undefined && a.inode === b.inode)
+  for (const [i, o] of outs.entries()) {
+    for (const other of outs.slice(i + 1)) {
+      if (same(o.id, other.id)) {
+        throw new ConfigError(`${o.flag} ${o.path} and ${other.flag} ${other.path} are the same file: one output would replace the other`, 'Give each output a file of its own.', 'UsageError')
+      }
+    }
+    for (const input of ins) {
+      if (same(o.id, input.id)) {
+        throw new ConfigError(`${o.flag} ${o.path} is the ${input.flag} file ${input.path}: writing it would replace what is read`, `Write ${o.flag} to another file.`, 'UsageError')
+      }
+    }
+  }
 }
