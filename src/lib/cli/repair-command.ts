@@ -16,6 +16,7 @@ import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js
 import type {HostRepairOptions} from '../repairs/host-state.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
+import {listUnreadCells} from '../repairs/unread-cells.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
@@ -106,6 +107,8 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
+    // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
+    if (this.planModel) listUnreadCells(this.planModel, plan)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are
