@@ -19,6 +19,7 @@ import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {listUnreadCells} from '../repairs/unread-cells.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
+import {MAX_COUNT} from './limits.js'
 import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 export const repairFlags = {
@@ -28,7 +29,7 @@ export const repairFlags = {
   // nova-manage and kubectl users type it out of habit; the default already is a dry run.
   'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
   // nova-manage's batching (map_instances, archive_deleted_rows): a bounded transaction per run.
-  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, helpGroup: 'REPAIR'}),
+  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, max: MAX_COUNT, helpGroup: 'REPAIR'}),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append a JSON line per applied plan here (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
