@@ -177,6 +177,17 @@ const cases: Case[] = [
     evidence: (_x, f) => expect(f.evidence.drift).toMatchObject({VCPU: {inventory_total: 16, compute_node: 32}}),
   },
   {
+    name: 'two providers that are each other\'s parent (placement never writes a loop)',
+    code: 'provider.tree-loop',
+    plant: ({h1, h2}, s) => {
+      const rp = (id: number) => s.placement.resource_providers.find((p) => p.id === id)!
+      rp(h1.rp.row.id).parent_provider_id = h2.rp.row.id
+      rp(h2.rp.row.id).parent_provider_id = h1.rp.row.id
+    },
+    subject: ({h1}) => ({provider_uuid: h1.rp.row.uuid, host: 'cmp1'}),
+    evidence: ({h1, h2}, f) => expect((f.evidence.loop as Array<{id: number}>).map((p) => p.id)).toEqual([h1.rp.row.id, h2.rp.row.id].sort((a, b) => a - b)),
+  },
+  {
     name: 'an instance with no instance_mapping',
     code: 'cell.instance-unmapped',
     before: ({b, i1}) => b.removeInstanceMapping(i1.uuid),

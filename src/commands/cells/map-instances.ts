@@ -3,6 +3,7 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planMapInstances} from '../../lib/repairs/cells.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {MAX_COUNT} from '../../lib/cli/limits.js'
 
 export default class CellsMapInstances extends RepairCommand<typeof CellsMapInstances> {
   static override summary = 'Create missing instance mappings, fix NULL/wrong cell ids, resolve instances live in two cells.'
@@ -16,7 +17,7 @@ Batching: --max-count N handles at most N instances per run. nova-manage exits 1
   static override flags = {
     ...repairFlags,
     cell: Flags.string({summary: 'Only this cell (name or uuid); default every cell.'}),
-    'max-count': Flags.integer({summary: 'Handle at most this many instances per run (then exit 6: run again).', min: 1}),
+    'max-count': Flags.integer({summary: 'Handle at most this many instances per run (then exit 6: run again).', min: 1, max: MAX_COUNT}),
   }
 
   async run(): Promise<RepairOutcome> {

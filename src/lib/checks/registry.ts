@@ -37,6 +37,7 @@ import {inventoryDrift} from './providers/inventory-drift.js'
 import {providerMissing} from './providers/missing.js'
 import {overCapacity} from './providers/over-capacity.js'
 import {providerStale} from './providers/stale.js'
+import {treeLoop} from './providers/tree-loop.js'
 import {providerUndecided} from './providers/undecided.js'
 import {uuidMismatch} from './providers/uuid-mismatch.js'
 import {unreadableBlob} from './snapshot/unreadable-blob.js'
@@ -61,6 +62,7 @@ export const UNITS: readonly CheckUnit[] = [
   duplicateName,
   overCapacity,
   inventoryDrift,
+  treeLoop,
   providerUndecided,
   instanceUnmapped,
   instanceMappedWrongCell,

@@ -9,7 +9,7 @@ import type {CloudModel} from '../domain/model.js'
 import {parseMultiplier, type BootRequest, type SchedulerConfig} from '../engine/index.js'
 import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
 import {bootRequestFromSpec, type RecordedRequest} from './boot-request.js'
-import {MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from './limits.js'
+import {MAX_COUNT, MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from './limits.js'
 
 /** The flags that describe what is asked for (a new boot, or changes to a recorded one). */
 export const bootRequestFlags = {
@@ -37,8 +37,8 @@ export const schedulerFlags = {
   filters: Flags.string({summary: 'Comma-separated enabled_filters (default: nova.conf, else Zed defaults).'}),
   weigher: Flags.string({summary: 'Weigher class name to use (repeatable; default: all weighers).', multiple: true}),
   multiplier: Flags.string({summary: 'Weight multiplier NAME=VALUE (ram, cpu, disk, io_ops, pci, soft_affinity, soft_anti_affinity, build_failure, cross_cell_move). Repeatable.', multiple: true}),
-  'host-subset-size': Flags.integer({summary: '[filter_scheduler] host_subset_size.', min: 1}),
-  'max-placement-results': Flags.integer({summary: '[scheduler] max_placement_results.', min: 1}),
+  'host-subset-size': Flags.integer({summary: '[filter_scheduler] host_subset_size.', min: 1, max: MAX_COUNT}),
+  'max-placement-results': Flags.integer({summary: '[scheduler] max_placement_results.', min: 1, max: MAX_COUNT}),
   'shuffle-best-same-weighed-hosts': Flags.boolean({summary: '[filter_scheduler] shuffle_best_same_weighed_hosts.', allowNo: true}),
   seed: Flags.integer({summary: 'Seed of the random choices (printed in the output).', default: 42}),
 }
@@ -80,7 +80,7 @@ export function applySchedulerFlags(cfg: SchedulerConfig, f: SchedulerFlagValues
   if (f.weigher?.length) cfg.weight_classes = f.weigher
   for (const m of f.multiplier ?? []) {
     const r = parseMultiplier(m)
-    if ('error' in r) throw new ConfigError(`--multiplier ${r.error}`)
+    if ('error' in r) throw new ConfigError(`--multiplier ${r.error}`, 'Give --multiplier NAME=NUMBER, e.g. --multiplier ram_weight_multiplier=2.0 or --multiplier ram=-1 (the names are in --help).')
     ;(cfg as unknown as Record<string, number>)[r.option] = r.value
   }
   if (f['host-subset-size'] !== undefined) cfg.host_subset_size = f['host-subset-size']
@@ -89,11 +89,18 @@ export function applySchedulerFlags(cfg: SchedulerConfig, f: SchedulerFlagValues
   return cfg
 }
 
+/** How each KEY=VALUE flag is written, for the hint of a value without '='. */
+const KEY_VALUE_EXAMPLES: Record<string, string> = {
+  hint: '--hint group=UUID, --hint same_host=UUID or --hint different_host=UUID',
+  'extra spec': '--extra-spec hw:cpu_policy=dedicated',
+  'image property': '--image-property hw_architecture=x86_64',
+}
+
 export function keyValues(list: string[] | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {}
   for (const item of list ?? []) {
     const i = item.indexOf('=')
-    if (i <= 0) throw new ConfigError(`${what} "${item}" is not KEY=VALUE`)
+    if (i <= 0) throw new ConfigError(`${what} "${item}" is not KEY=VALUE`, `Give it as KEY=VALUE, e.g. ${KEY_VALUE_EXAMPLES[what] ?? `${what} KEY=VALUE`}.`)
     out[item.slice(0, i)] = item.slice(i + 1)
   }
   return out

@@ -20,3 +20,10 @@ const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ','
 export const NUM_INSTANCES_HELP = `Number of instances in the request (at most ${grouped(MAX_NUM_INSTANCES)}: nova-api bounds a request only by the instances quota, 10 by default, and the simulation keeps every instance's claim and verdicts in memory).`
 
 export const ADD_HOSTS_HELP = `What if N empty hosts like --like were added (at most ${grouped(MAX_ADD_HOSTS)}, ten times a 10,000-hypervisor cloud).`
+
+/**
+ * Counts with no natural bound (--max-count, --max-placement-results, --host-subset-size): a value past
+ * 2^53 - 1 cannot even be held exactly (99999999999999999999 read as 1e20 and went into placement's
+ * limit as "1e+20"), so the largest exact integer is the bound. Any real cloud is far below it.
+ */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER

@@ -17,8 +17,10 @@ import type {HostRepairOptions} from '../repairs/host-state.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {checkAuditLogPath} from '../db/repair/audit-log.js'
+import {listUnreadCells} from '../repairs/unread-cells.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
+import {MAX_COUNT} from './limits.js'
 import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 export const repairFlags = {
@@ -28,7 +30,7 @@ export const repairFlags = {
   // nova-manage and kubectl users type it out of habit; the default already is a dry run.
   'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
   // nova-manage's batching (map_instances, archive_deleted_rows): a bounded transaction per run.
-  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, helpGroup: 'REPAIR'}),
+  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, max: MAX_COUNT, helpGroup: 'REPAIR'}),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append JSON lines per applied plan here, one fsync\'d before its COMMIT (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
@@ -107,6 +109,8 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
+    // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
+    if (this.planModel) listUnreadCells(this.planModel, plan)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are

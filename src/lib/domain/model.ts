@@ -7,6 +7,7 @@ import {push} from '../util/multimap.js'
 import {ModelBlobs} from './model-blobs.js'
 import {ResourceClassRegistry} from './resource-classes.js'
 import {StringIndex} from '../util/string-index.js'
+import {brokenProviderTrees} from './provider-tree.js'
 import type {
   Allocation,
   CellInfo,
@@ -325,10 +326,23 @@ export class CloudModel extends ModelBlobs {
 
   // ---------------------------------------------------------------- placement
 
+  /**
+   * Providers whose parent_provider_id chain loops (or runs into, or whose root_provider_id names, a
+   * loop), with the loop: placement never writes one, and nothing is concluded about such a tree.
+   */
+  get brokenTrees(): ReadonlyMap<number, readonly number[]> {
+    this.brokenTreeMap ??= brokenProviderTrees(this.snapshot.placement.resource_providers, this.providersById)
+    return this.brokenTreeMap
+  }
+
+  private brokenTreeMap?: Map<number, readonly number[]>
+
+  /** The root of a provider's tree; a provider of a broken tree (brokenTrees) is its own root. */
   rootOf(rp: ResourceProvider): ResourceProvider {
+    if (this.brokenTrees.has(rp.id)) return rp
     if (rp.root_provider_id !== null) return this.providersById.get(rp.root_provider_id) ?? rp
     let cur = rp
-    for (let guard = 0; cur.parent_provider_id !== null && guard < 64; guard++) {
+    while (cur.parent_provider_id !== null) {
       const parent = this.providersById.get(cur.parent_provider_id)
       if (!parent) break
       cur = parent
@@ -336,14 +350,17 @@ export class CloudModel extends ModelBlobs {
     return cur
   }
 
-  /** A provider and all its descendants, parents before children. */
+  /** A provider and all its descendants, parents before children, each once (a loop is not followed round). */
   tree(root: ResourceProvider): ResourceProvider[] {
     const out: ResourceProvider[] = []
+    const seen = new Set<number>()
     const queue = [root]
-    while (queue.length > 0) {
-      const rp = queue.shift() as ResourceProvider
+    for (let i = 0; i < queue.length; i++) {
+      const rp = queue[i]
+      if (seen.has(rp.id)) continue
+      seen.add(rp.id)
       out.push(rp)
-      queue.push(...(this.childrenByProvider.get(rp.id) ?? []))
+      for (const child of this.childrenByProvider.get(rp.id) ?? []) if (!seen.has(child.id)) queue.push(child)
     }
     return out
   }

@@ -208,7 +208,7 @@ export function parseMultiplier(text: string): {option: keyof SchedulerConfig; v
   const option = MULTIPLIER_ALIASES[name] ?? (Object.values(MULTIPLIER_ALIASES).includes(name as keyof SchedulerConfig) ? (name as keyof SchedulerConfig) : undefined)
   if (!option) return {error: `unknown multiplier "${name}" (known: ${Object.keys(MULTIPLIER_ALIASES).join(', ')})`}
   const value = Number(m[2])
-  if (!Number.isFinite(value)) return {error: `multiplier ${name} must be a number, got "${m[2]}"`}
+  if (!Number.isFinite(value)) return {error: `${name} must be a number, got "${m[2]}"`}
   return {option, value}
 }
 

@@ -113,7 +113,7 @@ const EMULATOR_POLICIES = ['share', 'isolate'] as const
 const pyTuple = (xs: readonly string[]) => `(${xs.map((x) => `'${x}'`).join(', ')})`
 
 /** oslo strutils.bool_from_string (strict=False). */
-function boolFromString(v: string | undefined): boolean {
+export function boolFromString(v: string | undefined): boolean {
   return v !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(v.trim().toLowerCase())
 }
 

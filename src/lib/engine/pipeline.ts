@@ -12,7 +12,7 @@ import {candidateHostStates, narrowHosts} from './host-list.js'
 import type {HostState} from './host-state.js'
 import {consumeNuma, CpuPinningError, type FittedCell} from './numa.js'
 import {allocationCandidates, checkClaimCapacity, providerIndex, toQueryString, type AllocationRequest, type CandidateResult, type PlacementRequest, type ProviderIndex, type UsageView} from './placement.js'
-import {buildRequestSpec, placementRequestFor, RequestFilterFailed, RequestRefused, runRequestFilters, type BootRequest, type RequestSpec} from './request.js'
+import {buildRequestSpec, placementRequestFor, RequestFilterFailed, RequestRefused, runRequestFilters, unreadSpecs, type BootRequest, type RequestSpec} from './request.js'
 import {emptyResult, finishNoValidHost, type FilterStep, type HostVerdict, type InstanceOutcome, type SimulateOptions, type SimulationResult} from './result.js'
 import {createRng, DEFAULT_SEED, shuffleInPlace, type Rng} from './rng.js'
 import {createEngineState, type EngineState} from './state.js'
@@ -66,7 +66,7 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     result.warnings.push('the request has a NUMA topology (pinning / hw:numa_nodes / page size) but NUMATopologyFilter is not in enabled_filters: nova would pick a host without checking NUMA cells, and the build could then fail on the compute node (add it with --filters or --nova-conf)')
   }
   const pr = placementRequestFor(model, spec, cfg)
-  result.warnings.push(...pr.warnings)
+  result.warnings.push(...unreadSpecs(spec), ...pr.warnings)
   result.query = toQueryString(pr.request)
   result.queryEncoded = toQueryString(pr.request, {encoded: true})
   result.request.disk_gb = [...(pr.request.groups.find((g) => g.suffix === '')?.resources ?? [])].find(([rc]) => rc === 'DISK_GB')?.[1] ?? 0

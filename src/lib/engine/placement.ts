@@ -631,7 +631,9 @@ function satisfiesSameSubtree(idx: ProviderIndex, combo: AllocationRequest[], sa
 }
 
 function isAncestorOrSelf(idx: ProviderIndex, ancestor: number, id: number): boolean {
-  for (let cur: number | null = id; cur !== null; cur = idx.providers.get(cur)?.parentId ?? null) if (cur === ancestor) return true
+  // A parent_provider_id loop (rows placement never writes) must not spin: no chain is longer than the providers.
+  let steps = idx.providers.size
+  for (let cur: number | null = id; cur !== null && steps-- >= 0; cur = idx.providers.get(cur)?.parentId ?? null) if (cur === ancestor) return true
   return false
 }
 

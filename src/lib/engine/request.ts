@@ -7,6 +7,7 @@ import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode, Flavor} from '../domain/snapshot.js'
 import type {PciAlias, SchedulerConfig} from './config.js'
 import {instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} from './numa.js'
+import {boolFromString} from './numa-constraints.js'
 import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement.js'
 import {imageTraitsRequired, TRAIT_KEY} from './request-filters.js'
 
@@ -373,4 +374,18 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
     warnings: g.warnings,
     fatal,
   }
+}
+
+/**
+ * Extra specs nova accepts (the API validates only their form) and then never reads: hw:numa_cpus.N /
+ * hw:numa_mem.N without a NUMA topology (hw:numa_nodes, pinning, a page size or vPMEM), and
+ * hw:cpu_realtime_mask without hw:cpu_realtime. The boot goes ahead as without them, so does the
+ * simulation; the warning says why a range such as 0-9999999 did not matter.
+ */
+export function unreadSpecs(spec: RequestSpec): string[] {
+  const out: string[] = []
+  const cells = Object.keys(spec.extraSpecs).filter((k) => /^hw:numa_(cpus|mem)\.\d+$/.test(k))
+  if (cells.length > 0 && spec.numaTopology === null) out.push(`${cells.join(', ')} ignored: nova reads them only when the request has a NUMA topology (hw:numa_nodes, a dedicated or mixed hw:cpu_policy, hw:mem_page_size or vPMEM)`)
+  if (spec.extraSpecs['hw:cpu_realtime_mask'] !== undefined && !boolFromString(spec.extraSpecs['hw:cpu_realtime'])) out.push('hw:cpu_realtime_mask ignored: nova reads it only with hw:cpu_realtime=yes')
+  return out
 }

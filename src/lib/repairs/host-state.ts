@@ -14,6 +14,7 @@ import {serviceUp} from '../domain/service-state.js'
 import type {ComputeNode} from '../domain/snapshot.js'
 import {cellDbOf, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
+import {unreadCellReason} from './unread-cells.js'
 
 export {SERVICE_DOWN_TIME_S, serviceUp} from '../domain/service-state.js'
 
@@ -26,6 +27,12 @@ export interface HostRepairOptions {
   /** At most this many compute nodes (pinning) or findings (usage) per plan; the rest waits (exit 6). */
   maxCount?: number
   now?: string
+}
+
+/** A `*.undecided` finding: the cell's rows were not examined, which is never "nothing to do". */
+function skipUnread(b: PlanBuilder, f: Finding): void {
+  const error = (f.evidence as {cell_error?: string | null}).cell_error
+  b.skip(f.code, subjectOf(f), unreadCellReason(error))
 }
 
 function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: ComputeNode, opts: HostRepairOptions): boolean {
@@ -75,7 +82,8 @@ export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): Re
   const byNode = new Map<number, {cn: ComputeNode; fs: PinFinding[]}>()
   for (const f of findings) {
     if (f.code !== 'pinning.leaked' && f.code !== 'pinning.unaccounted') {
-      if (f.code !== 'pinning.undecided') b.skip(f.code, subjectOf(f), f.code === 'pinning.placement-drift' ? 'placement PCPU allocations: see cloudctl repair leaks --heal' : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus')
+      if (f.code === 'pinning.undecided') skipUnread(b, f)
+      else b.skip(f.code, subjectOf(f), f.code === 'pinning.placement-drift' ? 'placement PCPU allocations: see cloudctl repair leaks --heal' : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus')
       continue
     }
     const id = f.evidence.compute_node.id
@@ -144,6 +152,7 @@ export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): Repa
   for (const f of runChecks(model, {checks: ['usage'], host: opts.host}).findings) {
     if (f.code !== 'usage.node-drift') {
       if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift')
+      else if (f.code === 'usage.undecided') skipUnread(b, f)
       continue
     }
     b.unit(() => planNodeUsage(model, b, f, opts))
@@ -203,9 +212,8 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         b.finding(f.code, subjectOf(f), f.message)
         b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`, code: f.code})
         b.bumpProvider(rp, 'aggregates changed')
-      } else if (f.code !== 'aggregate.undecided') {
-        b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')
-      }
+      } else if (f.code === 'aggregate.undecided') skipUnread(b, f)
+      else b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')
     })
   // Nova's aggregate API checks membership in nova_api while it writes placement: lock the membership rows we rely on.
   return b.build(['placement'])

@@ -242,7 +242,8 @@ export async function readSnapshotFile(path: string, opts: ReadOptions = {}): Pr
   } catch {
     throw new NotFoundError(`snapshot file ${path} does not exist`, 'Check the path, or capture one with `cloudctl snapshot capture -o FILE`.')
   }
-  if (!stat.isFile()) throw new NotFoundError(`${path} is not a file`)
+  if (!stat.isFile())
+    throw new NotFoundError(`${path} is not a file`, stat.isDirectory() ? 'It is a directory: give the snapshot file itself (`cloudctl snapshot capture -o FILE` writes one).' : 'Give a regular snapshot file (JSON, YAML or gzip, as `cloudctl snapshot capture -o FILE` writes), not a device, FIFO or socket.')
   const {gz, columnar} = await sniff(path)
   const open = (): Readable =>
     gz ? createReadStream(path, {highWaterMark: CHUNK}).pipe(createGunzip({chunkSize: CHUNK})) : createReadStream(path, {highWaterMark: CHUNK})
