@@ -181,7 +181,8 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     if (nothing) this.out(plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.')
     else this.out(() => renderApplied(plan, result))
     for (const w of result.warnings) this.note(`Warning: ${w}.`)
-    const code = plan.partial ? ExitCode.PARTIAL : nothing ? ExitCode.OK : ExitCode.APPLIED
+    // As for a dry run: nothing changed is 0 only when nothing was left alone (an unread cell included).
+    const code = plan.partial ? ExitCode.PARTIAL : nothing ? (plan.skipped.length > 0 ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.APPLIED
     this.setExit(code)
     return {
       plan,
