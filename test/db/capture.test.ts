@@ -24,15 +24,37 @@ afterAll(() => {
   process.env = savedEnv
 })
 
-/** What a capture of the seeded cloud must return: the seeded rows, cells pointing at the test databases. */
-function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Snapshot {
+/** What the test server says about itself, as a cell's identity records it. */
+async function serverIdentity(): Promise<{hostname: string; port: number; server_id: number; server_uuid: string | null}> {
+  const conn = await openConnection(testDsn())
+  try {
+    const [[row]] = (await conn.query('SELECT @@hostname AS hostname, @@port AS port, @@server_id AS server_id')) as unknown as [[{hostname: string; port: number; server_id: number}]]
+    const [uuid] = (await conn.query("SHOW VARIABLES LIKE 'server_uuid'")) as unknown as [Array<{Value: string}>]
+    return {hostname: row.hostname, port: Number(row.port), server_id: Number(row.server_id), server_uuid: uuid[0]?.Value ?? null}
+  } finally {
+    await closeConnection(conn)
+  }
+}
+
+/** What a capture of the seeded cloud must return: the seeded rows, cells pointing at the test databases, each with the database it was read from. */
+async function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Promise<Snapshot> {
+  const server = await serverIdentity()
+  const dsn = parseDbUrl(testDsn())
   return {
     ...seeded,
     captured_at: captured.captured_at,
     source: captured.source,
     // the release read from the schema (test/releases asserts it; these hand-written schemas have no alembic_version)
     release: captured.release,
-    cells: seeded.cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.cellUrls[c.name ?? ''] ?? c.database_connection))})),
+    cells: seeded.cells.map((c) => {
+      const url = c.is_cell0 ? cloud.cell0Url : cloud.cellUrls[c.name ?? '']
+      const database = url === undefined ? undefined : parseDbUrl(url).database
+      return {
+        ...c,
+        database_connection: redact(url ?? c.database_connection),
+        ...(database === undefined ? {} : {identity: {address: `${dsn.host}:${dsn.port}/${database}`, database, ...server}}),
+      }
+    }),
   }
 }
 
@@ -67,7 +89,7 @@ describe('captureLive: round trip', () => {
   it('returns exactly the seeded rows (every table, soft-deleted rows, NULLs, blobs, FLOAT ratios)', async () => {
     const events: ProgressEvent[] = []
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl, requestSpecs: true}, (e) => events.push(e))
-    expect(snap).toEqual(expected(seeded, cloud, snap))
+    expect(snap).toEqual(await expected(seeded, cloud, snap))
     expect(snap.source.kind).toBe('live')
     expect(snap.source.description).toBe(parseDbUrl(cloud.apiUrl).display)
     expect(Number.isNaN(Date.parse(snap.captured_at))).toBe(false)
@@ -173,7 +195,7 @@ describe('captureLive: placement tables inside nova_api (pre-Stein layout)', () 
   it('reads both from the same URL', async () => {
     expect(cloud.placementUrl).toBe(cloud.apiUrl)
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.apiUrl, requestSpecs: true})
-    expect(snap).toEqual(expected(seeded, cloud, snap))
+    expect(snap).toEqual(await expected(seeded, cloud, snap))
   })
 })
 
