@@ -114,8 +114,13 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
-    // A dry run shows the plan and says which guard would refuse it.
-    else if (!empty) for (const e of this.guardRefusals(plan)) plan.notes.push(`--apply would be refused: ${e.message}`)
+    else {
+      // A cell that is not the cell nova maps to makes even "nothing to do" untrue; a dry run shows
+      // the plan and says which guard would refuse it.
+      const refusals = this.guardRefusals(plan)
+      if (f.apply && refusals.length > 0) throw refusals[0]
+      for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message}`)
+    }
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are
