@@ -10,8 +10,7 @@ import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {CloudctlError} from '../../src/lib/errors.js'
-import {redact} from '../../src/lib/util/redact.js'
-import {createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
+import {capturedCells, createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
 import {CELL1_UUID, CELL2_UUID, F09, sampleSnapshot} from '../support/builders.js'
 
 // No developer's ~/.config/cloudctl/config.yaml or CLOUDCTL_* variable may leak into these tests.
@@ -24,37 +23,15 @@ afterAll(() => {
   process.env = savedEnv
 })
 
-/** What the test server says about itself, as a cell's identity records it. */
-async function serverIdentity(): Promise<{hostname: string; port: number; server_id: number; server_uuid: string | null}> {
-  const conn = await openConnection(testDsn())
-  try {
-    const [[row]] = (await conn.query('SELECT @@hostname AS hostname, @@port AS port, @@server_id AS server_id')) as unknown as [[{hostname: string; port: number; server_id: number}]]
-    const [uuid] = (await conn.query("SHOW VARIABLES LIKE 'server_uuid'")) as unknown as [Array<{Value: string}>]
-    return {hostname: row.hostname, port: Number(row.port), server_id: Number(row.server_id), server_uuid: uuid[0]?.Value ?? null}
-  } finally {
-    await closeConnection(conn)
-  }
-}
-
 /** What a capture of the seeded cloud must return: the seeded rows, cells pointing at the test databases, each with the database it was read from. */
 async function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Promise<Snapshot> {
-  const server = await serverIdentity()
-  const dsn = parseDbUrl(testDsn())
   return {
     ...seeded,
     captured_at: captured.captured_at,
     source: captured.source,
     // the release read from the schema (test/releases asserts it; these hand-written schemas have no alembic_version)
     release: captured.release,
-    cells: seeded.cells.map((c) => {
-      const url = c.is_cell0 ? cloud.cell0Url : cloud.cellUrls[c.name ?? '']
-      const database = url === undefined ? undefined : parseDbUrl(url).database
-      return {
-        ...c,
-        database_connection: redact(url ?? c.database_connection),
-        ...(database === undefined ? {} : {identity: {address: `${dsn.host}:${dsn.port}/${database}`, database, ...server}}),
-      }
-    }),
+    cells: await capturedCells(seeded.cells, cloud),
   }
 }
 
