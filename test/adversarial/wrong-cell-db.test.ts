@@ -204,7 +204,7 @@ describe('a readable but wrong database is never trusted as a cell', {timeout: 6
           expect(dry.stderr, name).not.toMatch(/\n\s+at /)
           const plan = (JSON.parse(dry.stdout) as {plan: RepairPlan}).plan
           if (c.damage[name]) expect(c.damage[name](plan), `${name}: the plan would do the damage`).toBeGreaterThan(0)
-          expect(plan.notes.filter((x) => x.startsWith('--apply would be refused: refusing: ')).join('\n'), name).toMatch(c.evidence()[0])
+          expect(plan.notes.filter((x) => x.startsWith('--apply would be refused: ')).join('\n'), name).toMatch(c.evidence()[0])
 
           const before = await checksums()
           const r = await cloudctl([...args, ...src, ...extra, '--max-delete', '1000000', '--apply', '--yes', '--json', ...state()])

@@ -119,7 +119,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
       // the plan and says which guard would refuse it.
       const refusals = this.guardRefusals(plan)
       if (f.apply && refusals.length > 0) throw refusals[0]
-      for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message}`)
+      for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message.replace(/^refusing: /, '')}`)
     }
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
