@@ -10,8 +10,7 @@ import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {CloudctlError} from '../../src/lib/errors.js'
-import {redact} from '../../src/lib/util/redact.js'
-import {createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
+import {capturedCells, createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
 import {CELL1_UUID, CELL2_UUID, F09, sampleSnapshot} from '../support/builders.js'
 
 // No developer's ~/.config/cloudctl/config.yaml or CLOUDCTL_* variable may leak into these tests.
@@ -24,15 +23,15 @@ afterAll(() => {
   process.env = savedEnv
 })
 
-/** What a capture of the seeded cloud must return: the seeded rows, cells pointing at the test databases. */
-function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Snapshot {
+/** What a capture of the seeded cloud must return: the seeded rows, cells pointing at the test databases, each with the database it was read from. */
+async function expected(seeded: Snapshot, cloud: TestCloud, captured: Snapshot): Promise<Snapshot> {
   return {
     ...seeded,
     captured_at: captured.captured_at,
     source: captured.source,
     // the release read from the schema (test/releases asserts it; these hand-written schemas have no alembic_version)
     release: captured.release,
-    cells: seeded.cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.cellUrls[c.name ?? ''] ?? c.database_connection))})),
+    cells: await capturedCells(seeded.cells, cloud),
   }
 }
 
@@ -67,7 +66,7 @@ describe('captureLive: round trip', () => {
   it('returns exactly the seeded rows (every table, soft-deleted rows, NULLs, blobs, FLOAT ratios)', async () => {
     const events: ProgressEvent[] = []
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl, requestSpecs: true}, (e) => events.push(e))
-    expect(snap).toEqual(expected(seeded, cloud, snap))
+    expect(snap).toEqual(await expected(seeded, cloud, snap))
     expect(snap.source.kind).toBe('live')
     expect(snap.source.description).toBe(parseDbUrl(cloud.apiUrl).display)
     expect(Number.isNaN(Date.parse(snap.captured_at))).toBe(false)
@@ -173,7 +172,7 @@ describe('captureLive: placement tables inside nova_api (pre-Stein layout)', () 
   it('reads both from the same URL', async () => {
     expect(cloud.placementUrl).toBe(cloud.apiUrl)
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.apiUrl, requestSpecs: true})
-    expect(snap).toEqual(expected(seeded, cloud, snap))
+    expect(snap).toEqual(await expected(seeded, cloud, snap))
   })
 })
 

@@ -6,8 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {captureLive} from '../../src/lib/db/capture.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
-import {redact} from '../../src/lib/util/redact.js'
-import {createTestCloud, seedSnapshot, sortLikeCapture, type TestCloud} from '../support/db.js'
+import {capturedCells, createTestCloud, seedSnapshot, sortLikeCapture, type TestCloud} from '../support/db.js'
 import {FAULT_CODES, generateCloud} from '../support/generator.js'
 
 const savedEnv = {...process.env}
@@ -39,7 +38,7 @@ describe('generated cloud: seed -> capture round trip', () => {
       captured_at: snap.captured_at,
       source: snap.source,
       release: snap.release,
-      cells: sortLikeCapture(seeded).cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.urlForCell(c.name ?? '') ?? c.database_connection))})),
+      cells: await capturedCells(sortLikeCapture(seeded).cells, cloud),
     })
   })
 })

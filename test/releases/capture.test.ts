@@ -15,9 +15,8 @@ import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {CloudctlError} from '../../src/lib/errors.js'
-import {redact} from '../../src/lib/util/redact.js'
 import {cloudctl} from '../support/cli.js'
-import {seedSnapshot, type TestCloud} from '../support/db.js'
+import {capturedCells, seedSnapshot, type TestCloud} from '../support/db.js'
 import {CELL1_UUID, sampleSnapshot} from '../support/builders.js'
 import {createReleaseCloud, releaseUnavailable, type TestRelease} from './support.js'
 
@@ -111,7 +110,7 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
       captured_at: snap.captured_at,
       source: snap.source,
       release: snap.release,
-      cells: seeded.cells.map((c) => ({...c, database_connection: redact(c.is_cell0 ? cloud.cell0Url : (cloud.cellUrls[c.name ?? ''] ?? c.database_connection))})),
+      cells: await capturedCells(seeded.cells, cloud),
     })
   })
 

@@ -10,7 +10,8 @@ import {randomBytes} from 'node:crypto'
 import {type Connection, closeConnection, openConnection} from '../../src/lib/db/connection.js'
 import {parseDbUrl, withDatabase} from '../../src/lib/db/url.js'
 import {STANDARD_RESOURCE_CLASSES} from '../../src/lib/domain/resource-classes.js'
-import type {CellInfo, Snapshot} from '../../src/lib/domain/snapshot.js'
+import type {CellDatabaseIdentity, CellInfo, Snapshot} from '../../src/lib/domain/snapshot.js'
+import {redact} from '../../src/lib/util/redact.js'
 import type {RowOf, TableSpec} from '../../src/lib/domain/tables/define.js'
 import {
   AGGREGATES,
@@ -76,6 +77,29 @@ export interface TestCloudOptions {
 function sanitize(prefix: string): string {
   const p = prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 24)
   return p === '' ? 't' : p
+}
+
+/** What a capture records as the identity of a cell read from `url` (CellInfo.identity), asked of the server itself. */
+export async function expectedCellIdentity(url: string): Promise<CellDatabaseIdentity> {
+  const u = parseDbUrl(url)
+  const conn = await openConnection(url)
+  try {
+    const [[row]] = (await conn.query('SELECT @@hostname AS hostname, @@port AS port, @@server_id AS server_id, DATABASE() AS db')) as unknown as [[{hostname: string; port: number; server_id: number; db: string}]]
+    const [uuid] = (await conn.query("SHOW VARIABLES LIKE 'server_uuid'")) as unknown as [Array<{Value: string}>]
+    return {address: `${u.host}:${u.port}/${row.db}`, database: row.db, hostname: row.hostname, port: Number(row.port), server_id: Number(row.server_id), server_uuid: uuid[0]?.Value ?? null}
+  } finally {
+    await closeConnection(conn)
+  }
+}
+
+/** The cells a capture of a seeded test cloud returns: pointing at the test databases, each with the identity of the one it was read from. */
+export async function capturedCells(cells: CellInfo[], cloud: TestCloud): Promise<CellInfo[]> {
+  return Promise.all(
+    cells.map(async (c) => {
+      const url = c.is_cell0 ? cloud.cell0Url : cloud.urlForCell(c.name ?? '')
+      return url === undefined ? {...c} : {...c, database_connection: redact(url), identity: await expectedCellIdentity(url)}
+    }),
+  )
 }
 
 /** A nova-looking URL for a database on the test server. */

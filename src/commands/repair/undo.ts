@@ -27,6 +27,8 @@ export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
     // A re-run re-plans from the file, not from the databases: it could not tell the rows a first
     // batch restored from those still waiting, so undo is one plan, whole.
     if (this.flags['max-count'] !== undefined) throw new CloudctlError('repair undo restores a whole undo file: --max-count does not apply', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'Drop --max-count; undo is guarded row by row and can be re-run if it stops.'})
+    // The undo file is the limit: it restores exactly the rows one repair changed.
+    if (this.flags['max-delete'] !== undefined) throw new CloudctlError('repair undo restores a whole undo file: --max-delete does not apply', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'Drop --max-delete; undo puts back only the rows the repair changed.'})
     const file = this.args.file
     const text = readBoundedFileSync(file, MAX_UNDO_FILE_BYTES, (why) => new CloudctlError(`cannot read undo file ${file}: ${why}`, {exitCode: ExitCode.CONFIG, code: 'UndoFile', hint: 'Give the undo file a repair wrote (its path is in the repair\'s output and the audit log).'}))
     let data: unknown

@@ -12,6 +12,7 @@ import {buildRequestStale} from './cells/build-request-stale.js'
 import {hostMappedWrongCell} from './cells/host-mapped-wrong-cell.js'
 import {hostMappingStale} from './cells/host-mapping-stale.js'
 import {hostUnmapped} from './cells/host-unmapped.js'
+import {identityUnproven} from './cells/identity-unproven.js'
 import {instanceDuplicate} from './cells/instance-duplicate.js'
 import {instanceMappedWrongCell} from './cells/instance-mapped-wrong-cell.js'
 import {instanceMappingStale} from './cells/instance-mapping-stale.js'
@@ -72,6 +73,7 @@ export const UNITS: readonly CheckUnit[] = [
   hostUnmapped,
   hostMappingStale,
   hostMappedWrongCell,
+  identityUnproven,
   cellUndecided,
   pinningLeaked,
   pinningUnaccounted,

@@ -9,11 +9,13 @@ import {closeSync, mkdirSync, openSync, rmSync} from 'node:fs'
 import {homedir, userInfo} from 'node:os'
 import {dirname, join} from 'node:path'
 
+import {unprovenCells} from '../checks/cells/identity.js'
 import {type CloudModel, buildModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
 import type {HostRepairOptions} from '../repairs/host-state.js'
+import {describeOverLimit, overLimit} from '../repairs/blast-radius.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {checkAuditLogPath} from '../db/repair/audit-log.js'
@@ -31,6 +33,13 @@ export const repairFlags = {
   'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
   // nova-manage's batching (map_instances, archive_deleted_rows): a bounded transaction per run.
   'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, max: MAX_COUNT, helpGroup: 'REPAIR'}),
+  // gh-ost's and pt-archiver's guard: a plan that takes a large share of the cloud is a wrong input until the operator says otherwise.
+  'max-delete': Flags.integer({
+    summary: 'Refuse a plan that deletes (or remaps) more than N allocations, resource providers, host mappings or instance mappings (default: 10 % of the cloud\'s rows of that kind, at least 100).',
+    min: 0,
+    max: MAX_COUNT,
+    helpGroup: 'REPAIR',
+  }),
   verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append JSON lines per applied plan here, one fsync\'d before its COMMIT (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
@@ -109,6 +118,13 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
+    else {
+      // A cell that is not the cell nova maps to makes even "nothing to do" untrue; a dry run shows
+      // the plan and says which guard would refuse it.
+      const refusals = this.guardRefusals(plan)
+      if (f.apply && refusals.length > 0) throw refusals[0]
+      for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message.replace(/^refusing: /, '')}`)
+    }
     // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
     if (this.planModel) listUnreadCells(this.planModel, plan)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
@@ -151,6 +167,40 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
           hint: 'An unreachable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
         })
     }
+    const [refusal] = this.guardRefusals(plan)
+    if (refusal) throw refusal
+  }
+
+  /**
+   * The guards on what a plan was made from and how much it takes, whatever its cause: every cell
+   * proves it is the cell nova maps to, and the plan stays within the blast-radius limit
+   * (docs/repairs.md). Undo plans have no model: an undo file restores exactly what a repair did.
+   */
+  private guardRefusals(plan: RepairPlan): CloudctlError[] {
+    const model = this.planModel
+    if (!model) return []
+    const out: CloudctlError[] = []
+    const unproven = unprovenCells(model)
+    if (unproven.length > 0) {
+      const reasons = unproven.flatMap((u) => u.reasons)
+      out.push(
+        new CloudctlError(`refusing: ${[...new Set(reasons)].join('; ')}`, {
+          exitCode: ExitCode.CONFIG,
+          code: 'CellIdentityUnproven',
+          hint: 'Check --cell-db and cell_mappings.database_connection: each cell must be read from its own database (`cloudctl audit cells` shows the evidence as cell.identity-unproven).',
+        }),
+      )
+    }
+    const over = overLimit(model, plan, this.flags['max-delete'])
+    if (over.length > 0)
+      out.push(
+        new CloudctlError(`refusing: ${over.map(describeOverLimit).join('; ')}`, {
+          exitCode: ExitCode.CONFIG,
+          code: 'BlastRadius',
+          hint: over[0].explicit ? 'Raise --max-delete N if this many is meant, or run in batches with --max-count.' : 'Check the cell URLs, or raise it with --max-delete N.',
+        }),
+      )
+    return out
   }
 
   private async confirmAndExecute(plan: RepairPlan): Promise<RepairOutcome> {

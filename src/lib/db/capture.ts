@@ -20,6 +20,7 @@ import {scrub} from '../util/redact.js'
 import {closeConnection} from './connection.js'
 import {type CellMappingRow, readCellMappings, readNovaApi} from './read-nova-api.js'
 import {readCell} from './read-cell.js'
+import {readDatabaseIdentity} from './database-identity.js'
 import {readPlacement} from './read-placement.js'
 import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler} from './read-scheduler.js'
 import {openReader, type Reader} from './table-reader.js'
@@ -142,6 +143,7 @@ async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, pro
     const url = parseDbUrl(cellUrlFor(cell, conns), `cell ${label} database URL`)
     reader = await openReader(label, url, progress)
     const {release, probe} = await readRelease(reader, 'nova', true)
+    info.identity = await readDatabaseIdentity(reader, url)
     const r = reader
     const tables = await withRelease(release, () => read(r, cell.uuid, probe.columns))
     // The newest code that runs against this cell: during a rolling upgrade the computes lag.

@@ -54,6 +54,25 @@ export interface CellInfo {
   status: 'available' | 'unavailable'
   /** Why the cell could not be read (redacted), when status is 'unavailable'. */
   error?: string
+  /**
+   * Which database the cell was actually read from (recorded at capture; absent in older files and
+   * generated clouds): one database reached through two cell mappings is told apart by it.
+   */
+  identity?: CellDatabaseIdentity
+}
+
+/** What the server said about itself and the schema a cell was read from. Never a password. */
+export interface CellDatabaseIdentity {
+  /** Where cloudctl connected: host:port/database, or socket/database. */
+  address: string
+  /** DATABASE() */
+  database: string | null
+  /** @@hostname, @@port, @@server_id: a MariaDB server has no uuid. */
+  hostname: string | null
+  port: number | null
+  server_id: number | null
+  /** @@server_uuid (MySQL). */
+  server_uuid: string | null
 }
 
 export const CELL0_UUID = '00000000-0000-0000-0000-000000000000'

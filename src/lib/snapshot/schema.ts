@@ -25,7 +25,7 @@ const section = (specs: TableSpec[]): Record<string, Col[]> => Object.fromEntrie
 /** Row columns per section and table: the table specs' rows, and the cells list (not a table). */
 export const TABLE_COLUMNS: Record<string, Record<string, Col[]>> = {
   root: {
-    cells: cols(`id:i uuid:s name:s? database_connection:s? transport_url:s? disabled:b is_cell0:b status:s error:s?!`),
+    cells: cols(`id:i uuid:s name:s? database_connection:s? transport_url:s? disabled:b is_cell0:b status:s error:s?! identity:o!`),
   },
   nova_api: section(NOVA_API_SNAPSHOT_TABLES),
   nova: section(NOVA_CELL_SNAPSHOT_TABLES),
