@@ -202,6 +202,8 @@ describe('a readable but wrong database is never trusted as a cell', {timeout: 6
           // The dry run: the plan an unguarded apply would run, and the note that --apply refuses it.
           const dry = await cloudctl([...args, ...src, ...extra, '--max-delete', '1000000', '--json'])
           expect(dry.stderr, name).not.toMatch(/\n\s+at /)
+          // Never 0, an empty plan included: its "nothing to do" was read from the wrong database too.
+          expect(dry.exitCode, `${name}: ${dry.stdout.slice(0, 400)}`).toBe(3)
           const plan = (JSON.parse(dry.stdout) as {plan: RepairPlan}).plan
           if (c.damage[name]) expect(c.damage[name](plan), `${name}: the plan would do the damage`).toBeGreaterThan(0)
           expect(plan.notes.filter((x) => x.startsWith('--apply would be refused: ')).join('\n'), name).toMatch(c.evidence()[0])

@@ -117,12 +117,14 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     const f = this.flags
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
+    let refused = false
     if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
     else {
       // A cell that is not the cell nova maps to makes even "nothing to do" untrue; a dry run shows
       // the plan and says which guard would refuse it.
       const refusals = this.guardRefusals(plan)
       if (f.apply && refusals.length > 0) throw refusals[0]
+      refused = refusals.length > 0
       for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message.replace(/^refusing: /, '')}`)
     }
     // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
@@ -131,7 +133,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are
       // still findings: exit 3, so that "run until exit 0" does not stop here.
-      const code = empty ? (plan.partial ? ExitCode.PARTIAL : plan.skipped.length > 0 ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.FINDINGS
+      const code = empty ? (plan.partial ? ExitCode.PARTIAL : plan.skipped.length > 0 || refused ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.FINDINGS
       this.setExit(code)
       return {plan, applied: null, exit_code: code}
     }
