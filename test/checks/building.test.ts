@@ -92,3 +92,61 @@ describe('outside the rule the allocations stay judged', () => {
     })
   }
 })
+
+describe('phase 2 in the cell checks: the conductor maps the instance and deletes its build request next', () => {
+  const cellCodes = (s: Snapshot, uuid: string) =>
+    runChecks(buildModel(s), {checks: ['cells']})
+      .findings.filter((f) => f.subject.instance_uuid === uuid)
+      .map((f) => f.code)
+      .sort()
+
+  it('building, mapping without cell, build request there: no cell finding', () => {
+    const {s, uuid} = cloud({vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp1', mapping: 'null', buildRequest: true})
+    expect(cellCodes(s, uuid)).toEqual([])
+  })
+
+  it('the conductor gone on (build request deleted) but the mapping left without cell: instance-mapped-wrong-cell', () => {
+    const {s, uuid} = cloud({vm_state: 'building', task_state: null, host: null, on: 'cmp1', mapping: 'null'})
+    expect(cellCodes(s, uuid)).toEqual(['cell.instance-mapped-wrong-cell'])
+  })
+
+  it('an active instance whose build request stayed: build-request-stale (and the null mapping)', () => {
+    const {s, uuid} = cloud({vm_state: 'active', task_state: null, host: 'cmp1', on: 'cmp1', mapping: 'null', buildRequest: true})
+    expect(cellCodes(s, uuid)).toEqual(['cell.build-request-stale', 'cell.instance-mapped-wrong-cell'])
+  })
+
+  it('mapped to its cell with the build request still there: build-request-stale', () => {
+    const {s, uuid} = cloud({vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp1', buildRequest: true})
+    expect(cellCodes(s, uuid)).toEqual(['cell.build-request-stale'])
+  })
+})
+
+describe('a claim under way in the usage check: the node row is written at the end of instance_claim', () => {
+  function claiming(vmState: string, extraVcpus = 0) {
+    const {s, uuid} = cloud({vm_state: vmState, task_state: null, host: 'cmp1', on: 'cmp1'})
+    // The row as before the claim: without the instance's m1.small (2 VCPU, 2048 MB, 20 GB).
+    const cn = s.nova.compute_nodes.find((c) => c.host === 'cmp1')!
+    Object.assign(cn, {
+      vcpus_used: (cn.vcpus_used ?? 0) - 2 + extraVcpus,
+      memory_mb_used: (cn.memory_mb_used ?? 0) - 2048,
+      free_ram_mb: (cn.free_ram_mb ?? 0) + 2048,
+      local_gb_used: (cn.local_gb_used ?? 0) - 20,
+      free_disk_gb: (cn.free_disk_gb ?? 0) + 20,
+      running_vms: (cn.running_vms ?? 0) - 1,
+    })
+    return {s, uuid}
+  }
+  const drift = (s: Snapshot) => runChecks(buildModel(s), {checks: ['usage']}).findings.filter((f) => f.code === 'usage.node-drift' && f.subject.host === 'cmp1').length
+
+  it('a building instance on the node, the row without it: no drift', () => {
+    expect(drift(claiming('building').s)).toBe(0)
+  })
+
+  it('an active instance the row does not count: drift', () => {
+    expect(drift(claiming('active').s)).toBe(1)
+  })
+
+  it('a building instance and a row off by more than it: drift', () => {
+    expect(drift(claiming('building', 1).s)).toBe(1)
+  })
+})
