@@ -77,6 +77,13 @@ describe('double fault: an instance live in the dark cell whose mappings point a
     expect(r.writes).toBe(0)
   })
 
+  it('cell1 dark: its host, mapped to readable cell0, is not judged a stale provider (undecided)', () => {
+    const {s} = seed004DoubleFault()
+    const findings = runChecks(buildModel(darken(s, 'cell1')), {checks: ['providers']}).findings
+    expect(findings.filter((f) => f.severity !== 'unknown').map((f) => `${f.code} ${f.subject.provider_uuid}`)).toEqual([])
+    expect(findings.map((f) => f.code)).toEqual(['provider.undecided'])
+  })
+
   it('the last line of defence blocks a plan for it made from the same rows', () => {
     const {s, alive} = seed004DoubleFault()
     // A plan as a planner that trusted the mappings would make: delete every allocation of the instance.
