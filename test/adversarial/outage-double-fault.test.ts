@@ -101,6 +101,8 @@ describe('double fault: cell1 dark, the instance and its host both mapped to cel
     expect(doc.unavailable_cells.map((c) => c.name)).toEqual(['cell1'])
     expect(doc.findings.filter((f) => f.severity !== 'unknown' && (f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive))).toEqual([])
     expect(doc.findings.some((f) => f.code === 'allocation.undecided')).toBe(true)
+    // Nothing else is concluded from the wrong mappings: only the cell2 leak, which cell2's rows prove.
+    expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`)).toEqual([`allocation.consumer-deleted ${seeded.leaked}`])
   })
 
   it('every repair with --apply --yes: the live instance keeps its 3 rows; only the provable cell2 leak goes', async () => {

@@ -84,6 +84,13 @@ describe('double fault: an instance live in the dark cell whose mappings point a
     expect(findings.map((f) => f.code)).toEqual(['provider.undecided'])
   })
 
+  it('cell1 dark: the host mapping to readable cell0 is not judged stale (its service may run in cell1)', () => {
+    const {s} = seed004DoubleFault()
+    expect(runChecks(buildModel(structuredClone(s)), {checks: ['cells']}).findings.map((f) => f.code)).toContain('cell.host-mapped-wrong-cell')
+    const dark = runChecks(buildModel(darken(s, 'cell1')), {checks: ['cells']}).findings
+    expect(dark.filter((f) => f.severity !== 'unknown').map((f) => f.code)).toEqual([])
+  })
+
   it('the last line of defence blocks a plan for it made from the same rows', () => {
     const {s, alive} = seed004DoubleFault()
     // A plan as a planner that trusted the mappings would make: delete every allocation of the instance.
