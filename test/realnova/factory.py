@@ -37,6 +37,9 @@ CACHE = os.path.join(HERE, '.cache')
 PYTHON = '/usr/bin/python3'
 CELLS = ('cell1', 'cell2')
 CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
+# Play modules and their test class: driver.py's scenarios, and the boots
+# boot_windows.py holds in flight (a subclass of driver.py's class).
+DRIVERS = {'driver': 'RealNovaClouds', 'boot_windows': 'BootWindows'}
 
 
 def _release():
@@ -209,11 +212,11 @@ def _clone(conn, template, target):
 
 # ------------------------------------------------------------------ dumps
 
-def driver_hash(scenario):
-    """driver.py without the other scenarios' methods: adding or editing one
-    scenario replays only that one."""
+def driver_hash(scenario, driver='driver'):
+    """driver.py (or another play module) without the other scenarios'
+    methods: adding or editing one scenario replays only that one."""
     import ast
-    with open(os.path.join(HERE, 'driver.py')) as f:
+    with open(os.path.join(HERE, driver + '.py')) as f:
         text = f.read()
     lines = text.splitlines(keepends=True)
     drop = []
@@ -233,7 +236,7 @@ def _play_in_chroot(test, path, log, repaired=None):
     with a /proc mounted only for this process tree."""
     with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
         inside = '/tmp/' + os.path.basename(tmp)
-        for name in ('driver.py', 'reboot.py'):
+        for name in ('driver.py', 'reboot.py', 'boot_windows.py'):
             with open(os.path.join(HERE, name)) as f:
                 _write_conf(os.path.join(tmp, name), f.read())
         env = dict(os.environ, REALNOVA_DUMP=inside + '/dump.json')
@@ -254,20 +257,27 @@ def _play_in_chroot(test, path, log, repaired=None):
         return rc
 
 
-def ensure_dump(scenario):
+def ensure_dump(scenario, driver='driver'):
     release = _release()
-    key = _key(scenario, _version('python3-nova'),
-               _version('python3-placement'), driver_hash(scenario))
+    parts = [scenario, _version('python3-nova'), _version('python3-placement'),
+             driver_hash(scenario, driver)]
+    if driver != 'driver':
+        # Its class is driver.py's: the helpers it inherits are in its key
+        # (driver.py without any scenario), driver.py's own keys unchanged.
+        parts.append(driver_hash('', 'driver'))
+    key = _key(*parts)
     os.makedirs(CACHE, exist_ok=True)
     # Zed's names are as they were before releases (its cached dumps stay valid)
-    name = scenario if release == 'zed' else '%s-%s' % (scenario, release)
+    name = scenario if driver == 'driver' else '%s-%s' % (driver, scenario)
+    if release != 'zed':
+        name = '%s-%s' % (name, release)
     path = os.path.join(CACHE, '%s-%s.json' % (name, key))
     with open(os.path.join(CACHE, '.lock-%s' % name), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(path):
             return path
         log = path[:-5] + '.log'
-        test = 'driver.RealNovaClouds.test_%s' % scenario
+        test = '%s.%s.test_%s' % (driver, DRIVERS[driver], scenario)
         # A play is the real services racing on green threads; once in a
         # while one loses a race that nothing of cloudctl's is about (a CI
         # run once failed hostname_change, which passes under load here).
@@ -316,27 +326,27 @@ def _tail(log, lines=40):
         return '(no log: %s)' % e
 
 
-def scenarios():
-    """The scenarios driver.py defines (its test_<name> methods)."""
+def scenarios(driver='driver'):
+    """The scenarios a play module defines (its test_<name> methods)."""
     import ast
-    with open(os.path.join(HERE, 'driver.py')) as f:
+    with open(os.path.join(HERE, driver + '.py')) as f:
         tree = ast.parse(f.read())
     return [n.name[5:] for n in ast.walk(tree)
             if isinstance(n, ast.FunctionDef) and n.name.startswith('test_')]
 
 
-def ensure_dumps(names, jobs):
+def ensure_dumps(names, jobs, driver='driver'):
     """Plays the scenarios whose dump is not cached, `jobs` at a time: each
     play is one single-threaded python process (green threads), so a run on
     a fresh machine takes about the longest play times the rounds instead of
     the sum. The per-scenario file locks keep concurrent callers apart."""
     from concurrent.futures import ThreadPoolExecutor
-    unknown = sorted(set(names) - set(scenarios()))
+    unknown = sorted(set(names) - set(scenarios(driver)))
     if unknown:
-        raise FactoryError('no such scenario in driver.py: %s'
-                           % ', '.join(unknown))
+        raise FactoryError('no such scenario in %s.py: %s'
+                           % (driver, ', '.join(unknown)))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {n: pool.submit(ensure_dump, n) for n in names}
+        futures = {n: pool.submit(ensure_dump, n, driver) for n in names}
     failed = []
     for n, fut in futures.items():
         try:
@@ -423,9 +433,9 @@ def _release_templates():
     return schemas.templates('2025.1')
 
 
-def cloud(scenario, prefix):
+def cloud(scenario, prefix, driver='driver'):
     tpl = _release_templates()
-    dump_path = ensure_dump(scenario)
+    dump_path = ensure_dump(scenario, driver)
     with open(dump_path) as f:
         dump = json.load(f)
     names = _names(prefix)
@@ -559,6 +569,7 @@ def main(argv):
     c = sub.add_parser('cloud')
     c.add_argument('--scenario', required=True)
     c.add_argument('--prefix', required=True)
+    c.add_argument('--driver', choices=sorted(DRIVERS), default='driver')
     d = sub.add_parser('drop')
     d.add_argument('--prefix', required=True)
     sub.add_parser('templates')
@@ -570,13 +581,15 @@ def main(argv):
     b.add_argument('--since', required=True)
     ds = sub.add_parser('dumps')
     ds.add_argument('--jobs', type=int, default=2)
+    ds.add_argument('--driver', choices=sorted(DRIVERS), default='driver')
     ds.add_argument('scenario', nargs='*')
     args = p.parse_args(argv)
     try:
         if args.cmd == 'cloud':
-            out = cloud(args.scenario, args.prefix)
+            out = cloud(args.scenario, args.prefix, args.driver)
         elif args.cmd == 'dumps':
-            out = ensure_dumps(args.scenario or scenarios(), args.jobs)
+            out = ensure_dumps(args.scenario or scenarios(args.driver),
+                               args.jobs, args.driver)
         elif args.cmd == 'reboot':
             out = reboot(args.scenario, args.changes)
         elif args.cmd == 'beat':

@@ -66,13 +66,16 @@ async function factory(args: string[], timeout = 900_000, release: RealNovaRelea
  * Plays every scenario whose dump is not cached, two at a time (two cores; each play is one
  * single-threaded process), so the per-scenario clouds only load. Sequential plays were ~8 minutes.
  */
-export async function playScenarios(scenarios: string[], jobs = 2, release: RealNovaRelease = 'zed'): Promise<void> {
-  await factory(['dumps', '--jobs', String(jobs), ...scenarios], 1_800_000, release)
+export async function playScenarios(scenarios: string[], jobs = 2, release: RealNovaRelease = 'zed', driver: PlayDriver = 'driver'): Promise<void> {
+  await factory(['dumps', '--jobs', String(jobs), '--driver', driver, ...scenarios], 1_800_000, release)
 }
 
-export async function realCloud(scenario: string, release: RealNovaRelease = 'zed'): Promise<RealCloud> {
+/** The play module a scenario is in (factory.py DRIVERS): driver.py, or boot_windows.py (boots held in flight). */
+export type PlayDriver = 'driver' | 'boot_windows'
+
+export async function realCloud(scenario: string, release: RealNovaRelease = 'zed', driver: PlayDriver = 'driver'): Promise<RealCloud> {
   const prefix = `rn_${scenario.slice(0, 12)}_${randomBytes(3).toString('hex')}`
-  const {beat_at, ...out} = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix' | 'freshen'> & {beat_at: string}
+  const {beat_at, ...out} = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix, '--driver', driver], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix' | 'freshen'> & {beat_at: string}
   let since = beat_at
   const freshen = async (): Promise<void> => {
     since = (JSON.parse(await factory(['beat', '--prefix', prefix, '--since', since])) as {beat_at: string}).beat_at

@@ -35,6 +35,26 @@ export function holdsResources(inst: Instance): boolean {
   return true
 }
 
+/**
+ * An instance whose allocations are still the scheduler's: nova-compute has not claimed them on a
+ * host (or its build is under way), so where they sit is no fault. Nova's own rules, read from its
+ * boot flow:
+ * - vm_state building, whatever the rest: the conductor creates the row (task scheduling, no host)
+ *   before it maps the instance and deletes the build request; nova-compute then saves task None and
+ *   only sets host and node inside the resource tracker's instance_claim, after waiting for
+ *   max_concurrent_builds and the tracker's lock; a reschedule clears host and node, deletes the
+ *   allocations and the conductor claims on an alternate host. A failed build deletes the
+ *   allocations itself (build_and_run_instance), a build interrupted before its claim is put in
+ *   ERROR when nova-compute starts.
+ * - no host while a task is in flight (unshelve of an offloaded server: the scheduler claims on the
+ *   destination before nova-compute sets host there): the resource tracker skips allocations of
+ *   instances with no host ("yet to start"), and heal_allocations skips instances in a task and
+ *   those with no node.
+ */
+export function awaitsClaim(inst: Instance): boolean {
+  return inst.vm_state === 'building' || (inst.host === null && inst.task_state !== null)
+}
+
 export class AuditContext {
   readonly buildRequestUuids = new Set<string>()
   readonly hostMappingsByHost = new Map<string, HostMapping[]>()
@@ -272,46 +292,61 @@ export class AuditContext {
   }
 
   /**
-   * The outage rule: the unreadable cells an instance (or migration) uuid may live in. Its instance
-   * mapping is the only proof of where it lives: one naming a readable cell clears it; none, or one
-   * naming an unreadable cell, leaves every unreadable cell possible. [] while every cell was read.
+   * The outage rule: the unreadable cells an instance (or migration) uuid may live in, [] when the
+   * readable data proves where it is (always [] while every cell was read). The proof is its instance
+   * mapping naming a readable cell that holds a row of it. A mapping naming an unreadable cell leaves
+   * that cell; none, one with no cell, or one naming a readable cell without its row leaves every
+   * unreadable cell possible, since then the mapping itself is wrong.
    */
   unreadableHomesOf(uuid: string): string[] {
+    const home = this.provenHome(uuid)
+    return Array.isArray(home) ? home : []
+  }
+
+  /**
+   * The outage rule for one allocation consumer: [] when every place it could live was read, else the
+   * unreadable cells it may live in. Its instance (a migration's instance) must be proven in a readable
+   * cell (unreadableHomesOf), and every non-sharing provider it holds allocations on (or a step would
+   * write to) must stand for a live compute node read in that same cell. Neither mapping is trusted
+   * alone: in seed 004's double fault the instance runs in cell1 while its instance mapping points at
+   * an ERROR copy in cell0, and its host's host mapping at cell0 too; only its compute node, which
+   * was not read, would place it. A provider whose live compute node was not read, or was read in
+   * another cell than the instance's, may stand for a host of any unreadable cell.
+   */
+  unreadableCellsOfConsumer(consumer: string, providers: Iterable<ResourceProvider>): string[] {
+    const down = this.model.unavailableCells
+    if (down.length === 0) return []
+    const migration = this.model.migrationsByUuid.get(consumer)
+    const home = this.provenHome(migration?.instance_uuid ?? consumer)
+    if (Array.isArray(home)) return home
+    for (const rp of providers) {
+      if (this.isSharing(rp)) continue
+      const root = this.model.rootOf(rp)
+      if (this.isSharing(root)) continue
+      if (this.computeNodeOf(root)?.cell_uuid !== home.uuid) return down.map((c) => c.uuid)
+    }
+    return []
+  }
+
+  /** The readable cell an instance uuid is proven to be in, or the unreadable cells it may be in. */
+  private provenHome(uuid: string): CellInfo | string[] {
     const down = this.model.unavailableCells
     if (down.length === 0) return []
     const cell = this.cellById(this.mappingOf(uuid)?.cell_id ?? null)
-    if (cell) return cell.status === 'available' ? [] : [cell.uuid]
+    if (cell && cell.status !== 'available') return [cell.uuid]
+    if (cell && (this.rowsOf(uuid) ?? []).some((i) => i.cell_uuid === cell.uuid)) return cell
     return down.map((c) => c.uuid)
   }
 
   /**
-   * The unreadable cells the host a (root) provider stands for may belong to: instances and
-   * migrations that explain allocations there live in that host's cell. A live compute node read from
-   * a cell clears it; otherwise the host mappings of the node's host (or of the provider's name) decide,
-   * and without any, every unreadable cell is possible. Sharing providers belong to no cell.
+   * The unreadable cells the host a (root) provider stands for may belong to: [] when its live
+   * compute node was read in a readable cell, else every unreadable cell. Host mappings are not
+   * proof (they may be as wrong as the instance mappings), and sharing providers belong to no cell.
    */
   unreadableCellsOfProvider(rp: ResourceProvider): string[] {
     const down = this.model.unavailableCells
     if (down.length === 0 || this.isSharing(rp)) return []
-    const root = this.model.rootOf(rp)
-    if (this.computeNodeOf(root)) return []
-    const hosts = new Set<string>()
-    for (const cn of this.model.computeNodesByUuid.get(root.uuid) ?? []) if (cn.host !== null) hosts.add(cn.host)
-    if (root.name !== null) {
-      hosts.add(root.name)
-      hosts.add(shortHostName(root.name))
-    }
-    const cells = new Set<string>()
-    let mapped = false
-    for (const host of hosts) {
-      for (const hm of this.hostMappingsByHost.get(host) ?? []) {
-        mapped = true
-        const cell = this.cellById(hm.cell_id)
-        if (!cell) for (const c of down) cells.add(c.uuid)
-        else if (cell.status !== 'available') cells.add(cell.uuid)
-      }
-    }
-    return mapped ? [...cells] : down.map((c) => c.uuid)
+    return this.computeNodeOf(this.model.rootOf(rp)) ? [] : down.map((c) => c.uuid)
   }
 
   /** The "unknown" finding a check emits for every cell it could not read. */

@@ -5,6 +5,7 @@
  */
 import {AuditContext} from '../checks/context.js'
 import type {CloudModel} from '../domain/model.js'
+import type {ResourceProvider} from '../domain/snapshot.js'
 import {type RepairPlan, type Row, type Scalar, type Step, writeSteps} from './plan.js'
 
 export interface BlockedStep {
@@ -37,13 +38,17 @@ export function outageBlockedSteps(model: CloudModel, plan: RepairPlan, ctx: Aud
         for (const c of all) cells.add(c)
         reason = 'an allocation change whose consumer the step does not name'
       } else {
-        const migration = model.migrationsByUuid.get(consumer)
-        for (const c of ctx.unreadableHomesOf(migration?.instance_uuid ?? consumer)) cells.add(c)
+        // Every provider the consumer holds allocations on, and the one this step writes to.
+        const providers: ResourceProvider[] = []
+        for (const a of model.allocationsByConsumer.get(consumer) ?? []) {
+          const held = model.providersById.get(a.resource_provider_id)
+          if (held) providers.push(held)
+        }
+        const rp = providerOf(model, step)
+        if (rp) providers.push(rp)
+        for (const c of ctx.unreadableCellsOfConsumer(consumer, providers)) cells.add(c)
         if (cells.size > 0) reason = `consumer ${consumer} may live in a cell that could not be read`
       }
-      const rp = providerOf(model, step)
-      if (rp) for (const c of ctx.unreadableCellsOfProvider(rp)) cells.add(c)
-      if (cells.size > 0 && reason === '') reason = 'the provider stands for a host of a cell that could not be read'
     } else if (step.db === 'placement' && PROVIDER_TABLES.has(step.table)) {
       const rp = providerOf(model, step)
       if (rp) for (const c of ctx.unreadableCellsOfProvider(rp)) cells.add(c)

@@ -1,6 +1,6 @@
 import type {Finding} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
-import {instRow} from './mappings.js'
+import {inConductor, instRow} from './mappings.js'
 
 /** build_requests whose instance already exists in a cell. */
 export const buildRequestStale: CheckUnit = {
@@ -18,6 +18,8 @@ export const buildRequestStale: CheckUnit = {
       if (!br.instance_uuid) continue
       const rows = ctx.rowsOf(br.instance_uuid) ?? []
       if (rows.length === 0) continue
+      // The conductor deletes it right after mapping the instance it created (phase 2 of a boot).
+      if (rows.length === 1 && rows[0].deleted === 0 && inConductor(ctx, rows[0])) continue
       findings.push({
         check: 'cells',
         code: 'cell.build-request-stale',

@@ -1,6 +1,6 @@
 import type {Finding} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
-import {instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
+import {inConductor, instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
 
 export const instanceMappedWrongCell: CheckUnit = {
   code: 'cell.instance-mapped-wrong-cell',
@@ -8,7 +8,7 @@ export const instanceMappedWrongCell: CheckUnit = {
   severity: 'error',
   summary: 'instance_mapping with a NULL or another cell than the one the instance lives in',
   explain: {
-    cause: "The mapping's cell_id is NULL (a boot still in the conductor, or one that failed before scheduling) or another cell than the instance's: a cross-cell move interrupted, or a database restored in one cell only.",
+    cause: "The mapping's cell_id is NULL (a boot the conductor left after creating the instance; one still under way, building with its build request, is not reported) or another cell than the instance's: a cross-cell move interrupted, or a database restored in one cell only.",
     repair: '`cloudctl cells map-instances` points the mapping at the cell the instance lives in.',
   },
   run(ctx) {
@@ -22,6 +22,8 @@ export const instanceMappedWrongCell: CheckUnit = {
       const inst = rows[0]
       // A NULL cell is no proof of where it lives while a cell is unreadable (the outage rule).
       if (mapping.cell_id === null && anyCellDown) continue
+      // Phase 2 of a boot: the conductor has created the instance in its cell and maps it next.
+      if (mapping.cell_id === null && inConductor(ctx, inst)) continue
       const mappedCell = ctx.cellById(mapping.cell_id)
       if (mappedCell?.uuid === inst.cell_uuid) continue
       // Mapped to a cell we could not read: the instance may be live there too, so say nothing.

@@ -89,3 +89,12 @@ export function instanceSubject(ctx: AuditContext, inst: Instance): InstanceSubj
     consumer_uuid: inst.uuid,
   }
 }
+
+/**
+ * Phase 2 of a boot (conductor schedule_and_build_instances): the instance is created in its cell,
+ * building, while its build request is still there and its mapping has no cell yet; the conductor
+ * maps it (_map_instance_to_cell) and deletes the build request next. Not a fault while it lasts.
+ */
+export function inConductor(ctx: AuditContext, inst: Instance): boolean {
+  return inst.vm_state === 'building' && ctx.buildRequestUuids.has(inst.uuid) && ctx.mappingOf(inst.uuid)?.cell_id === null
+}

@@ -12,7 +12,7 @@
 import type {CloudModel} from '../../domain/model.js'
 import type {Allocation, Consumer, Instance, Migration} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
-import {type AuditContext, holdsResources, isMigrationInProgress} from '../context.js'
+import {type AuditContext, awaitsClaim, holdsResources, isMigrationInProgress} from '../context.js'
 import {amountMismatchOf} from './amount-mismatch.js'
 import {AmountMatcher} from './amounts.js'
 import {consumerProblem} from './consumer-incomplete.js'
@@ -146,6 +146,9 @@ class Classifier {
   /** `moving`: the instance's in-progress migrations (ctx.inProgressByInstance). */
   private judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined, moving: readonly Migration[]): void {
     const inst = live[0]
+    // A build (or unshelve) in flight holds the scheduler's allocations wherever it chose: nothing
+    // to compare them with until nova-compute claims on a host.
+    if (live.some(awaitsClaim)) return this.checkConsumerRow(consumer, groups, row, inst)
     let aggs: Set<string> | undefined
     let allFine = true
     for (const g of groups) {
@@ -192,7 +195,7 @@ class Classifier {
 
   private judgeUnallocated(uuid: string, inst: Instance): void {
     const {ctx} = this
-    if (inst.host === null || !holdsResources(inst)) return
+    if (inst.host === null || !holdsResources(inst) || awaitsClaim(inst)) return
     const dark = ctx.unreadableHomesOf(uuid)
     if (dark.length > 0) return this.undecide(uuid, dark)
     const expected = ctx.expected(inst)
@@ -203,16 +206,9 @@ class Classifier {
     this.flag(uuid, this.v.missing, {uuid, inst, expected: expected.value, cn, rp})
   }
 
-  /**
-   * The outage rule: the unreadable cells a consumer's judgement depends on. The instance behind it
-   * (a migration's instance for a migration consumer) must be mapped to a readable cell, and every
-   * provider it holds allocations on must stand for a host of a readable cell.
-   */
+  /** The outage rule (ctx.unreadableCellsOfConsumer): the unreadable cells a consumer's judgement depends on. */
   private darkCellsOf(consumer: string, groups: Group[]): string[] {
-    const migration = this.model.migrationsByUuid.get(consumer)
-    const cells = new Set(this.ctx.unreadableHomesOf(migration?.instance_uuid ?? consumer))
-    for (const g of groups) for (const c of this.ctx.unreadableCellsOfProvider(g.rp)) cells.add(c)
-    return [...cells]
+    return this.ctx.unreadableCellsOfConsumer(consumer, groups.map((g) => g.rp))
   }
 
   private undecide(consumer: string, cells: string[]): void {

@@ -29,7 +29,7 @@ export function duplicateNames(ctx: AuditContext): {groups: DuplicateGroup[]; cl
     for (const [hostname, rps] of byHostname) {
       if (rps.length < 2) continue
       const extra = rps.filter((rp) => !ctx.computeNodeOf(rp))
-      if (extra.length === 0 || !extra.every((rp) => absenceDecidable(ctx, rp))) continue
+      if (extra.length === 0 || !absenceDecidable(ctx)) continue
       for (const rp of extra) claimed.add(rp.id)
       groups.push({hostname, rps, extra})
     }

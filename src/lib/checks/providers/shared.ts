@@ -6,7 +6,7 @@
  */
 import type {FindingSubject} from '../../domain/finding.js'
 import type {ComputeNode, ResourceProvider} from '../../domain/snapshot.js'
-import {type AuditContext, shortHostName} from '../context.js'
+import type {AuditContext} from '../context.js'
 
 export const REPAIR = 'cloudctl repair providers'
 
@@ -46,12 +46,13 @@ export function providerSubject(ctx: AuditContext, rp: ResourceProvider, cn?: Co
   return subject
 }
 
-/** Absence of a compute node is only a fact when the cell that would hold it was read. */
-export function absenceDecidable(ctx: AuditContext, rp: ResourceProvider): boolean {
-  if (ctx.model.allCellsAvailable) return true
-  if (rp.name === null) return false
-  const mappings = ctx.hostMappingsByHost.get(rp.name) ?? ctx.hostMappingsByHost.get(shortHostName(rp.name)) ?? []
-  return mappings.length > 0 && mappings.every((hm) => ctx.cellById(hm.cell_id)?.status === 'available')
+/**
+ * Absence of a compute node is only a fact when every cell was read: the host mappings of its host
+ * may be as wrong as instance mappings (issue 25's double fault: a host of the dark cell mapped to a
+ * readable one), so they do not tell which cell would hold it.
+ */
+export function absenceDecidable(ctx: AuditContext): boolean {
+  return ctx.model.allCellsAvailable
 }
 
 /** Root providers that are not sharing providers: the ones that stand for a compute node. */

@@ -34,7 +34,7 @@ export function staleProviders(ctx: AuditContext): {stale: Array<{rp: ResourcePr
       }
       const rows = model.computeNodesByUuid.get(rp.uuid) ?? []
       if (rows.length > 0) stale.push({rp, cause: 'compute-node-deleted', detail: {compute_nodes: rows.map(cnRow)}})
-      else if (absenceDecidable(ctx, rp)) stale.push({rp, cause: 'no-compute-node', detail: {}})
+      else if (absenceDecidable(ctx)) stale.push({rp, cause: 'no-compute-node', detail: {}})
       else undecided++
     }
     return {stale, undecided}

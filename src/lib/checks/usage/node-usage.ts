@@ -155,14 +155,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
   for (const inst of resident) if (!add(usageOf.current(inst))) return undefined
   for (const x of migrations) if (!add(usageOf.of(x.inst, x.which))) return undefined
 
-  const expected: UsageColumns = {
-    vcpus_used: sum.vcpus,
-    memory_mb_used: sum.memory_mb,
-    local_gb_used: Math.floor(sum.local_gb),
-    free_ram_mb: cn.memory_mb - sum.memory_mb,
-    free_disk_gb: Math.floor(cn.local_gb - sum.local_gb),
-    running_vms: resident.length,
-  }
+  const expected = columnsOf(cn, sum, resident.length)
   const recorded = {
     vcpus_used: cn.vcpus_used,
     memory_mb_used: cn.memory_mb_used,
@@ -171,6 +164,36 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     free_disk_gb: cn.free_disk_gb,
     running_vms: cn.running_vms,
   }
+  let drift = driftOf(recorded, expected)
+  // A build's claim under way: instance_claim sets host and node, then writes the node row under the
+  // tracker's lock. A row that matches without the building instances is that moment, not drift.
+  const building = Object.keys(drift).length > 0 ? resident.filter((i) => i.vm_state === 'building') : []
+  if (building.length > 0) {
+    const without = {...sum}
+    for (const inst of building) {
+      const u = usageOf.current(inst) as Usage
+      without.vcpus -= u.vcpus
+      without.memory_mb -= u.memory_mb
+      without.local_gb -= u.local_gb
+    }
+    if (Object.keys(driftOf(recorded, columnsOf(cn, without, resident.length - building.length))).length === 0) drift = {}
+  }
+  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift, rowIsStale}
+}
+
+function columnsOf(cn: ComputeNode, sum: Usage, running: number): UsageColumns {
+  return {
+    vcpus_used: sum.vcpus,
+    memory_mb_used: sum.memory_mb,
+    local_gb_used: Math.floor(sum.local_gb),
+    free_ram_mb: cn.memory_mb - sum.memory_mb,
+    free_disk_gb: Math.floor(cn.local_gb - sum.local_gb),
+    running_vms: running,
+  }
+}
+
+function driftOf(recorded: NodeUsage['recorded'], expected: UsageColumns): NodeUsage['drift'] {
   const drift: NodeUsage['drift'] = {}
   for (const k of Object.keys(expected) as Array<keyof UsageColumns>) {
     const r = recorded[k]
@@ -179,8 +202,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     const tol = k === 'local_gb_used' || k === 'free_disk_gb' ? 1 : 0
     if (Math.abs(r - expected[k]) > tol) drift[k] = {recorded: r, expected: expected[k], diff: r - expected[k]}
   }
-  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
-  return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift, rowIsStale}
+  return drift
 }
 
 export function usageSubject(ctx: AuditContext, u: NodeUsage) {
