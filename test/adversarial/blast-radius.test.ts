@@ -14,6 +14,7 @@ import type {RepairPlan} from '../../src/lib/repairs/plan.js'
 import {CloudBuilder} from '../support/builders.js'
 import {cloudctl} from '../support/cli.js'
 import {type RepairWorld, closeConnection, openConnection, repairWorld} from '../repairs/support.js'
+import {checksums as cloudChecksums} from './executor-support.js'
 
 /**
  * 40 live instances and 40 deleted ones whose allocations leaked (3 rows each: 120 of 240 rows);
@@ -46,22 +47,7 @@ let src: string[]
 let runs = 0
 const state = () => ['--undo-dir', join(tmp, `undo-${++runs}`), '--audit-log', join(tmp, 'audit.log')]
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud)
 
 const changed = (a: Map<string, string>, b: Map<string, string>) => [...a.keys()].filter((k) => a.get(k) !== b.get(k)).sort()
 

@@ -15,6 +15,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cloudctl} from '../support/cli.js'
 import {closeConnection, openConnection} from '../repairs/support.js'
 import {ENABLE_HINT, type RealCloud, missingNova, realCloud} from '../realnova/support.js'
+import {changedTables, checksums as cloudChecksums} from './executor-support.js'
 
 const missing = missingNova()
 const available = missing.length === 0
@@ -49,24 +50,8 @@ describe.runIf(available)('boot windows nova itself held: nothing judged, nothin
   let src: string[]
   const uuids = () => Object.keys(WINDOWS).map((n) => servers[n])
 
-  async function checksums(): Promise<Map<string, string>> {
-    const out = new Map<string, string>()
-    const conn = await openConnection(cloud.api)
-    try {
-      for (const db of cloud.databases) {
-        const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-        for (const {t} of tables as Array<{t: string}>) {
-          const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-          out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-        }
-      }
-    } finally {
-      await closeConnection(conn)
-    }
-    return out
-  }
+  const checksums = () => cloudChecksums({allDatabases: () => cloud.databases})
 
-  const changed = (a: Map<string, string>, b: Map<string, string>) => [...a.keys()].filter((k) => a.get(k) !== b.get(k))
 
   beforeAll(async () => {
     cloud = await realCloud('held', 'zed', 'boot_windows')
@@ -139,7 +124,7 @@ describe.runIf(available)('boot windows nova itself held: nothing judged, nothin
       const r = await cloudctl([...args, ...src, '--apply', '--yes', '--json', '--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)])
       expect(r.stderr).not.toMatch(/\n\s+at /)
       expect(r.exitCode, r.stdout).toBe(0)
-      expect(changed(before, await checksums())).toEqual([])
+      expect(changedTables(before, await checksums())).toEqual([])
     })
   }
 })

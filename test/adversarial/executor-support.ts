@@ -52,8 +52,11 @@ export async function paused(cli: RunningCli): Promise<void> {
   })
 }
 
-/** "database.table" -> CHECKSUM TABLE of every table of every database of the cloud. */
-export async function checksums(cloud: TestCloud): Promise<Map<string, string>> {
+/** Keys a checksum by its database's role in the cloud (api, placement, cell0, cell1...) and table. */
+export const byRole = (db: string, table: string): string => `${db.replace(/^.*_(api|placement|cell0|cell\d+)$/, '$1')}.${table}`
+
+/** "database.table" (or `key`'s name) -> CHECKSUM TABLE of every table of every database of the cloud. */
+export async function checksums(cloud: Pick<TestCloud, 'allDatabases'>, key: (db: string, table: string) => string = (db, t) => `${db}.${t}`): Promise<Map<string, string>> {
   const conn = await adminConnection()
   try {
     const out = new Map<string, string>()
@@ -61,7 +64,7 @@ export async function checksums(cloud: TestCloud): Promise<Map<string, string>> 
       const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
       for (const {t} of tables as Array<{t: string}>) {
         const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0]?.Checksum))
+        out.set(key(db, t), String((rows as Array<{Checksum: unknown}>)[0]?.Checksum))
       }
     }
     return out

@@ -15,6 +15,7 @@ import {CELL0_UUID, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {cloudctl} from '../support/cli.js'
 import {CloudBuilder} from '../support/builders.js'
 import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from '../repairs/support.js'
+import {byRole, checksums as cloudChecksums} from './executor-support.js'
 
 interface Seeded {
   snapshot: Snapshot
@@ -47,22 +48,7 @@ let tmp: string
 let src: string[]
 const DARK = ['--cell-db', 'cell1=mysql+pymysql://root@127.0.0.1:3399/nova_cell1?connect_timeout=3']
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db.replace(/^.*_(api|placement|cell0|cell1|cell2)$/, '$1')}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud, byRole)
 
 const changedTables = (a: Map<string, string>, b: Map<string, string>) => [...a.keys()].filter((k) => a.get(k) !== b.get(k)).sort()
 

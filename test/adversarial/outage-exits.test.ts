@@ -13,6 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {cloudctl} from '../support/cli.js'
 import {CloudBuilder} from '../support/builders.js'
 import {type RepairWorld, closeConnection, openConnection, repairWorld} from '../repairs/support.js'
+import {checksums as cloudChecksums} from './executor-support.js'
 
 let world: RepairWorld
 let src: string[]
@@ -47,22 +48,7 @@ async function onCell1(statement: string): Promise<void> {
   }
 }
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud)
 
 const cell1Url = () => world.cloud.cellUrls.cell1
 const OUTAGES: Array<{name: string; args: () => string[]; setup?: string; teardown?: string}> = [

@@ -20,6 +20,7 @@ import {cloudctl} from '../support/cli.js'
 import {CloudBuilder} from '../support/builders.js'
 import {addAllocations} from '../repairs/faults.js'
 import {type RepairWorld, closeConnection, diffDumps, openConnection, repairWorld} from '../repairs/support.js'
+import {byRole, checksums as cloudChecksums} from './executor-support.js'
 
 interface Seeded {
   snapshot: Snapshot
@@ -59,22 +60,7 @@ let src: string[]
 let leakRemoved = false
 const state = (name: string) => ['--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)]
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db.replace(/^.*_(api|placement|cell0|cell1|cell2)$/, '$1')}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud, byRole)
 
 function changedTables(a: Map<string, string>, b: Map<string, string>): string[] {
   return [...a.keys()].filter((k) => a.get(k) !== b.get(k)).sort()

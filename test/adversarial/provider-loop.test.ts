@@ -16,6 +16,7 @@ import {cloudctl} from '../support/cli.js'
 import {CloudBuilder} from '../support/builders.js'
 import {addAllocations} from '../repairs/faults.js'
 import {type RepairWorld, closeConnection, openConnection, repairWorld} from '../repairs/support.js'
+import {checksums as cloudChecksums} from './executor-support.js'
 
 /** A runaway walk dies of this heap instead of eating the machine; a correct run needs far less. */
 const BOUNDED = {NODE_OPTIONS: '--max-old-space-size=192'}
@@ -58,22 +59,7 @@ async function sql(statements: Array<[string, unknown[]]>): Promise<void> {
   }
 }
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud)
 
 /** Each provider back to a root of its own, as placement wrote it. */
 const RESET: Array<[string, unknown[]]> = [['UPDATE resource_providers SET parent_provider_id = NULL, root_provider_id = id', []]]

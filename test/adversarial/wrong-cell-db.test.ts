@@ -19,6 +19,7 @@ import type {RepairPlan} from '../../src/lib/repairs/plan.js'
 import {CloudBuilder} from '../support/builders.js'
 import {cloudctl} from '../support/cli.js'
 import {type RepairWorld, closeConnection, openConnection, repairWorld} from '../repairs/support.js'
+import {checksums as cloudChecksums} from './executor-support.js'
 
 const HOSTS = ['c1-cmp1', 'c1-cmp2', 'c1-cmp3', 'c1-cmp4', 'c1-cmp5', 'c1-cmp6']
 
@@ -70,22 +71,7 @@ async function sql(url: string, text: string, params: unknown[] = []): Promise<v
   }
 }
 
-async function checksums(): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  const conn = await openConnection(world.cloud.apiUrl)
-  try {
-    for (const db of world.cloud.allDatabases()) {
-      const [tables] = await conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [db])
-      for (const {t} of tables as Array<{t: string}>) {
-        const [rows] = await conn.query(`CHECKSUM TABLE \`${db}\`.\`${t}\``)
-        out.set(`${db}.${t}`, String((rows as Array<{Checksum: unknown}>)[0].Checksum))
-      }
-    }
-  } finally {
-    await closeConnection(conn)
-  }
-  return out
-}
+const checksums = () => cloudChecksums(world.cloud)
 
 const changed = (a: Map<string, string>, b: Map<string, string>) => [...a.keys()].filter((k) => a.get(k) !== b.get(k)).sort()
 
