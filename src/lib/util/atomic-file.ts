@@ -37,14 +37,6 @@ export function unreadableText(error: unknown): string {
   return errnoText(error)
 }
 
-function describeType(st: Stats): string {
-  if (st.isDirectory()) return 'a directory'
-  if (st.isCharacterDevice()) return 'a character device'
-  if (st.isBlockDevice()) return 'a block device'
-  if (st.isFIFO()) return 'a FIFO'
-  if (st.isSocket()) return 'a socket'
-  return 'not a regular file'
-}
 
 /**
  * Where a whole-file write may go. A rename replaces whatever PATH is: a symlink would become a
@@ -70,9 +62,9 @@ export async function regularFileTarget(path: string, fail: (why: string) => Err
     } catch (error) {
       throw fail(`a symlink whose target cannot be followed (${errnoText(error)})`)
     }
-    if (!st.isFile()) throw fail(`a symlink to ${describeType(st)} (${real})${devHint(st)}`)
+    if (!st.isFile()) throw fail(`a symlink to ${fileKind(st)} (${real})${devHint(st)}`)
   } else if (st && !st.isFile()) {
-    throw fail(`${describeType(st)}${devHint(st)}`)
+    throw fail(`${fileKind(st)}${devHint(st)}`)
   }
   const dir = dirname(real)
   let d: Stats
@@ -181,4 +173,14 @@ export async function refuseCollidingPaths(outputs: NamedPath[], inputs: NamedPa
       }
     }
   }
+}
+
+/** What a non-regular file is, for the one-line refusal. */
+export function fileKind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory'
+  if (st.isCharacterDevice()) return 'a character device'
+  if (st.isBlockDevice()) return 'a block device'
+  if (st.isFIFO()) return 'a FIFO (named pipe)'
+  if (st.isSocket()) return 'a socket'
+  return 'not a regular file'
 }

@@ -8,7 +8,7 @@
  */
 import {closeSync, constants as fsConstants, fstatSync, openSync, readSync, type Stats} from 'node:fs'
 
-import {unreadableText} from './atomic-file.js'
+import {fileKind, unreadableText} from './atomic-file.js'
 
 export const MIB = 1024 * 1024
 
@@ -18,15 +18,6 @@ export function sizeText(bytes: number): string {
   return bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : `${bytes} bytes`
 }
 
-/** What a non-regular file is, for the one-line refusal. */
-export function fileKind(st: Stats): string {
-  if (st.isDirectory()) return 'a directory'
-  if (st.isCharacterDevice()) return 'a character device'
-  if (st.isBlockDevice()) return 'a block device'
-  if (st.isFIFO()) return 'a FIFO (named pipe)'
-  if (st.isSocket()) return 'a socket'
-  return 'not a regular file'
-}
 
 /**
  * Why the read failed: `why` is the few words for the error line; `errno` is set when the system

@@ -12,6 +12,7 @@ import {closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSy
 import {dirname} from 'node:path'
 
 import {CloudctlError, ExitCode} from '../../errors.js'
+import {fileKind} from '../../util/atomic-file.js'
 import {scrub} from '../../util/redact.js'
 
 /** statfs(2) f_type of the kernel's pseudo-filesystems: files there are not storage. */
@@ -37,14 +38,6 @@ function refuse(path: string, why: string): CloudctlError {
   return new CloudctlError(`the audit log ${path} ${why}: its lines would be lost; nothing was written to the databases`, {exitCode: ExitCode.CONFIG, code: 'AuditLogNotRegular', hint: HINT})
 }
 
-function kindOf(st: import('node:fs').Stats): string {
-  if (st.isCharacterDevice()) return 'a character device'
-  if (st.isBlockDevice()) return 'a block device'
-  if (st.isFIFO()) return 'a FIFO'
-  if (st.isSocket()) return 'a socket'
-  if (st.isDirectory()) return 'a directory'
-  return 'not a regular file'
-}
 
 /** The pseudo-filesystem `path` (or its nearest existing ancestor) lives on, if any. */
 function pseudoFilesystem(path: string): string | undefined {
@@ -73,7 +66,7 @@ export function checkAuditLogPath(path: string): void {
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse(path, `cannot be examined (${code ?? String(error)})`)
   }
   // A directory is left to the open, which says EISDIR as for any path that cannot be written.
-  if (st && !st.isFile() && !st.isDirectory()) throw refuse(path, `is ${kindOf(st)}`)
+  if (st && !st.isFile() && !st.isDirectory()) throw refuse(path, `is ${fileKind(st)}`)
   const fs = pseudoFilesystem(path)
   if (fs) throw refuse(path, `is on the ${fs} pseudo-filesystem`)
 }
@@ -99,7 +92,7 @@ export class AuditLog {
     const st = fstatSync(fd)
     if (!st.isFile()) {
       closeSync(fd)
-      throw refuse(path, `is ${kindOf(st)}`)
+      throw refuse(path, `is ${fileKind(st)}`)
     }
     return new AuditLog(path, fd)
   }
