@@ -56,7 +56,7 @@ const CASES: Array<{id: string; args: (file: string, instance: string) => string
   {id: 'version', args: () => ['version']},
 ]
 // `repair undo` needs an undo file a repair --apply wrote on a database: its declared listing is the
-// repairs' one (src/lib/output/listings.ts REPAIR_LISTING), held by the repair cases above.
+// repairs' one (src/lib/output/listings.ts REPAIR_LISTING), which the repair cases above run.
 const NOT_RUN_HERE = ['repair:undo']
 
 const header = (stdout: string) => stdout.split('\n')[0]
@@ -146,5 +146,28 @@ describe('declared listing columns', () => {
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).toContain('no column "nope"')
     expect(bad.stderr).toMatch(/Hint: Columns: host, node, cell/)
+  })
+
+  it('a repair lists its plan: one row per write, as its table; -c statement for scripts; nothing to do is the header alone', async () => {
+    interface Step {db: string; op: string; table: string; why: string}
+    const j = JSON.parse((await cloudctl(['repair', 'leaks', '-s', DEMO, '--json'])).stdout) as {plan: {steps: Step[]}}
+    const writes = j.plan.steps.filter((s) => s.op !== 'check')
+    expect(writes.length).toBeGreaterThan(0)
+    expect(writes.length).toBeLessThan(j.plan.steps.length)
+    const csv = await cloudctl(['repair', 'leaks', '-s', DEMO, '-f', 'csv'])
+    expect(csv.exitCode).toBe(3)
+    const lines = csv.stdout.trim().split('\n')
+    expect(lines[0]).toBe('"db","statement","parameters","rows","why"')
+    expect(lines).toHaveLength(writes.length + 1)
+    const v = await cloudctl(['repair', 'leaks', '-s', DEMO, '-f', 'value', '-c', 'Database,op,why'])
+    expect(v.stdout.trim().split('\n')).toEqual(writes.map((s) => `${s.db} ${s.op} ${s.why}`))
+    const stmt = await cloudctl(['repair', 'leaks', '-s', DEMO, '-f', 'value', '-c', 'statement'])
+    const statements = stmt.stdout.trim().split('\n')
+    expect(statements).toHaveLength(writes.length)
+    // Each row is its step's statement: a DELETE or UPDATE of the step's table (repair leaks does both).
+    expect(statements.map((sql) => sql.replace(/^(DELETE FROM|UPDATE) (`\w+`).*$/, '$1 $2'))).toEqual(writes.map((w) => `${w.op === 'delete' ? 'DELETE FROM' : 'UPDATE'} \`${w.table}\``))
+    const none = await cloudctl(['repair', 'leaks', '-s', clean, '-f', 'value', '-c', 'statement'])
+    expect(none.exitCode).toBe(0)
+    expect(none.stdout.trim()).toBe('')
   })
 })

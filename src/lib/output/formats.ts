@@ -53,8 +53,10 @@ export interface Column {
 }
 
 export interface ListingSpec {
-  /** The array of the JSON document whose items are the rows; absent: the document is the one row. */
+  /** The array of the JSON document whose items are the rows (`plan.steps`: one level down); absent: the document is the one row. */
   rows?: string
+  /** Which of those items are rows (a plan's writes, not its lock/check steps, as its table shows). */
+  keep?: (row: Record<string, unknown>) => boolean
   /** The columns csv and value print without -c: the human table's, in its order. */
   columns: Column[]
   /** Further columns only -c shows. */
@@ -104,7 +106,11 @@ export function declaredListing(doc: unknown, spec: ListingSpec, wanted: string[
         })
   let rows: Array<Record<string, unknown>> = []
   if (spec.rows === undefined) rows = isPlainObject(doc) ? [doc] : []
-  else if (isPlainObject(doc) && Array.isArray(doc[spec.rows])) rows = (doc[spec.rows] as unknown[]).filter(isPlainObject)
+  else if (isPlainObject(doc)) {
+    const items = valueAt(doc, spec.rows)
+    if (Array.isArray(items)) rows = items.filter(isPlainObject)
+  }
+  if (spec.keep) rows = rows.filter(spec.keep)
   return {
     columns: columns.map((c) => c.key),
     rows: rows.map((r) => Object.fromEntries(columns.map((c) => [c.key, c.value ? c.value(r) : valueAt(r, c.key)]))),

@@ -4,6 +4,8 @@
 import type {FindingSubject} from '../domain/finding.js'
 import {formatSubject} from './findings-formatter.js'
 import type {ListingSpec} from './formats.js'
+import {stepCells} from './plan-formatter.js'
+import type {Step} from '../repairs/plan.js'
 
 const subjectOf = (row: Record<string, unknown>): FindingSubject => (row.subject ?? {}) as FindingSubject
 
@@ -30,10 +32,20 @@ export const FINDINGS_LISTING: ListingSpec = {
 }
 
 /**
- * A repair's (and cells discover-hosts'/map-instances') result: one row, its exit code and what was
- * applied (null on a dry run), whatever the plan holds.
+ * A repair's (and cells discover-hosts'/map-instances', repair undo's) plan: one row per write, as the
+ * plan table shows them (`-c op` and the lock/check steps are in the JSON document), whether dry run or
+ * applied. Nothing to do: the header alone.
  */
 export const REPAIR_LISTING: ListingSpec = {
-  columns: [{key: 'exit_code'}, {key: 'applied'}, {key: 'release'}],
-  more: [{key: 'plan'}],
+  rows: 'plan.steps',
+  keep: (r) => r.op !== 'check',
+  columns: [
+    {key: 'db', label: 'database'},
+    {key: 'statement', label: 'Statement', value: (r) => stepCells(r as unknown as Step).statement},
+    {key: 'parameters', label: 'Parameters', value: (r) => stepCells(r as unknown as Step).parameters},
+    {key: 'rows', label: 'Rows', value: (r) => stepCells(r as unknown as Step).rows},
+    {key: 'why', label: 'Why'},
+  ],
+  more: [{key: 'op'}, {key: 'table'}, {key: 'code'}, {key: 'key'}, {key: 'expect'}, {key: 'set'}, {key: 'where'}],
+  open: ['key', 'expect', 'set', 'where'],
 }
