@@ -6,8 +6,15 @@ import {FINDING_CODES} from '../lib/checks/index.js'
 import {type ExplainedCode, explainCode} from '../lib/checks/explain.js'
 import {CloudctlError, ExitCode} from '../lib/errors.js'
 import {displayWidth} from '../lib/output/table.js'
+import type {ListingSpec} from '../lib/output/formats.js'
 
 export default class Explain extends CloudctlCommand<typeof Explain> {
+  static override listing: ListingSpec = {
+    rows: 'codes',
+    columns: [{key: 'code'}, {key: 'check'}, {key: 'severity'}, {key: 'summary'}],
+    more: [{key: 'cause'}, {key: 'repair'}, {key: 'runbook'}, {key: 'docs'}],
+  }
+
   static override summary = 'What a finding code means, how nova gets there, what the repair does.'
 
   static override description =
@@ -21,7 +28,6 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
     '<%= config.bin %> <%= command.id %> -f value -c code -c severity',
   ]
 
-  static override listingKey = 'codes'
 
   async run(): Promise<{codes: ExplainedCode[]}> {
     const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)

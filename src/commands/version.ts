@@ -1,4 +1,5 @@
 import {CloudctlCommand} from '../lib/cli/base-command.js'
+import type {ListingSpec} from '../lib/output/formats.js'
 
 export interface VersionResult {
   cloudctl: string
@@ -7,6 +8,10 @@ export interface VersionResult {
 }
 
 export default class Version extends CloudctlCommand<typeof Version> {
+  static override listing: ListingSpec = {
+    columns: [{key: 'cloudctl'}, {key: 'node'}, {key: 'platform'}],
+  }
+
   static override summary = 'Show the cloudctl version (and Node.js, platform), for bug reports.'
 
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> -f value -c cloudctl']

@@ -3,8 +3,11 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planDiscoverHosts} from '../../lib/repairs/cells.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscoverHosts> {
+  static override listing = REPAIR_LISTING
+
   static override summary = 'Create host mappings for unmapped compute hosts and set compute_nodes.mapped.'
 
   static override description = `The counterpart of \`nova-manage cell_v2 discover_hosts\`: a host_mapping for every compute host without one (by live compute node, or with --by-service by live nova-compute service), and compute_nodes.mapped = 1. Unlike nova-manage, hosts whose nodes already say mapped = 1 but have no host mapping are mapped too (nova-manage reports "Found 0 unmapped computes" for them forever). Host mappings pointing at the wrong cell are corrected; with --prune, host mappings of hosts running nova-compute in no cell are removed.`

@@ -5,6 +5,7 @@ import {ExitCode} from '../../lib/errors.js'
 import {releaseLine} from '../../lib/output/snapshot-formatter.js'
 import {renderTable} from '../../lib/output/table.js'
 import {redact} from '../../lib/util/redact.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export interface CellRow {
   name: string | null
@@ -23,6 +24,21 @@ export interface CellRow {
 }
 
 export default class CellsList extends CloudctlCommand<typeof CellsList> {
+  static override listing: ListingSpec = {
+    rows: 'cells',
+    columns: [
+      {key: 'name', label: 'Name'},
+      {key: 'uuid', label: 'UUID'},
+      {key: 'state', label: 'State'},
+      {key: 'disabled', label: 'Disabled'},
+      {key: 'transport_url', label: 'Transport URL'},
+      {key: 'database_connection', label: 'Database Connection'},
+      {key: 'hosts', label: 'Hosts (mapped)'},
+      {key: 'instances', label: 'Instances (mapped)'},
+    ],
+    more: [{key: 'error'}, {key: 'host_mappings'}, {key: 'instance_mappings'}, {key: 'release', label: 'Release'}],
+  }
+
   static override summary = 'Cells with their state, hosts and instance counts (passwords redacted).'
 
   static override description = 'Like `nova-manage cell_v2 list_cells`, plus whether cloudctl could read each cell, its compute hosts, live instances and the mappings nova_api holds for it. Exits 3 when a cell could not be read.'

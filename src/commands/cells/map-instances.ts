@@ -4,8 +4,11 @@ import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planMapInstances} from '../../lib/repairs/cells.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {MAX_COUNT} from '../../lib/cli/limits.js'
+import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class CellsMapInstances extends RepairCommand<typeof CellsMapInstances> {
+  static override listing = REPAIR_LISTING
+
   static override summary = 'Create missing instance mappings, fix NULL/wrong cell ids, resolve instances live in two cells.'
 
   static override description = `The counterpart of \`nova-manage cell_v2 map_instances\`: every instance row of a cell without an instance_mapping gets one (deleted instances too, oldest first, project and user from the instance), as nova-manage creates them. Also points NULL or wrong cell ids at the cell where the instance lives, and for an instance live in two cells keeps the copy that is live and not in ERROR and soft-deletes the other as nova does (deleted = id, deleted_at).

@@ -5,11 +5,17 @@ import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {type VerifyResult, verifyInstance} from '../../lib/repairs/verify-instance.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 /** The form nova writes instance uuids in (str(uuid.uuid4())), in either case. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVerifyInstance> {
+  static override listing: ListingSpec = {
+    rows: 'copies',
+    columns: [{key: 'cell'}, {key: 'cell_uuid'}, {key: 'id'}, {key: 'deleted'}, {key: 'vm_state'}, {key: 'host'}],
+  }
+
   static override summary = 'Is this instance mapped to the cell where it lives?'
 
   static override description = `The counterpart of \`nova-manage cell_v2 verify_instance\`. States: mapped (nova-manage 0), unmapped (1), no-cell (2), deleted (3), archived (4), and what nova-manage cannot see: mapped-to-wrong-cell, live-in-several-cells, cell-unavailable. cloudctl exits 0 for mapped and 3 for every other state (the nova-manage code is in the JSON output); a UUID argument that is not a uuid is exit 2 (nova-manage looks it up anyway and answers 1).`

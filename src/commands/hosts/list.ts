@@ -7,6 +7,7 @@ import {summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
 import {NotFoundError} from '../../lib/errors.js'
 import {renderTable} from '../../lib/output/table.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export interface HostRow {
   host: string | null
@@ -26,6 +27,30 @@ export interface HostRow {
 }
 
 export default class HostsList extends CloudctlCommand<typeof HostsList> {
+  static override listing: ListingSpec = {
+    rows: 'hosts',
+    columns: [
+      {key: 'host', label: 'Host'},
+      {key: 'node', label: 'Node'},
+      {key: 'cell', label: 'Cell'},
+      {key: 'service_state', label: 'Service'},
+      {key: 'provider_uuid', label: 'Provider'},
+      {key: 'availability_zone', label: 'AZ'},
+      {key: 'aggregates', label: 'Aggregates'},
+      {key: 'vcpus.used', label: 'vCPU'},
+      {key: 'memory_mb.used', label: 'RAM MB'},
+      {key: 'disk_gb.used', label: 'Disk GB'},
+      {key: 'pcpus.placement_used', label: 'PCPU'},
+    ],
+    more: [
+      {key: 'service_status'},
+      {key: 'disabled_reason'},
+      {key: 'forced_down'},
+      ...['vcpus', 'memory_mb', 'disk_gb'].flatMap((k) => [{key: `${k}.total`}, {key: `${k}.placement_used`}, {key: `${k}.placement_capacity`}]),
+      {key: 'pcpus.placement_capacity'},
+    ],
+  }
+
   static override summary = 'Compute hosts: cell, service state, provider, AZ, aggregates, usage versus capacity.'
 
   static override description = `Like \`openstack hypervisor list --long\` with what placement knows beside it: every live compute node with its cell, the state of its nova-compute service (up/down the way nova's servicegroup decides, enabled/disabled and why), its resource provider, availability zone and aggregates, and usage versus capacity as the compute node row counts it and as placement does (capacity = (total - reserved) x allocation_ratio).`
@@ -41,7 +66,6 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
     cell: Flags.string({summary: 'Only the hosts of this cell (name or uuid).'}),
   }
 
-  static override listingKey = 'hosts'
 
   async run(): Promise<{hosts: HostRow[]}> {
     const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))

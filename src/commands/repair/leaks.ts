@@ -4,8 +4,11 @@ import {planLeaks} from '../../lib/repairs/leaks.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownConsumer} from '../../lib/cli/require-known.js'
 import {refuseBrokenTrees} from '../../lib/repairs/tree-guard.js'
+import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairLeaks extends RepairCommand<typeof RepairLeaks> {
+  static override listing = REPAIR_LISTING
+
   static override summary = 'Remove leaked placement allocations (and with --heal create missing ones).'
 
   static override description = `Answers the leak findings of \`cloudctl audit leaks\`: allocation.consumer-deleted, consumer-unknown, migration-finished, evacuation-leftover and wrong-provider. Only the rows on the provider tree a finding names are removed; a consumer keeps its allocations elsewhere and its consumers row goes only when nothing is left. With --heal, live instances without allocations get them from their flavor and amount mismatches are corrected (what nova-manage placement heal_allocations does).

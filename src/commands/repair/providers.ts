@@ -4,8 +4,11 @@ import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownProvider} from '../../lib/cli/require-known.js'
 import {refuseBrokenTrees} from '../../lib/repairs/tree-guard.js'
+import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairProviders extends RepairCommand<typeof RepairProviders> {
+  static override listing = REPAIR_LISTING
+
   static override summary = 'Remove stale resource providers; fix provider uuid mismatches (--strategy rekey|move).'
 
   static override description = `Answers provider.stale: the provider's leaked allocations are removed first (re-checked as \`repair leaks\` does), then, leaves first, its trait links, aggregate links, inventories and the provider rows. A provider holding allocations that are not leaks (a live instance placed there, a move in progress) is refused and left whole.

@@ -5,11 +5,14 @@ import {planUndo, validateUndoFile} from '../../lib/repairs/undo.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {MIB, readBoundedFileSync} from '../../lib/util/bounded-read.js'
 import {jsonErrorText} from '../../lib/util/parse-errors.js'
+import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 /** V8's longest string is just under 512 MiB: a larger file could not be parsed as one JSON text anyway. */
 const MAX_UNDO_FILE_BYTES = 512 * MIB - 64
 
 export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
+  static override listing = REPAIR_LISTING
+
   static override summary = 'Put back every row an applied repair changed, from its undo file.'
 
   static override description = `Each row is restored only if it still holds the values the repair left (its after-image); a row already at its before-image is left alone, so undo also finishes a repair that was only partly committed. Dry run by default; --apply executes it with the same lock, confirmation, guards and audit log as every repair (and writes its own undo file).`

@@ -9,11 +9,18 @@ import {buildModel} from '../../lib/domain/model.js'
 import {ConfigError, ExitCode} from '../../lib/errors.js'
 import {renderBootReport} from '../../lib/output/simulation-formatter.js'
 import {simulateBootWhatIf, type BootWhatIfResult} from '../../lib/scenario/boot-what-if.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type {BootScenario} from '../../lib/scenario/boot-what-if.js'
 export type SimulateBootResult = BootWhatIfResult & {recorded_request?: RecordedRequest; scheduler_release: SimulatedReleaseChoice}
 
 export default class SimulateBoot extends SimulateCommand<typeof SimulateBoot> {
+  static override listing: ListingSpec = {
+    rows: 'instances',
+    columns: [{key: 'index'}, {key: 'instance_uuid'}, {key: 'host'}, {key: 'node'}],
+    more: [{key: 'allocations'}, {key: 'filters'}, {key: 'claim_failures'}],
+  }
+
   static override description = `Runs nova-api's availability-zone check, nova's request filters, placement's allocation-candidate search, the host filters and weighers and the claim, offline, and explains the outcome stage by stage: the placement query, candidates (and how many the limit cut), "Filter X: N -> M hosts", the weighed hosts and the chosen one(s), or a "0/N hosts are available: ..." summary.
 
 Faithful to nova 26 (Zed) / placement 8 or nova 31 (2025.1) / placement 13: the release the snapshot was captured from, or --release; random choices (host_subset_size, shuffle_best_same_weighed_hosts) use --seed. The --json document is the same for the same input and seed.

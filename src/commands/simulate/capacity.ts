@@ -11,10 +11,27 @@ import {ConfigError} from '../../lib/errors.js'
 import {renderCapacityHtml} from '../../lib/output/capacity-html.js'
 import {renderCapacity} from '../../lib/output/capacity-formatter.js'
 import {refuseCollidingPaths, writeFileAtomic} from '../../lib/util/atomic-file.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type SimulateCapacityResult = CapacityResult & {scheduler_release?: SimulatedReleaseChoice}
 
 export default class SimulateCapacity extends SimulateCommand<typeof SimulateCapacity> {
+  static override listing: ListingSpec = {
+    rows: 'flavors',
+    columns: [
+      {key: 'flavor'},
+      {key: 'vcpus', label: 'vCPU'},
+      {key: 'memory_mb', label: 'RAM MB'},
+      {key: 'disk_gb', label: 'disk GB'},
+      {key: 'fits'},
+      {key: 'naive', label: 'naive ÷'},
+      {key: 'overestimate'},
+      {key: 'limits', label: 'limited by (hosts)'},
+    ],
+    more: [{key: 'resources'}, {key: 'method'}, {key: 'by_az'}, {key: 'by_aggregate'}, {key: 'notes'}, {key: 'error'}],
+    open: ['resources'],
+  }
+
   static override description = `For each flavor (default: every public, enabled flavor), how many more instances fit, counted with the scheduler engine and consumption (filters, NUMA pinning, server groups, traits, max_unit, allocation ratios), not by division; the naive division figure is shown beside it. Broken down per availability zone and aggregate, per host with --per-host (with what refuses the next instance there).
 
 The what-if flags change the snapshot in memory first (nothing is written anywhere) and show the capacity beside the snapshot's: --apply-repairs shows what leaked allocations and stuck pinned CPUs cost.

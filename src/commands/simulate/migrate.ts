@@ -13,10 +13,16 @@ import {simulateMigration, type MigrationResult} from '../../lib/engine/migrate.
 import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
 import {renderMigration} from '../../lib/output/migration-formatter.js'
 import {loadSnapshot} from '../../lib/snapshot/load.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type SimulateMigrateResult = MigrationResult & {recorded_request: RecordedRequest; scheduler_release: SimulatedReleaseChoice}
 
 export default class SimulateMigrate extends CloudctlCommand<typeof SimulateMigrate> {
+  static override listing: ListingSpec = {
+    columns: [{key: 'kind'}, {key: 'instance.uuid'}, {key: 'instance.host'}, {key: 'destination.host'}, {key: 'destination.node'}, {key: 'no_valid_host'}, {key: 'summary'}],
+    more: [{key: 'instance.node'}, {key: 'instance.cell'}, {key: 'requested_host'}, {key: 'same_host_allowed'}],
+  }
+
   static override description = `Where nova would cold-migrate (or, with --live, live-migrate) an instance, or why it cannot, offline: the checks nova-api and the conductor make first (instance state, source nova-compute up, a --host that is not the source), then the request nova recorded for the instance (nova_api.request_specs) scheduled as a move, stage by stage.
 
 A move is not a boot: the source host is in ignore_hosts (a cold migration keeps it only when its provider reports COMPUTE_SAME_HOST_COLD_MIGRATE), force_hosts are reset, --host is a requested destination that still goes through the filters, only the hosts of the instance's cell are candidates, and the instance's own allocations stay counted on the source (the migration record holds them), never against the destination. A live migration tries again without a host whose hypervisor is of another type or older than the source's, as the conductor does.

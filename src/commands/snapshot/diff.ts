@@ -6,12 +6,29 @@ import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {renderDiff} from '../../lib/output/diff-formatter.js'
 import {diffSnapshots, type SnapshotDiff} from '../../lib/snapshot/diff.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type SnapshotDiffResult = SnapshotDiff
 
 const {snapshot: _snapshot, ...liveFlags} = sourceFlags
 
 export default class SnapshotDiffCommand extends CloudctlCommand<typeof SnapshotDiffCommand> {
+  static override listing: ListingSpec = {
+    rows: 'changes',
+    columns: [
+      {key: 'kind'},
+      {key: 'instance_uuid'},
+      {key: 'consumer_uuid'},
+      {key: 'provider'},
+      {key: 'resource_class'},
+      {key: 'host'},
+      {key: 'before'},
+      {key: 'after'},
+    ],
+    more: [{key: 'name'}, {key: 'provider_uuid'}, {key: 'node'}, {key: 'cell'}, {key: 'numa_cell'}, {key: 'used'}, {key: 'from'}, {key: 'to'}, {key: 'at'}, {key: 'added'}, {key: 'removed'}],
+    open: ['from', 'to', 'at'],
+  }
+
   static override args = {
     before: Args.string({description: 'The earlier snapshot: a file, or "live" to read the databases.', required: true}),
     after: Args.string({description: 'The later snapshot: a file, or "live" (the usual case: last night\'s file against now).', required: true}),

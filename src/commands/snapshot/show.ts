@@ -5,10 +5,27 @@ import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {renderSummary} from '../../lib/output/snapshot-formatter.js'
 import {type SnapshotSummary, summarize} from '../../lib/snapshot/summary.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type SnapshotShowResult = SnapshotSummary
 
 export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
+  static override listing: ListingSpec = {
+    rows: 'cells',
+    columns: [
+      {key: 'name', label: 'cell'},
+      {key: 'uuid'},
+      {key: 'status', label: 'state'},
+      {key: 'compute_services'},
+      {key: 'compute_services_down'},
+      {key: 'compute_services_disabled'},
+      {key: 'hosts'},
+      {key: 'instances'},
+      {key: 'instances_deleted', label: 'soft-deleted'},
+    ],
+    more: [{key: 'disabled'}, {key: 'database'}, {key: 'release'}],
+  }
+
   static override args = {
     source: Args.string({description: 'A snapshot file, or "live" to read the databases (the default).', required: false}),
   }

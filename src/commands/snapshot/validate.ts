@@ -8,6 +8,7 @@ import {ExitCode, SnapshotFormatError} from '../../lib/errors.js'
 import {renderValidation} from '../../lib/output/snapshot-formatter.js'
 import {readSnapshotFile} from '../../lib/snapshot/file.js'
 import {type ValidationProblem, validateSnapshotShape} from '../../lib/snapshot/schema.js'
+import type {ListingSpec} from '../../lib/output/formats.js'
 
 export interface SnapshotValidateResult {
   file: string
@@ -17,6 +18,11 @@ export interface SnapshotValidateResult {
 }
 
 export default class SnapshotValidate extends CloudctlCommand<typeof SnapshotValidate> {
+  static override listing: ListingSpec = {
+    rows: 'problems',
+    columns: [{key: 'where'}, {key: 'problem'}],
+  }
+
   static override args = {
     file: Args.string({description: 'Snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz).', required: true}),
   }

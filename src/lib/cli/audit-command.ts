@@ -8,6 +8,7 @@ import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {EVIDENCE_ROWS} from '../output/evidence.js'
 import {renderFindings} from '../output/findings-formatter.js'
+import {FINDINGS_LISTING} from '../output/listings.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
@@ -78,6 +79,8 @@ export interface AuditRunOptions {
 }
 
 export abstract class AuditCommand<T extends AuditCommandClass> extends CloudctlCommand<T> {
+  static override listing = FINDINGS_LISTING
+
   // T's flags include auditFlags (the constraint above), so its parsed flags hold their values.
   protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof auditFlags>
 

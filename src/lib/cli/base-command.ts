@@ -1,7 +1,7 @@
 import {Command, Errors, Flags, type Interfaces, ux} from './oclif.js'
 
 import {CloudctlError, ExitCode} from '../errors.js'
-import {type ExtraFormat, inferListing, renderCsv, renderJson, renderValue, renderYaml, selectColumns} from '../output/formats.js'
+import {declaredListing, type ExtraFormat, type ListingSpec, renderCsv, renderJson, renderValue, renderYaml} from '../output/formats.js'
 import {jsonDocument} from '../output/json-view.js'
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
@@ -38,8 +38,11 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   /** Formats only this command offers (also passed to formatFlags in its baseFlags). */
   static extraFormats: ReadonlyArray<ExtraFormat<never>> = []
 
-  /** Which array of the result document is its listing (csv, value, -c); default: the first one. */
-  static listingKey: string | undefined
+  /**
+   * The command's listing (csv, value, -c): which rows of its JSON document and which columns, declared
+   * once so that the header never depends on what the cloud holds. Every command with -f declares one.
+   */
+  static listing: ListingSpec | undefined
 
   protected flags!: CommandFlags<T>
   protected args!: CommandArgs<T>
@@ -154,7 +157,11 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     // Findings' evidence is cut to 20 rows per array unless the command has --full-evidence set.
     const fullEvidence = (this.flags as {'full-evidence'?: boolean} | undefined)?.['full-evidence'] === true
     json = jsonDocument(json, typeof process.exitCode === 'number' ? process.exitCode : 0, {fullEvidence})
-    const listing = () => selectColumns(inferListing(json, ctor.listingKey), out.columns)
+    const spec = ctor.listing
+    const listing = () => {
+      if (spec === undefined) throw new Error(`${this.id ?? 'this command'} declares no listing for -f ${out.format} / -c`)
+      return declaredListing(json, spec, out.columns)
+    }
     switch (out.format) {
       case 'yaml':
         ux.stdout(renderYaml(out.columns ? listing().rows : json))

@@ -5,9 +5,10 @@
  * `ExtraFormat` and `formatFlags` in src/lib/cli/format-flags.ts.
  *
  * Every command returns one result document (what `--json` prints). Its *listing* is the rows a
- * table, csv or value output shows: an array of objects in the document (`findings`, `cells`,
- * `steps`, ...), each row flattened one level (`subject.host`), or, for a document without one, a
- * single row of its top-level scalars.
+ * csv or value output shows, and what `-c` picks from: each command declares it once (`ListingSpec`:
+ * which array of the document, which columns), as cliff's commands declare their columns. The columns
+ * never depend on the data: a clean cloud prints the same header as a broken one, with no rows, so a
+ * script's `-c code` works whatever the cloud holds.
  */
 
 import {ConfigError} from '../errors.js'
@@ -40,57 +41,80 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/** A nested object becomes `parent.child` columns; deeper values stay JSON text in their cell. */
-export function flattenRow(row: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(row)) {
-    if (isPlainObject(v)) for (const [k2, v2] of Object.entries(v)) out[`${k}.${k2}`] = v2
-    else out[k] = v
-  }
-  return out
+const norm = (s: string) => s.toLowerCase().replace(/[\s-]+/g, '_')
+
+/** A column of a listing: its key (the csv header, `-c` name), the table's label, and how to read it. */
+export interface Column {
+  key: string
+  /** The human table's header for it, which `-c` accepts too (case-insensitively). */
+  label?: string
+  /** Default: the row's field `key`, or `a.b` one level down (`subject.host`). */
+  value?: (row: Record<string, unknown>) => unknown
 }
 
-function listingOf(rows: Array<Record<string, unknown>>): Listing {
-  const flat = rows.map(flattenRow)
-  const columns = new Set<string>()
-  for (const r of flat) for (const k of Object.keys(r)) columns.add(k)
-  return {columns: [...columns], rows: flat}
+export interface ListingSpec {
+  /** The array of the JSON document whose items are the rows (`plan.steps`: one level down); absent: the document is the one row. */
+  rows?: string
+  /** Which of those items are rows (a plan's writes, not its lock/check steps, as its table shows). */
+  keep?: (row: Record<string, unknown>) => boolean
+  /** The columns csv and value print without -c: the human table's, in its order. */
+  columns: Column[]
+  /** Further columns only -c shows. */
+  more?: Column[]
+  /** Fields whose own fields -c may name as well (`evidence.allocations`): open-ended, as JSON. */
+  open?: string[]
+}
+
+function valueAt(row: Record<string, unknown>, key: string): unknown {
+  if (key in row) return row[key]
+  const dot = key.indexOf('.')
+  if (dot < 0) return undefined
+  const parent = row[key.slice(0, dot)]
+  return isPlainObject(parent) ? parent[key.slice(dot + 1)] : undefined
+}
+
+/** The declared columns -c may name (the defaults first), for the usage error's hint. */
+export function columnNames(spec: ListingSpec): string[] {
+  return [...spec.columns, ...(spec.more ?? [])].map((c) => c.key)
+}
+
+function findColumn(spec: ListingSpec, name: string): Column | undefined {
+  const all = [...spec.columns, ...(spec.more ?? [])]
+  const exact = all.find((c) => c.key === name)
+  if (exact) return exact
+  const n = norm(name)
+  const byKey = all.find((c) => norm(c.key) === n) ?? all.find((c) => c.label !== undefined && norm(c.label) === n)
+  if (byKey) return byKey
+  const open = (spec.open ?? []).find((o) => n.startsWith(`${norm(o)}.`) && name.length > o.length + 1)
+  return open === undefined ? undefined : {key: `${open}${name.slice(open.length)}`}
 }
 
 /**
- * The rows of a result document: the named array when the command says which (`key`), else its first
- * top-level array of objects, else one row of its top-level scalars.
+ * A command's listing of its result document: the declared rows, and the declared columns (or those
+ * -c names, by key or by the table's label). An unknown name is a usage error listing the valid ones,
+ * whether or not the document holds any row.
  */
-export function inferListing(doc: unknown, key?: string): Listing {
-  if (Array.isArray(doc)) return listingOf(doc.filter(isPlainObject))
-  if (!isPlainObject(doc)) return {columns: ['value'], rows: [{value: doc}]}
-  if (key !== undefined && Array.isArray(doc[key])) return listingOf((doc[key] as unknown[]).filter(isPlainObject))
-  for (const v of Object.values(doc)) {
-    if (Array.isArray(v) && v.length > 0 && v.every(isPlainObject)) return listingOf(v as Array<Record<string, unknown>>)
+export function declaredListing(doc: unknown, spec: ListingSpec, wanted: string[] | undefined): Listing {
+  const names = (wanted ?? []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '')
+  const columns =
+    names.length === 0
+      ? spec.columns
+      : names.map((w) => {
+          const hit = findColumn(spec, w)
+          if (hit === undefined) throw new ConfigError(`no column "${w}" in this output`, `Columns: ${columnNames(spec).join(', ')}`, 'UsageError')
+          return hit
+        })
+  let rows: Array<Record<string, unknown>> = []
+  if (spec.rows === undefined) rows = isPlainObject(doc) ? [doc] : []
+  else if (isPlainObject(doc)) {
+    const items = valueAt(doc, spec.rows)
+    if (Array.isArray(items)) rows = items.filter(isPlainObject)
   }
-  const scalars: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(doc)) if (!isPlainObject(v) && !Array.isArray(v)) scalars[k] = v
-  return {columns: Object.keys(scalars), rows: [scalars]}
-}
-
-const norm = (s: string) => s.toLowerCase().replace(/[\s-]+/g, '_')
-
-/** Keep the columns asked for, in the order asked; an unknown name is a usage error listing the valid ones. */
-export function selectColumns(listing: Listing, wanted: string[] | undefined): Listing {
-  if (!wanted || wanted.length === 0) return listing
-  const names = wanted.flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '')
-  const columns = names.map((w) => {
-    const hit = listing.columns.find((c) => c === w) ?? listing.columns.find((c) => norm(c) === norm(w))
-    if (hit === undefined) {
-      throw new ConfigError(
-        `no column "${w}" in this output`,
-        listing.columns.length > 0 ? `Columns: ${listing.columns.join(', ')}` : 'This command has no rows to pick columns from.',
-        'UsageError',
-      )
-    }
-    return hit
-  })
-  return {columns, rows: listing.rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c]])))}
+  if (spec.keep) rows = rows.filter(spec.keep)
+  return {
+    columns: columns.map((c) => c.key),
+    rows: rows.map((r) => Object.fromEntries(columns.map((c) => [c.key, c.value ? c.value(r) : valueAt(r, c.key)]))),
+  }
 }
 
 /** A cell as text: null/undefined empty, objects and arrays as compact JSON. */

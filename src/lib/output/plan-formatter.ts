@@ -50,6 +50,15 @@ function expectedRows(s: Step): string {
   return '1'
 }
 
+/**
+ * A step's statement, parameters and expected rows as the plan table shows them: also the columns of
+ * a repair's csv/value listing (src/lib/output/listings.ts).
+ */
+export function stepCells(s: Step): {statement: string; parameters: string; rows: string} {
+  const {sql} = stepSql(s)
+  return {statement: `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, parameters: paramsText(s), rows: expectedRows(s)}
+}
+
 /** Every step: database, statement, parameters, rows expected, why. `verbose` also shows the lock/check steps. */
 export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: boolean} = {}): string {
   const c = theme()
@@ -76,8 +85,8 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
         // Without --verbose the writes are numbered 1..n; --verbose numbers every step (checks too).
         ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
         shown.map((s, i) => {
-          const {sql} = stepSql(s)
-          return [i + 1, label(s.db), `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, paramsText(s), expectedRows(s), s.why]
+          const cells = stepCells(s)
+          return [i + 1, label(s.db), cells.statement, cells.parameters, cells.rows, s.why]
         }),
         {wrap: [2, 3, 5]},
       ),

@@ -54,7 +54,13 @@ export const migrationRow = (m: Migration) => ({
 export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cellUuid?: string): ConsumerSubject {
   const cn = g.sharing ? undefined : ctx.computeNodeOf(g.rp)
   const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : {}
-  if (!cn && g.rp.name !== null && !g.sharing) subject.node = g.rp.name
+  if (!cn && g.rp.name !== null && !g.sharing) {
+    // Every finding names its host (scripts filter on subject.host): without a live node, the host of
+    // the deleted node row the provider stood for, else the provider's name where a host mapping has it.
+    const host = ctx.model.computeNodesByUuid.get(g.rp.uuid)?.[0]?.host ?? (ctx.hostMappingsByHost.has(g.rp.name) ? g.rp.name : undefined)
+    if (host) subject.host = host
+    subject.node = g.rp.name
+  }
   if (cellUuid !== undefined) {
     subject.cell = ctx.cellName(cellUuid)
     subject.cell_uuid = cellUuid
