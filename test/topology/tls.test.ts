@@ -231,6 +231,26 @@ describe.skipIf(!present)(`TLS as PyMySQL does it (a mariadbd of its own${presen
     }, 60_000)
   }
 
+  it("nova.conf's connections go through the same rules: verified, TLS turned on by ssl_verify_identity, the host name checked", async () => {
+    const conf = join(dir, 'nova.conf')
+    const run = async (query: string): Promise<{exitCode: number; stderr: string}> => {
+      writeFileSync(conf, `[api_database]\nconnection = ${url('secure', 'localhost', cloud.databases.api, query)}\n\n[placement_database]\nconnection = ${url('secure', 'localhost', cloud.databases.placement, query)}\n`)
+      const r = await cloudctl(['snapshot', 'capture', '--nova-conf', conf, '-o', join(dir, 'snap-conf.json')])
+      expect(r.stderr + r.stdout).not.toContain(PW)
+      return r
+    }
+    await serve('localhost')
+    expect((await run('ssl_ca=DIR/ca.pem')).exitCode).toBe(0)
+    expect((await run('ssl_verify_identity=true')).exitCode).toBe(0)
+    const plain = await run('')
+    expect(plain.exitCode).toBe(2)
+    expect(plain.stderr).toMatch(/or the server\/account requires TLS: add \?ssl_ca=/)
+    await serve('other')
+    const other = await run('ssl_ca=DIR/ca.pem')
+    expect(other.exitCode, other.stderr).toBe(2)
+    expect(other.stderr).toMatch(/TLS handshake .* failed/)
+  }, 60_000)
+
   it('a server with require_secure_transport reached without TLS names TLS as a cause; with ssl_ca it connects', async () => {
     await serve('localhost')
     await root?.query('SET GLOBAL require_secure_transport = ON')
