@@ -43,7 +43,7 @@ const cases: Array<[string, string[], RegExp]> = [
   ['--config of 2 MiB', ['audit', 'all', '--config', hugeYaml], /^Error: cannot read config file .*huge\.yaml: 2 MiB, over the 1 MiB/m],
   ['read_default_file=/dev/zero', ['audit', 'all', '--api-db', 'mysql:///?read_default_file=/dev/zero', ...placement], /^Error: nova_api database URL: cannot read option file \/dev\/zero \(read_default_file\): a character device, not a regular file$/m],
   ['read_default_file=FIFO', ['audit', 'all', '--api-db', `mysql:///?read_default_file=${fifo}`, ...placement], /cannot read option file .*fifo \(read_default_file\): a FIFO/m],
-  ['ssl_ca=/dev/zero', ['audit', 'all', '--api-db', 'mysql://root@127.0.0.1:3306/nova_api?ssl_ca=/dev/zero', '--placement-db', 'mysql://root@127.0.0.1:3306/placement'], /^Error: cannot read nova_api TLS file \/dev\/zero: a character device, not a regular file$/m],
+  ['ssl_ca=/dev/zero', ['audit', 'all', '--api-db', 'mysql://root@127.0.0.1:3306/nova_api?ssl_ca=/dev/zero&ssl_check_hostname=false', '--placement-db', 'mysql://root@127.0.0.1:3306/placement'], /^Error: cannot read nova_api TLS file \/dev\/zero: a character device, not a regular file$/m],
   ['repair undo /dev/zero', ['repair', 'undo', '/dev/zero'], /^Error: cannot read undo file \/dev\/zero: a character device, not a regular file$/m],
   ['repair undo /dev/urandom', ['repair', 'undo', '/dev/urandom'], /^Error: cannot read undo file \/dev\/urandom: a character device/m],
   ['repair undo FIFO', ['repair', 'undo', fifo], /^Error: cannot read undo file .*fifo: a FIFO/m],

@@ -201,9 +201,62 @@ describe('parseDbUrl', () => {
     expect(connectionOptions(parseDbUrl('mysql://nova@/nova?unix_socket=/tmp/s.sock'))).toEqual({
       user: 'nova', password: undefined, database: 'nova', socketPath: '/tmp/s.sock', connectTimeout: 10_000,
     })
-    expect(connectionOptions(parseDbUrl('mysql://nova@db/nova?ssl_ca=/ca.pem&ssl_verify_cert=false')).ssl).toEqual({
-      ca: '/ca.pem', cert: undefined, key: undefined, rejectUnauthorized: false,
+    expect(connectionOptions(parseDbUrl('mysql://nova@db/nova?ssl_ca=/ca.pem&ssl_cert=/c.pem&ssl_key=/k.pem')).ssl).toEqual({
+      ca: '/ca.pem', capath: undefined, cert: '/c.pem', key: '/k.pem', verifyCert: true, checkHostname: true,
     })
+  })
+
+  // PyMySQL 1.0 behind SQLAlchemy 1.4's pymysql dialect; test/topology/tls.test.ts checks the same against PyMySQL and a server.
+  it.each([
+    ['', undefined],
+    ['ssl_ca=/ca.pem', {ca: '/ca.pem', verifyCert: true, checkHostname: true}],
+    ['ssl_capath=/cas', {capath: '/cas', verifyCert: true, checkHostname: true}],
+    ['ssl_ca=/ca.pem&ssl_check_hostname=off', {ca: '/ca.pem', verifyCert: true, checkHostname: false}],
+    ['ssl_cert=/c.pem&ssl_key=/k.pem', {cert: '/c.pem', key: '/k.pem', verifyCert: false, checkHostname: false}],
+    ['ssl_check_hostname=true', {verifyCert: false, checkHostname: false}],
+    ['ssl_verify_identity=true', {verifyCert: false, checkHostname: false}],
+    ['ssl_verify_cert=false', {verifyCert: false, checkHostname: false}],
+    ['ssl_verify_cert=required', {verifyCert: true, checkHostname: false}],
+    // SQLAlchemy drops a blank query value before PyMySQL sees it.
+    ['ssl_verify_cert=', undefined],
+    ['ssl_ca=', undefined],
+    ['ssl_disabled=true', undefined],
+    ['ssl_disabled=', undefined],
+  ])('TLS as PyMySQL decides it: ?%s', (query, tls) => {
+    const u = parseDbUrl(`mysql+pymysql://nova:pw@db1/nova${query === '' ? '' : `?${query}`}`)
+    expect(u.tls === undefined ? undefined : Object.fromEntries(Object.entries(u.tls).filter(([, v]) => v !== undefined))).toEqual(tls)
+  })
+
+  it.each([
+    ['ssl_cipher=AES256-SHA', /ssl_cipher, which cloudctl does not implement/],
+    ['ssl=1', /'ssl', which PyMySQL cannot use/],
+    ['ssl_mode=REQUIRED', /'ssl_mode', which PyMySQL does not know/],
+    ['ssl_disabled=false', /any non-empty value, even 'false'/],
+    ['ssl_disabled=1&ssl_ca=/ca.pem', /ssl_disabled with ssl_ca: PyMySQL then ignores them/],
+    ['ssl_verify_cert=true&ssl_ca=/ca.pem', /PyMySQL then drops ssl_ca/],
+    ['ssl_verify_identity=true&ssl_cert=/c.pem', /PyMySQL then drops ssl_cert/],
+    ['ssl_verify_cert=maybe', /ssl_verify_cert that is none of/],
+    ['ssl_key=/k.pem', /ssl_key without ssl_cert/],
+    ['ssl_ca=/ca.pem&ssl_check_hostname=perhaps', /not a boolean/],
+  ])('refuses ?%s (exit 2), never ignores it', (query, why) => {
+    expect(() => parseDbUrl(`mysql+pymysql://nova:pw@db1/nova?${query}`)).toThrow(why)
+  })
+
+  it("turns TLS on from the option file's ssl-ca / ssl-cert (URL values first), as PyMySQL does", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cloudctl-url-'))
+    const cnf = join(dir, 'my.cnf')
+    writeFileSync(cnf, '[client]\nuser = nova\nssl-ca = /etc/mysql/ca.pem\nssl-cert = /c.pem\nssl-key = /k.pem\n')
+    expect(parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}`).tls).toEqual({ca: '/etc/mysql/ca.pem', capath: undefined, cert: '/c.pem', key: '/k.pem', verifyCert: true, checkHostname: true})
+    expect(parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}&ssl_ca=/url-ca.pem`).tls).toMatchObject({ca: '/url-ca.pem', cert: '/c.pem'})
+    expect(() => parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}&ssl_verify_cert=true`)).toThrow(/PyMySQL then drops ssl-ca \(option file\)/)
+    writeFileSync(cnf, '[client]\nuser = nova\nssl-cipher = AES256-SHA\n')
+    expect(() => parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}`)).toThrow(/ssl-cipher, which cloudctl does not implement/)
+  })
+
+  it('checks an address only where it can: a CA with an IP host is refused unless the host name is not checked', () => {
+    expect(() => parseDbUrl('mysql+pymysql://nova:pw@127.0.0.1/nova?ssl_ca=/ca.pem')).toThrow(/cannot check a certificate's IP address/)
+    expect(parseDbUrl('mysql+pymysql://nova:pw@127.0.0.1/nova?ssl_ca=/ca.pem&ssl_check_hostname=false').tls).toMatchObject({verifyCert: true, checkHostname: false})
+    expect(parseDbUrl('mysql+pymysql://nova:pw@/nova?unix_socket=/s.sock&ssl_ca=/ca.pem').tls).toMatchObject({checkHostname: true})
   })
 
   it('withDatabase keeps server and credentials and swaps the database', () => {

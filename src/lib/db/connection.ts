@@ -6,9 +6,9 @@
  * message goes through `scrub` so that a password never leaks, even when the driver echoes it.
  */
 import {CloudctlError, ExitCode} from '../errors.js'
-import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {scrub} from '../util/redact.js'
 import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
+import {mysql2Ssl} from './tls.js'
 import {PLACEMENT_TABLES as SNAPSHOT_PLACEMENT_TABLES} from '../domain/snapshot.js'
 import {dbTimeouts, noAnswerError, showSeconds} from './timeouts.js'
 
@@ -35,18 +35,6 @@ async function mysql(): Promise<typeof import('mysql2/promise')> {
   return driver
 }
 
-function readSslFile(path: string | undefined, label: string): string | undefined {
-  if (path === undefined) return undefined
-  // A PEM bundle is kilobytes; 16 MiB bounds a device or FIFO named by mistake (util/bounded-read.ts).
-  return readBoundedFileSync(path, 16 * MIB, (why) =>
-    new CloudctlError(`cannot read ${label} TLS file ${path}: ${why}`, {
-      exitCode: ExitCode.CONFIG,
-      code: 'DbTlsFile',
-      hint: 'Check the ssl_ca / ssl_cert / ssl_key parameters of the database URL.',
-    }),
-  )
-}
-
 /**
  * Opens one connection. Rows come back with DATETIME as 'YYYY-MM-DD HH:MM:SS' strings and the
  * session in UTC, the way nova writes them.
@@ -68,9 +56,7 @@ export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}
       password: o.password,
       database: o.database,
       connectTimeout: o.connectTimeout,
-      ssl: o.ssl
-        ? {ca: readSslFile(o.ssl.ca, label), cert: readSslFile(o.ssl.cert, label), key: readSslFile(o.ssl.key, label), rejectUnauthorized: o.ssl.rejectUnauthorized}
-        : undefined,
+      ssl: o.ssl ? mysql2Ssl(o.ssl, label) : undefined,
       charset: 'UTF8MB4_GENERAL_CI',
       dateStrings: true,
       timezone: 'Z',
@@ -231,6 +217,20 @@ function displayOf(url: DbUrl | string | undefined): string | undefined {
   }
 }
 
+/**
+ * MariaDB answers an account with REQUIRE SSL, and a server with require_secure_transport, reached
+ * without TLS with the same error 1045 as a wrong password: a connection without TLS says both.
+ */
+function plaintext(url: DbUrl | string | undefined): boolean {
+  if (url === undefined) return false
+  if (typeof url !== 'string') return url.tls === undefined
+  try {
+    return parseDbUrl(url).tls === undefined
+  } catch {
+    return false
+  }
+}
+
 function err(message: string, code: string, hint: string | undefined, cause: unknown, exitCode: 1 | 2 = ExitCode.CONFIG): CloudctlError {
   return new CloudctlError(scrub(message.replace(/\s*\n\s*/g, ' ')), {exitCode, code, hint: hint === undefined ? undefined : scrub(hint), cause})
 }
@@ -268,7 +268,7 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'ER_HOST_NOT_PRIVILEGED':
     case 'ER_HOST_IS_BLOCKED':
       return err(
-        `access denied to the ${db} database${at}${code === 'ER_HOST_NOT_PRIVILEGED' ? ': this host may not connect' : ': wrong user name or password'}`,
+        `access denied to the ${db} database${at}${code === 'ER_HOST_NOT_PRIVILEGED' ? ': this host may not connect' : `: wrong user name or password${plaintext(ctx.url) ? ', or the server/account requires TLS: add ?ssl_ca=' : ''}`}`,
         'DbAccessDenied',
         code === 'ER_HOST_IS_BLOCKED'
           ? 'The server blocked this host after too many failed connections: run FLUSH HOSTS on it.'
@@ -338,7 +338,18 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'DEPTH_ZERO_SELF_SIGNED_CERT':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-      return err(`TLS handshake with the ${db} database${at} failed: ${driverMsg}`, 'DbTls', 'Check ssl_ca / ssl_cert / ssl_key in the URL, or ssl_verify_cert=false for a self-signed test server.', error)
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'CERT_HAS_EXPIRED':
+    case 'CERT_NOT_YET_VALID':
+      return err(
+        `TLS handshake with the ${db} database${at} failed: ${driverMsg}`,
+        'DbTls',
+        code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+          ? "The server certificate does not name the host in the URL: connect by a name it holds, or add ssl_check_hostname=false to accept any certificate of the CA (as nova then does)."
+          : 'Check ssl_ca / ssl_capath (the CA that signed the server certificate) and ssl_cert / ssl_key in the URL.',
+        error,
+      )
     case 'CLOUDCTL_NO_ANSWER':
     case 'PROTOCOL_SEQUENCE_TIMEOUT':
       return err(

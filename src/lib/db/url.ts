@@ -17,6 +17,7 @@ import {ConfigError} from '../errors.js'
 import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {REDACTED, registerSecret, registerUrlSecret} from '../util/redact.js'
 import {parseSqlalchemyUrl, pythonInt, SQLA_URL} from '../util/sqlalchemy-url.js'
+import {decideTls, type TlsSettings} from './tls.js'
 
 export interface DbUrl {
   /** As written: 'mysql', 'mysql+pymysql', 'mysql+mysqldb', 'mariadb+pymysql'... */
@@ -32,6 +33,8 @@ export interface DbUrl {
   params: Record<string, string>
   /** The my.cnf-style file that supplied missing parts (read_default_file), if any. */
   optionFile?: string
+  /** TLS as PyMySQL would use it (tls.ts); undefined: none. */
+  tls?: TlsSettings
   /** Redacted display form: mysql+pymysql://nova:***@db1:3306/nova_api */
   display: string
 }
@@ -45,7 +48,8 @@ export interface DbConnectionOptions {
   password?: string
   database?: string
   connectTimeout: number
-  ssl?: {ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean}
+  /** File paths: connection.ts reads them. */
+  ssl?: TlsSettings
 }
 
 const HINT =
@@ -179,9 +183,11 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   const optionPath = single(q, 'read_default_file', label)
   const optionGroup = single(q, 'read_default_group', label)
   let optionFile: string | undefined
+  let optionValues: Record<string, string> | undefined
   if (optionPath !== undefined || optionGroup !== undefined) {
     optionFile = optionPath ?? '/etc/my.cnf'
     const o = readOptionFile(optionFile, optionGroup ?? 'client', label)
+    optionValues = o
     registerSecret(o.password)
     // pymysql: a value given in the URL wins; the file only fills what is missing.
     user ||= o.user || undefined
@@ -208,7 +214,8 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
     if (MAPPED_PARAMS.has(k)) continue
     params[k] = Array.isArray(v) ? (v.at(-1) as string) : v
   }
-  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile}
+  const tls = decideTls(params, optionValues, host ?? 'localhost', label)
+  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile, tls}
   return {...u, display: formatDisplay(u)}
 }
 
@@ -222,10 +229,7 @@ export function connectionOptions(u: DbUrl): DbConnectionOptions {
   }
   const timeout = u.params.connect_timeout
   if (timeout !== undefined && /^\d+(\.\d+)?$/.test(timeout)) opts.connectTimeout = Math.round(Number(timeout) * 1000)
-  const ssl = {ca: u.params.ssl_ca, cert: u.params.ssl_cert, key: u.params.ssl_key}
-  if (ssl.ca !== undefined || ssl.cert !== undefined || ssl.key !== undefined) {
-    opts.ssl = {...ssl, rejectUnauthorized: !/^(false|0|no)$/i.test(u.params.ssl_verify_cert ?? 'true')}
-  }
+  if (u.tls !== undefined) opts.ssl = u.tls
   return opts
 }
 
