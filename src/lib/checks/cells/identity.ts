@@ -171,8 +171,17 @@ function sharedDatabases(read: CellInfo[], servicesOf: Map<string, string[]>): M
   return shared
 }
 
+/** Per model: the audit's unit and the repair guard ask the same question in one run. */
+const unprovenOf = new WeakMap<CloudModel, UnprovenCell[]>()
+
 /** The cells that fail a rule, in snapshot order ([] when every read cell proves itself). */
 export function unprovenCells(model: CloudModel): UnprovenCell[] {
+  let out = unprovenOf.get(model)
+  if (!out) unprovenOf.set(model, (out = judgeCells(model)))
+  return out
+}
+
+function judgeCells(model: CloudModel): UnprovenCell[] {
   const read = model.snapshot.cells.filter((c) => c.status === 'available')
   if (read.length === 0) return []
   const idx = hostIndex(model)
