@@ -2,7 +2,6 @@ import {Flags} from '../../lib/cli/oclif.js'
 
 import {planAggregates} from '../../lib/repairs/host-state.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
-import {refuseBrokenTrees} from '../../lib/repairs/tree-guard.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairAggregates extends RepairCommand<typeof RepairAggregates> {
@@ -21,6 +20,6 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
-    return this.runPlan(refuseBrokenTrees(model, planAggregates(model, {prune: this.flags.prune, maxCount: this.flags['max-count']})), snapshot)
+    return this.runPlan(planAggregates(model, {prune: this.flags.prune, maxCount: this.flags['max-count']}), snapshot)
   }
 }

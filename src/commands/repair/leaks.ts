@@ -3,7 +3,6 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {planLeaks} from '../../lib/repairs/leaks.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownConsumer} from '../../lib/cli/require-known.js'
-import {refuseBrokenTrees} from '../../lib/repairs/tree-guard.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairLeaks extends RepairCommand<typeof RepairLeaks> {
@@ -26,6 +25,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     requireKnownConsumer(model, this.flags.consumer)
-    return this.runPlan(refuseBrokenTrees(model, planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer, maxCount: this.flags['max-count']})), snapshot)
+    return this.runPlan(planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer, maxCount: this.flags['max-count']}), snapshot)
   }
 }

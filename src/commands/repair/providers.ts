@@ -3,7 +3,6 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js'
 import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownProvider} from '../../lib/cli/require-known.js'
-import {refuseBrokenTrees} from '../../lib/repairs/tree-guard.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairProviders extends RepairCommand<typeof RepairProviders> {
@@ -32,6 +31,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
     const {snapshot, model} = await this.loadModel()
     requireKnownProvider(model, this.flags.provider)
     const strategy = this.flags.strategy as (typeof PROVIDER_STRATEGIES)[number] | undefined
-    return this.runPlan(refuseBrokenTrees(model, planProviders(model, {strategy, provider: this.flags.provider, maxCount: this.flags['max-count']})), snapshot)
+    return this.runPlan(planProviders(model, {strategy, provider: this.flags.provider, maxCount: this.flags['max-count']}), snapshot)
   }
 }

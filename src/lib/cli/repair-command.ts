@@ -17,6 +17,7 @@ import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js
 import type {HostRepairOptions} from '../repairs/host-state.js'
 import {describeOverLimit, overLimit} from '../repairs/blast-radius.js'
 import {outageBlockedSteps} from '../repairs/outage.js'
+import {refuseBrokenTrees} from '../repairs/tree-guard.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {checkAuditLogPath} from '../db/repair/audit-log.js'
 import {listUnreadCells} from '../repairs/unread-cells.js'
@@ -115,6 +116,8 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {
     const f = this.flags
+    // A tree with a parent loop has no root: no plan touching it is shown or applied, whatever the command.
+    if (this.planModel) refuseBrokenTrees(this.planModel, plan)
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
     let refused = false

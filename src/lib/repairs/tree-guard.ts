@@ -28,9 +28,9 @@ function providerIdsOf(step: Step): number[] {
   return ids
 }
 
-/** The plan itself, unless a step touches a provider of a broken tree: then exit 2 naming the loop. */
-export function refuseBrokenTrees(model: CloudModel, plan: RepairPlan): RepairPlan {
-  if (model.brokenTrees.size === 0) return plan
+/** Exit 2 naming the loop when a step of the plan touches a provider of a broken tree. */
+export function refuseBrokenTrees(model: CloudModel, plan: RepairPlan): void {
+  if (model.brokenTrees.size === 0) return
   for (const step of plan.steps) {
     const hit = providerIdsOf(step).find((id) => model.brokenTrees.has(id))
     if (hit === undefined) continue
@@ -47,5 +47,4 @@ export function refuseBrokenTrees(model: CloudModel, plan: RepairPlan): RepairPl
       hint: 'Fix parent_provider_id / root_provider_id of those providers by hand first (`cloudctl audit providers` lists provider.tree-loop; `cloudctl explain provider.tree-loop`), then re-run.',
     })
   }
-  return plan
 }
