@@ -132,6 +132,9 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     }
     // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
     if (this.planModel) listUnreadCells(this.planModel, plan)
+    // Least privilege: the server is asked whether this account may run every statement of the plan,
+    // before the plan is shown, confirmed or locked (--apply: exit 2; a dry run: a note).
+    if (!empty && !this.sourceOptions().snapshot) await (await import('../db/grants.js')).checkPlanGrants(plan, this.sourceOptions(), f.apply)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are
