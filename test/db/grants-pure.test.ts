@@ -85,9 +85,9 @@ describe('the refusal and its hint', () => {
   it('one line naming database, table and grant, then how many more', () => {
     expect(describeMissing([m({})])).toBe("the database account 'audit'@'10.%' of placement lacks DELETE on placement.allocations")
     const cell = m({db: 'cell:u', label: 'cell cell1', database: 'nova_cell1', table: 'instances', privilege: LOCKING_READ})
-    const line = describeMissing([cell, m({}), m({table: 'consumers'})])
+    const line = describeMissing([cell, m({}), m({table: 'consumers'}), {...cell, table: 'instance_faults'}, {...cell, database: 'nova_api', table: 'build_requests'}])
     expect(line).toBe(
-      "the database account 'audit'@'10.%' of cell cell1 (nova_cell1) lacks LOCK TABLES on nova_cell1 (MySQL's locking read of instances needs it, or UPDATE or DELETE on the table) and 2 more (DELETE on placement.allocations, DELETE on placement.consumers)",
+      "the database account 'audit'@'10.%' of cell cell1 (nova_cell1) lacks LOCK TABLES on nova_cell1 (MySQL's locking read of instances needs it, or UPDATE or DELETE on the table) and 3 more (DELETE on placement.allocations, DELETE on placement.consumers, LOCK TABLES on nova_api)",
     )
     expect(line).not.toContain('\n')
   })

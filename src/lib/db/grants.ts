@@ -86,7 +86,7 @@ export async function checkPlanGrants(plan: RepairPlan, source: SourceOptions, a
   }
   if (missing.length === 0) return
   const grants = grantStatements(missing)
-  const hint = `Grant what the plan writes (README "Prerequisites"): ${grants.slice(0, 3).join('; ')}${grants.length > 3 ? `; ... (${grants.length - 3} more)` : ''}`
+  const hint = `Grant what the plan needs (README "Prerequisites"): ${grants.slice(0, 3).join('; ')}${grants.length > 3 ? `; ... (${grants.length - 3} more)` : ''}`
   if (!apply) {
     plan.notes.push(`--apply would be refused: ${describeMissing(missing)}. ${hint}`)
     return

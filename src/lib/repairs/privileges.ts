@@ -145,7 +145,8 @@ function what(m: MissingGrant): string {
 export function describeMissing(missing: readonly MissingGrant[]): string {
   const [first] = missing
   const where = first.label === first.database ? first.label : `${first.label} (${first.database})`
-  const others = [...new Set(missing.slice(1).map((m) => `${m.privilege} on ${m.database}.${m.table}`))]
+  const short = (m: MissingGrant) => (m.privilege === LOCKING_READ ? `LOCK TABLES on ${m.database}` : `${m.privilege} on ${m.database}.${m.table}`)
+  const others = [...new Set(missing.map(short))].filter((x) => x !== short(first))
   const more = others.length > 0 ? ` and ${others.length} more (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', ...' : ''})` : ''
   return `the database account ${accountSql(first.account)} of ${where} lacks ${what(first)}${more}`
 }
