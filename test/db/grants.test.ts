@@ -16,7 +16,10 @@ import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
+import {checkGrants} from '../../src/lib/db/grants.js'
 import {parseDbUrl} from '../../src/lib/db/url.js'
+import type {RepairPlan} from '../../src/lib/repairs/plan.js'
 import {type CliResult, cloudctl, oneJsonDocument} from '../support/cli.js'
 import {adminConnection, createTestCloud, seedSnapshot, type TestCloud, testDsn} from '../support/db.js'
 import {generateCloud} from '../support/generator.js'
@@ -169,5 +172,41 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
     const undone = await run('repair', ['repair', 'undo', undoFile, '--apply', '--yes'])
     expect(undone.exitCode, undone.stderr).toBe(4)
     expect(await checksums()).toEqual(original)
+  })
+  it('a database that cannot be asked is left unchecked, never allowed or denied; a locked table does not hold the check up', async () => {
+    const plan: RepairPlan = {
+      plan_version: 1,
+      kind: 'leaks',
+      created_at: new Date().toISOString(),
+      findings: [],
+      db_order: ['cell:c1', 'placement'],
+      steps: [
+        {db: 'cell:c1', table: 'instances', op: 'check', where: {uuid: 'x'}, rows: [], why: 'check'},
+        {db: 'placement', table: 'allocations', op: 'delete', key: {id: 1}, expect: {consumer_id: 'x'}, why: 'leak'},
+      ],
+      db_labels: {'cell:c1': 'cell cell1', placement: 'placement'},
+      notes: [],
+      skipped: [],
+    }
+    const locker = await openConnection(cloud.placementUrl, {label: 'locker'})
+    try {
+      await locker.query('LOCK TABLES allocations WRITE')
+      const t0 = Date.now()
+      const r = await checkGrants(plan, async (db) => {
+        if (db === 'placement') return openConnection(url('repair', cloud.databases.placement), {label: 'placement'})
+        throw new Error('cell1 does not answer')
+      })
+      expect(r.missing).toEqual([])
+      expect(r.unchecked.map((u) => [u.label, u.reason])).toEqual([['cell cell1', 'cell1 does not answer']])
+      // PREPARE checks privileges without waiting for a table another session holds locked.
+      expect(Date.now() - t0).toBeLessThan(20_000)
+    } finally {
+      await locker.query('UNLOCK TABLES')
+      await closeConnection(locker)
+    }
+    // Unlocked, the same account is denied the DELETE: the denial is the server's answer.
+    const denied = await checkGrants(plan, async (db) => openConnection(db === 'placement' ? url('ro', cloud.databases.placement) : url('ro', cloud.databases.cells.cell1), {label: db}))
+    expect(denied.unchecked).toEqual([])
+    expect(denied.missing.map((m) => [m.database, m.table, m.privilege])).toEqual([[cloud.databases.placement, 'allocations', 'DELETE']])
   })
 })

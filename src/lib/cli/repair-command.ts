@@ -134,7 +134,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     if (this.planModel) listUnreadCells(this.planModel, plan)
     // Least privilege: the server is asked whether this account may run every statement of the plan,
     // before the plan is shown, confirmed or locked (--apply: exit 2; a dry run: a note).
-    if (!empty && !this.sourceOptions().snapshot) await (await import('../db/grants.js')).checkPlanGrants(plan, this.sourceOptions(), f.apply)
+    if (!empty && !this.sourceOptions().snapshot) await (await import('../db/grants.js')).checkPlanGrants(plan, this.sourceOptions(), f.apply, snapshot)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone (they need --force, another command or an operator) are

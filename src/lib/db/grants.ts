@@ -14,7 +14,8 @@
  */
 import {CloudctlError, ExitCode} from '../errors.js'
 import type {DbKey, RepairPlan} from '../repairs/plan.js'
-import {type MissingGrant, describeMissing, grantStatements, parseDenial, planProbes} from '../repairs/privileges.js'
+import {type MissingGrant, type PrivilegeProbe, describeMissing, grantStatements, parseDenial, planProbes} from '../repairs/privileges.js'
+import type {Snapshot} from '../domain/snapshot.js'
 import {type Connection, closeConnection, connectionContext, queryWithin} from './connection.js'
 import {connectorFor, resolveRepairTargets} from './repair/targets.js'
 import {dbTimeouts} from './timeouts.js'
@@ -29,61 +30,85 @@ function driverCode(error: unknown): {code: string; message: string} | undefined
   return {code: c.code, message: typeof c.sqlMessage === 'string' ? c.sqlMessage : ''}
 }
 
-/** The grants the plan's statements need that the server refuses, per database (all of them, not the first). */
-export async function missingGrants(plan: RepairPlan, connect: (db: DbKey) => Promise<Connection>): Promise<MissingGrant[]> {
-  const probes = planProbes(plan.steps)
-  const missing: MissingGrant[] = []
+export interface GrantCheck {
+  missing: MissingGrant[]
+  /** Databases whose grants could not be asked (unreachable, a metadata lock held): label and reason. */
+  unchecked: Array<{db: DbKey; label: string; reason: string}>
+}
+
+/** How long a PREPARE waits for a table's metadata lock (LOCK TABLES, DDL) before the database is left unchecked. */
+const PROBE_LOCK_WAIT_S = 2
+
+/** The privilege denials of one database's statements (all of them, not the first). */
+async function probeDatabase(conn: Connection, db: DbKey, label: string, probes: PrivilegeProbe[], missing: MissingGrant[]): Promise<void> {
   const ms = dbTimeouts().readIdleMs
+  const ctx = connectionContext(conn)
+  await queryWithin(conn, 'SET SESSION lock_wait_timeout = ?', [PROBE_LOCK_WAIT_S], ms, ctx)
+  const [who] = (await queryWithin(conn, 'SELECT DATABASE() AS d, CURRENT_USER() AS u', [], ms, ctx)) as Array<{d: string | null; u: string}>
+  for (const p of probes) {
+    try {
+      // A user variable carries the text: PREPARE takes a literal or a variable, never a placeholder.
+      await queryWithin(conn, 'SET @cloudctl_grant_probe = ?', [p.sql], ms, ctx)
+      await queryWithin(conn, 'PREPARE cloudctl_grant_probe FROM @cloudctl_grant_probe', [], ms, connectionContext(conn, p.table))
+      await queryWithin(conn, 'DEALLOCATE PREPARE cloudctl_grant_probe', [], ms, ctx)
+    } catch (error) {
+      const d = driverCode(error)
+      if (!d || !d.code.startsWith('ER_') || d.code === 'ER_LOCK_WAIT_TIMEOUT') throw error
+      // Only a denial is this check's business; any other answer of the server (a table that is
+      // not there) is the executor's to report, inside its transaction, as before this check.
+      if (!DENIED.has(d.code)) continue
+      const denial = parseDenial(d.message, p.privilege)
+      const m: MissingGrant = {db, label, database: who?.d ?? '?', table: p.table, privilege: denial.privilege, account: who?.u ?? '?'}
+      if (denial.column !== undefined) m.column = denial.column
+      if (!missing.some((x) => x.db === m.db && x.table === m.table && x.privilege === m.privilege && x.column === m.column)) missing.push(m)
+    }
+  }
+}
+
+/**
+ * What the server denies of the plan's statements, per database. A database that cannot be asked
+ * (unreachable, frozen, a table locked) is listed as unchecked, never as allowed or denied: the
+ * executor meets the same condition and handles it under its own bounds (exit 5, nothing written).
+ */
+export async function checkGrants(plan: RepairPlan, connect: (db: DbKey) => Promise<Connection>, skip: ReadonlySet<DbKey> = new Set()): Promise<GrantCheck> {
+  const probes = planProbes(plan.steps)
+  const out: GrantCheck = {missing: [], unchecked: []}
   for (const db of plan.db_order) {
     const mine = probes.filter((p) => p.db === db)
-    if (mine.length === 0) continue
-    const conn = await connect(db)
+    if (mine.length === 0 || skip.has(db)) continue
+    const label = plan.db_labels[db] ?? db
+    let conn: Connection | undefined
     try {
-      const ctx = connectionContext(conn)
-      const [who] = (await queryWithin(conn, 'SELECT DATABASE() AS d, CURRENT_USER() AS u', [], ms, ctx)) as Array<{d: string | null; u: string}>
-      for (const p of mine) {
-        try {
-          // A user variable carries the text: PREPARE takes a literal or a variable, never a placeholder.
-          await queryWithin(conn, 'SET @cloudctl_grant_probe = ?', [p.sql], ms, ctx)
-          await queryWithin(conn, 'PREPARE cloudctl_grant_probe FROM @cloudctl_grant_probe', [], ms, connectionContext(conn, p.table))
-          await queryWithin(conn, 'DEALLOCATE PREPARE cloudctl_grant_probe', [], ms, ctx)
-        } catch (error) {
-          const d = driverCode(error)
-          if (!d) throw error
-          // Only a denial is this check's business; any other answer of the server (a table that is
-          // not there) is the executor's to report, inside its transaction, as before this check.
-          if (!DENIED.has(d.code)) {
-            if (d.code.startsWith('ER_')) continue
-            throw error
-          }
-          const denial = parseDenial(d.message, p.privilege)
-          const m: MissingGrant = {db, label: plan.db_labels[db] ?? db, database: who?.d ?? '?', table: p.table, privilege: denial.privilege, account: who?.u ?? '?'}
-          if (denial.column !== undefined) m.column = denial.column
-          if (!missing.some((x) => x.db === m.db && x.table === m.table && x.privilege === m.privilege && x.column === m.column)) missing.push(m)
-        }
-      }
+      conn = await connect(db)
+      await probeDatabase(conn, db, label, mine, out.missing)
+    } catch (error) {
+      out.unchecked.push({db, label, reason: error instanceof Error ? error.message : String(error)})
     } finally {
       await closeConnection(conn)
     }
   }
-  return missing
+  return out
 }
 
 /**
  * The one check of the repair flow (RepairCommand.runPlan). With --apply a missing grant refuses the
  * run (exit 2) before the plan is confirmed and before any lock or transaction; a dry run keeps its
- * plan and says in a note what --apply would lack.
+ * plan and says in a note what --apply would lack. Cells the snapshot could not read are not asked
+ * (a dry run lists them already; --apply is refused for them before this).
  */
-export async function checkPlanGrants(plan: RepairPlan, source: SourceOptions, apply: boolean): Promise<void> {
-  let missing: MissingGrant[]
+export async function checkPlanGrants(plan: RepairPlan, source: SourceOptions, apply: boolean, snapshot: Snapshot | null): Promise<void> {
+  const skip = new Set<DbKey>((snapshot?.cells ?? []).filter((c) => c.status !== 'available').map((c) => `cell:${c.uuid}` as const))
+  let result: GrantCheck
   try {
     const targets = await resolveRepairTargets(source)
-    missing = await missingGrants(plan, connectorFor(targets, plan.db_labels))
+    result = await checkGrants(plan, connectorFor(targets, plan.db_labels), skip)
   } catch (error) {
     if (apply) throw error
     plan.notes.push(`the account's grants could not be checked: ${error instanceof Error ? error.message : String(error)}`)
     return
   }
+  for (const u of result.unchecked) plan.notes.push(`the account's grants on ${u.label} could not be checked (${u.reason}); the repair checks each statement as it runs`)
+  const {missing} = result
   if (missing.length === 0) return
   const grants = grantStatements(missing)
   const hint = `Grant what the plan needs (README "Prerequisites"): ${grants.slice(0, 3).join('; ')}${grants.length > 3 ? `; ... (${grants.length - 3} more)` : ''}`
