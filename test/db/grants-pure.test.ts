@@ -5,12 +5,12 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import type {Step} from '../../src/lib/repairs/plan.js'
+import type {CheckStep, Step} from '../../src/lib/repairs/plan.js'
 import {type MissingGrant, LOCKING_READ, accountSql, describeMissing, grantStatements, parseDenial, planProbes} from '../../src/lib/repairs/privileges.js'
 
 const del: Step = {db: 'placement', table: 'allocations', op: 'delete', key: {id: 7}, expect: {consumer_id: 'c1', used: 2}, why: 'leak'}
 const del2: Step = {...del, key: {id: 8}}
-const check: Step = {db: 'cell:u1', table: 'instances', op: 'check', where: {uuid: 'c1', deleted: 0}, rows: []}
+const check: CheckStep = {db: 'cell:u1', table: 'instances', op: 'check', where: {uuid: 'c1', deleted: 0}, rows: [], why: 'guard'}
 const ins: Step = {db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host: 'h1'}, values: {host: 'h1', cell_id: 3, created_at: {$now: true}}, why: 'map'}
 const upd: Step = {db: 'cell:u1', table: 'compute_nodes', op: 'update', key: {id: 4}, expect: {mapped: 0}, set: {mapped: 1}, why: 'mapped'}
 
