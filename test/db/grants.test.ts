@@ -5,7 +5,8 @@
  * table and grant, before the prompt and before any lock or transaction (CHECKSUM TABLE of every
  * table unchanged, no audit-log line, no undo file); a dry run says what --apply would lack; a
  * wildcard-granted repair account whose password has @ and / applies, and its undo is refused to
- * the read-only account and applied by the repair account.
+ * the read-only account and applied by the repair account; a column grant short of one column is
+ * named down to the column, and applies once that column is granted.
  *
  * The cells' database_connection is nova's template ({username}:{password}@...), filled from the
  * nova.conf each account's run is given, so every database is read and written as that account.
@@ -44,6 +45,15 @@ const ACCOUNTS = {
   },
   wildRo: {user: `cc_gwr_${tag}`, password: 'wr-Pw-5', grants: (_c: TestCloud, base: string) => [`GRANT SELECT ON \`${likeEscaped(base)}\\_%\`.* TO ?@?`]},
   repair: {user: `cc_grp_${tag}`, password: 'Rp@ir/x-3', grants: (_c: TestCloud, base: string) => [`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${likeEscaped(base)}\\_%\`.* TO ?@?`]},
+  // Column grants: INSERT into host_mappings of every column discover-hosts writes but updated_at.
+  columns: {
+    user: `cc_gcol_${tag}`,
+    password: 'co-Pw-1',
+    grants: (c: TestCloud) => [
+      ...c.allDatabases().map((db) => `GRANT SELECT ON \`${db}\`.* TO ?@?`),
+      `GRANT INSERT (created_at, cell_id, host) ON \`${c.databases.api}\`.host_mappings TO ?@?`,
+    ],
+  },
 } satisfies Record<string, Account>
 type Who = keyof typeof ACCOUNTS
 
@@ -208,5 +218,22 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
     const denied = await checkGrants(plan, async (db) => openConnection(db === 'placement' ? url('ro', cloud.databases.placement) : url('ro', cloud.databases.cells.cell1), {label: db}))
     expect(denied.unchecked).toEqual([])
     expect(denied.missing.map((m) => [m.database, m.table, m.privilege])).toEqual([[cloud.databases.placement, 'allocations', 'DELETE']])
+  })
+  it('column grants count: INSERT of one column missing is named, and once granted the repair applies', async () => {
+    const api = cloud.databases.api
+    const dry = await run('columns', ['cells', 'discover-hosts'])
+    expect(dry.exitCode, dry.stderr).toBe(3)
+    expect(`${dry.stdout}${dry.stderr}`).toContain(`lacks INSERT (column updated_at) on ${api}.host_mappings`)
+    expect(`${dry.stdout}${dry.stderr}`).toContain(`GRANT INSERT (\`updated_at\`) ON \`${api}\`.\`host_mappings\``)
+    const admin = await adminConnection()
+    try {
+      await admin.query(`GRANT INSERT (updated_at) ON \`${api}\`.host_mappings TO ?@?`, [ACCOUNTS.columns.user, host])
+    } finally {
+      await admin.end()
+    }
+    const before = await checksums()
+    const r = await run('columns', ['cells', 'discover-hosts', '--apply', '--yes'])
+    expect(r.exitCode, r.stderr).toBe(4)
+    expect(await checksums()).not.toEqual(before)
   })
 })

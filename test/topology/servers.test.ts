@@ -128,7 +128,7 @@ for (const spec of CHROOT_SERVERS) {
       expect(await checksums()).toEqual(before)
     })
 
-    it('the repair account applies a repair and its undo; CHECKSUM TABLE is back where it started', async () => {
+    it('the repair account applies repairs (placement, nova_api) and their undo; CHECKSUM TABLE is back where it started', async () => {
       const original = await checksums()
       const r = await run('repair', ['repair', 'leaks', '--apply', '--yes', '--json'])
       expect(r.exitCode, r.stderr).toBe(4)
@@ -139,6 +139,13 @@ for (const spec of CHROOT_SERVERS) {
       expect((oneJsonDocument(after.stdout) as {findings: Array<{code: string}>}).findings.map((f) => f.code)).not.toContain('allocation.consumer-deleted')
       const undo = await run('repair', ['repair', 'undo', applied.undo_file, '--apply', '--yes'])
       expect(undo.exitCode, undo.stderr).toBe(4)
+      expect(await checksums()).toEqual(original)
+      // nova_api and the cells too: discover-hosts writes host_mappings (and compute_nodes.mapped).
+      const hosts = await run('repair', ['cells', 'discover-hosts', '--apply', '--yes', '--json'])
+      expect(hosts.exitCode, hosts.stderr).toBe(4)
+      expect(await checksums()).not.toEqual(original)
+      const hostsUndo = await run('repair', ['repair', 'undo', (oneJsonDocument(hosts.stdout) as {applied: {undo_file: string}}).applied.undo_file, '--apply', '--yes'])
+      expect(hostsUndo.exitCode, hostsUndo.stderr).toBe(4)
       expect(await checksums()).toEqual(original)
     })
 
