@@ -109,6 +109,22 @@ for (const spec of CHROOT_SERVERS) {
       }
     })
 
+    it.each([
+      [['cells', 'list']],
+      [['hosts', 'list']],
+      [['simulate', 'capacity']],
+      [['simulate', 'boot', '--flavor', 'm1.small']],
+      [['repair', 'providers']],
+      [['repair', 'aggregates']],
+      [['repair', 'usage']],
+      [['repair', 'pinning']],
+      [['cells', 'map-instances']],
+    ])('reads the live databases as the SELECT-only account: %j', async (argv) => {
+      const r = await run('ro', argv)
+      expect([0, 3], `${r.stdout}\n${r.stderr}`).toContain(r.exitCode)
+      expect(r.stderr).not.toMatch(/^Error:/m)
+    })
+
     it('a SELECT-only account audits and captures', async () => {
       const audit = await run('ro', ['audit', 'all', '--json'])
       expect(audit.exitCode, audit.stderr).toBe(3)
