@@ -64,8 +64,8 @@ no_services() {
 apt_in() {
   local root="$1"; shift
   chroot "$root" env DEBIAN_FRONTEND=noninteractive bash -c \
-    "apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $* >/dev/null \
-     || { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $* >/dev/null; }"
+    "apt-get -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0 install -y -qq --no-install-recommends $* >/dev/null \
+     || { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0 install -y -qq --no-install-recommends $* >/dev/null; }"
 }
 
 build_mysql() {
