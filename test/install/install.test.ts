@@ -95,8 +95,9 @@ beforeAll(async () => {
   installs.tarball.overlay = tar
   copyFileSync(TARBALL, join(tar.merged, 'tmp/cloudctl.tar.gz'))
   await tar.run(['tar', '-xzf', '/tmp/cloudctl.tar.gz', '-C', '/opt'], {reject: true})
-  cloud = await createTestCloud('install')
-  await seedSnapshot(await readSnapshotFile(join(ROOT, 'examples/demo-cloud.yaml')), cloud)
+  const demo = await readSnapshotFile(join(ROOT, 'examples/demo-cloud.yaml'))
+  cloud = await createTestCloud('install', {cells: demo.cells.filter((c) => !c.is_cell0).map((c) => c.name ?? c.uuid)})
+  await seedSnapshot(demo, cloud)
 }, 300_000)
 
 afterAll(async () => {
