@@ -79,7 +79,7 @@ export async function benchRuntimes(): Promise<void> {
     await seedSnapshot(snapshot, cloud)
     record('seed MariaDB, 2k hosts / 40k instances (test bed)', performance.now() - t0, null)
     const live = ['--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl]
-    await sideBySide('simulate boot (live, 2k hosts, 1 instance)', rts, 3, ['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'], '', () => heartbeat(cloud))
+    await sideBySide('simulate boot, live, 2k hosts', rts, 3, ['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'], '', () => heartbeat(cloud))
   } finally {
     await cloud.drop()
   }
