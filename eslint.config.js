@@ -69,7 +69,7 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-  {ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/**']},
+  {ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/**', 'release/**']},
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

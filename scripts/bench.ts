@@ -40,6 +40,7 @@ import {createTestCloud, seedSnapshot} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
 import {benchRender} from './bench-render.js'
+import {benchRuntimes} from './bench-runtimes.js'
 import {bufferPool, cli, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, setBufferPool, startPart, withBufferPool} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
@@ -199,6 +200,8 @@ async function main(): Promise<void> {
     ['2k', '2k hosts / 40k instances on the real Zed schemas, beside real nova', benchTwoK],
     ['10k', `${HOSTS} hosts / ${INSTANCES} instances`, benchTenK],
     ['render', 'rendering 10k findings (in-process)', benchRender],
+    // Not in the default set: compares the node/cloudctl pairs of BENCH_RUNTIMES (bench-runtimes.ts).
+    ['runtimes', 'runtimes side by side (BENCH_RUNTIMES)', benchRuntimes],
   ]
   const runParts = async (): Promise<void> => {
     for (const [key, title, run] of parts) {
@@ -208,7 +211,7 @@ async function main(): Promise<void> {
     }
   }
   // Only the parts that read MariaDB need its buffer pool.
-  if (PARTS.has('2k') || PARTS.has('10k')) await withBufferPool(runParts)
+  if (PARTS.has('2k') || PARTS.has('10k') || PARTS.has('runtimes')) await withBufferPool(runParts)
   else await runParts()
 
   const w = (s: string, n: number): string => s.padEnd(n)

@@ -1,4 +1,7 @@
-import {Args} from '../lib/cli/oclif.js'
+import {readFile} from 'node:fs/promises'
+import {join} from 'node:path'
+
+import {Args, Flags} from '../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../lib/cli/base-command.js'
 import {suggestCommand} from '../lib/cli/hooks/command-not-found.js'
@@ -18,12 +21,17 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
   static override summary = 'What a finding code means, how nova gets there, what the repair does.'
 
   static override description =
-    'Without CODE, every code. CODE may also be a check name (leaks, providers, cells, pinning, usage, aggregates, snapshot) for all of its codes. The text comes from the same registry as docs/checks.md; runbook paths are relative to the cloudctl sources.'
+    'Without CODE, every code. CODE may also be a check name (leaks, providers, cells, pinning, usage, aggregates, snapshot) for all of its codes. The text comes from the same registry as docs/checks.md; runbook and docs paths are relative to where cloudctl is installed (every artifact carries docs/); --runbook prints the runbook page itself.'
 
   static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false})}
 
+  static override flags = {
+    runbook: Flags.boolean({summary: "Print the code's runbook page (docs/runbooks/, installed with cloudctl) instead of the explanation."}),
+  }
+
   static override examples = [
     '<%= config.bin %> <%= command.id %> pinning.leaked',
+    '<%= config.bin %> <%= command.id %> pinning.leaked --runbook',
     '<%= config.bin %> <%= command.id %> leaks',
     '<%= config.bin %> <%= command.id %> -f value -c code -c severity',
   ]
@@ -31,6 +39,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
 
   async run(): Promise<{codes: ExplainedCode[]}> {
     const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)
+    if (this.flags.runbook) return this.printRunbook(codes)
     const width = displayWidth()
     const blocks = codes.map((e) =>
       [
@@ -38,13 +47,39 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
         `  ${e.summary}.`,
         `  Why: ${e.cause}`,
         `  Repair: ${e.repair}`,
-        ...(e.runbook ? [`  Runbook: ${e.runbook}`] : []),
+        ...(e.runbook ? [`  Runbook: ${e.runbook} (cloudctl explain ${e.code} --runbook)`] : []),
         `  Docs: ${e.docs}`,
       ]
         .map((line) => wrap(line, width))
         .join('\n'),
     )
     this.out(blocks.join('\n\n'))
+    this.setExit(ExitCode.OK)
+    return {codes}
+  }
+
+  /** The page as text; with --json the document is explain's own for the one code (its runbook path included). */
+  private async printRunbook(codes: ExplainedCode[]): Promise<{codes: ExplainedCode[]}> {
+    if (codes.length !== 1) {
+      throw new CloudctlError('--runbook needs one finding code', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: '`cloudctl explain pinning.leaked --runbook`; `cloudctl explain` lists every code.'})
+    }
+    const [e] = codes
+    if (!e.runbook) {
+      const withPages = Object.keys(FINDING_CODES).filter((c) => explainCode(c)?.runbook)
+      throw new CloudctlError(`${e.code} has no runbook page`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: `Codes with one: ${withPages.join(', ')}.`})
+    }
+    const file = join(this.config.root, e.runbook)
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      throw new CloudctlError(`cannot read the runbook page ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'NotFoundError',
+        hint: 'The page ships in every cloudctl artifact under docs/runbooks/: reinstall cloudctl.',
+      })
+    }
+    this.out(text.trimEnd())
     this.setExit(ExitCode.OK)
     return {codes}
   }

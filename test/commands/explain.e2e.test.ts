@@ -1,8 +1,13 @@
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {FINDING_CODES} from '../../src/lib/checks/index.js'
 import {CODE_EXPLANATIONS} from '../../src/lib/checks/explain.js'
-import {cloudctl} from '../support/cli.js'
+import {cloudctl, ROOT} from '../support/cli.js'
 
 // cloudctl explain through the built CLI (npm run build first), against the registry docs/checks.md is checked with.
 interface Explained {
@@ -71,5 +76,37 @@ describe('cloudctl explain', () => {
     expect(far.exitCode).toBe(2)
     expect(far.stderr).not.toContain('Did you mean')
     expect(far.stderr).toContain('`cloudctl explain` lists every code.')
+  })
+
+  it('--runbook prints the page installed beside the CLI; a code without one, or several codes, is exit 2', async () => {
+    const r = await cloudctl(['explain', 'pinning.leaked', '--runbook'])
+    expect(r.exitCode).toBe(0)
+    const page = readFileSync(join(ROOT, CODE_EXPLANATIONS['pinning.leaked'].runbook ?? 'none'), 'utf8')
+    expect(r.stdout).toBe(page.trimEnd())
+    expect(r.stdout).toMatch(/^# /)
+
+    const none = Object.keys(FINDING_CODES).find((c) => !CODE_EXPLANATIONS[c]?.runbook) ?? 'none'
+    const missing = await cloudctl(['explain', none, '--runbook'])
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr).toContain(`${none} has no runbook page`)
+    expect(missing.stderr).toContain('pinning.leaked')
+    const several = await cloudctl(['explain', 'leaks', '--runbook'])
+    expect(several.exitCode).toBe(2)
+    expect(several.stderr).toContain('--runbook needs one finding code')
+  })
+
+  it('--snapshot demo is the demo cloud installed with cloudctl, from any directory', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cloudctl-demo-'))
+    try {
+      const demo = await execa('node', [join(ROOT, 'bin/run.js'), 'audit', 'all', '--snapshot', 'demo', '--json'], {cwd, reject: false})
+      const byPath = await cloudctl(['audit', 'all', '--snapshot', join(ROOT, 'examples/demo-cloud.yaml'), '--json'])
+      expect(demo.exitCode).toBe(3)
+      const strip = (out: string) => JSON.stringify({...(JSON.parse(out) as object), generated_at: null})
+      expect(strip(String(demo.stdout))).toBe(strip(byPath.stdout))
+      const show = await execa('node', [join(ROOT, 'bin/run.js'), 'snapshot', 'show', 'demo'], {cwd, reject: false})
+      expect(show.exitCode).toBe(0)
+    } finally {
+      rmSync(cwd, {recursive: true, force: true})
+    }
   })
 })

@@ -8,7 +8,8 @@ import {BIN, ROOT} from '../support/cli.js'
 
 // `audit all` on the demo, in a real terminal (a tmux pane of a given width), built CLI (npm run
 // build first). capture-pane -J joins the lines the terminal wrapped, so a line longer than the pane
-// shows as longer: the check can fail.
+// shows as longer: the check can fail. The node is the one running the tests: the pane's login shell
+// resets PATH to the system's, whose node may be older than cloudctl needs.
 const socket = `cloudctl-width-${process.pid}`
 const dir = mkdtempSync(join(tmpdir(), 'cloudctl-width-'))
 const tmux = (...args: string[]) => execa('tmux', ['-L', socket, '-f', '/dev/null', ...args], {cwd: ROOT})
@@ -22,7 +23,7 @@ async function renderIn(width: number, args: string[]): Promise<{lines: string[]
   const session = `w${width}`
   const rcFile = join(dir, `${session}.rc`)
   // COLUMNS says otherwise on purpose: the terminal's own width wins.
-  const cmd = `COLUMNS=300 node ${BIN} ${args.join(' ')}; echo $? > ${rcFile}; tmux -L ${socket} wait-for -S ${session}`
+  const cmd = `COLUMNS=300 ${process.execPath} ${BIN} ${args.join(' ')}; echo $? > ${rcFile}; tmux -L ${socket} wait-for -S ${session}`
   await tmux('new-session', '-d', '-s', session, '-x', String(width), '-y', '50', '-c', ROOT)
   await tmux('set-option', '-t', session, 'history-limit', '50000')
   await tmux('send-keys', '-t', session, `clear; ${cmd}`, 'Enter')

@@ -36,7 +36,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
 -f openmetrics prints the audit as Prometheus metrics (findings by check, code, severity and cell; unreadable cells; placement capacity and usage per provider; how many more instances of each flavor fit, as simulate capacity counts them; the run's duration and the snapshot time); with -o FILE they are written atomically, for node_exporter's textfile collector. --html FILE writes a standalone report page. The exit code stays that of the audit (3 with findings).`
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --snapshot demo',
     '<%= config.bin %> <%= command.id %> --check leaks --check providers --cell cell1',
     '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf -f openmetrics -o /var/lib/node_exporter/textfile/cloudctl.prom',

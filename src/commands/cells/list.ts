@@ -44,7 +44,7 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
   static override description = 'Like `nova-manage cell_v2 list_cells`, plus whether cloudctl could read each cell, its compute hosts, live instances and the mappings nova_api holds for it. Exits 3 when a cell could not be read.'
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --snapshot demo',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf -f value -c name -c uuid',
   ]
 

@@ -23,7 +23,7 @@ export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVer
   static override args = {uuid: Args.string({description: 'Instance uuid.', required: true})}
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> 9c089546-670c-4fce-b963-d08860d435c7 --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> 9c089546-670c-4fce-b963-d08860d435c7 --snapshot demo',
     '<%= config.bin %> <%= command.id %> UUID --nova-conf /etc/nova/nova.conf --json',
   ]
 

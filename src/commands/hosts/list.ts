@@ -56,7 +56,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override description = `Like \`openstack hypervisor list --long\` with what placement knows beside it: every live compute node with its cell, the state of its nova-compute service (up/down the way nova's servicegroup decides, enabled/disabled and why), its resource provider, availability zone and aggregates, and usage versus capacity as the compute node row counts it and as placement does (capacity = (total - reserved) x allocation_ratio).`
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --snapshot demo',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --cell cell1 -f csv',
     '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz -f value -c host -c service_state',
   ]

@@ -12,7 +12,7 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
   static override description = 'Answers aggregate.missing-in-placement (and with --prune aggregate.extra-in-placement) the way nova\'s aggregate API writes placement: the provider joins (or leaves) the placement aggregate of the same uuid, and its generation is bumped.'
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --snapshot demo',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --prune --apply',
   ]
 

@@ -10,7 +10,7 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
   static override description = 'Answers usage.node-drift: vcpus_used, memory_mb_used, local_gb_used, free_ram_mb, free_disk_gb and running_vms as update_available_resource would compute them from the live instances. Refuses while the host nova-compute service is up and reporting unless --force.'
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> --snapshot demo',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --host cmp-r2-03 --apply',
   ]
 

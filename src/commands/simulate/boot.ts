@@ -28,11 +28,11 @@ Faithful to nova 26 (Zed) / placement 8 or nova 31 (2025.1) / placement 13: the 
 The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/--like, --apply-repairs) change the snapshot in memory first and show the outcome on the snapshot as captured beside it.`
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --flavor m1.small',
+    '<%= config.bin %> <%= command.id %> --snapshot demo --flavor m1.small',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.pinned --explain',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --num-instances 20 --why compute-12 --json',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor 4 --filters ComputeFilter,NUMATopologyFilter --multiplier ram=-1.0',
-    '<%= config.bin %> <%= command.id %> -s examples/demo-cloud.yaml --nova-conf examples/nova.conf --flavor m1.pinned --apply-repairs',
+    '<%= config.bin %> <%= command.id %> -s demo --nova-conf /etc/nova/nova.conf --flavor m1.pinned --apply-repairs',
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --instance 0be2dce7-c85b-4354-82ea-c08524382565 --explain',
   ]
 

@@ -39,7 +39,7 @@ The what-if flags change the snapshot in memory first (nothing is written anywhe
 Scheduler options (enabled_filters, allocation ratios, max_placement_results...) come from --nova-conf, else Zed's defaults. See docs/capacity.md.`
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml --nova-conf examples/nova.conf',
+    '<%= config.bin %> <%= command.id %> --snapshot demo --nova-conf /etc/nova/nova.conf',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --flavor m1.large --flavor m1.pinned --per-host',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --availability-zone az1 --mix m1.small=70%,m1.large=30%',
     '<%= config.bin %> <%= command.id %> -s snap.json.gz --apply-repairs --html capacity.html',

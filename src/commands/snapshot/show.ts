@@ -1,7 +1,9 @@
+import {existsSync} from 'node:fs'
+
 import {Args} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
-import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {DEMO_SNAPSHOT, demoSnapshotPath, sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {renderSummary} from '../../lib/output/snapshot-formatter.js'
 import {type SnapshotSummary, summarize} from '../../lib/snapshot/summary.js'
@@ -27,14 +29,14 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
   }
 
   static override args = {
-    source: Args.string({description: 'A snapshot file, or "live" to read the databases (the default).', required: false}),
+    source: Args.string({description: 'A snapshot file, "demo" (the demo cloud installed with cloudctl), or "live" to read the databases (the default).', required: false}),
   }
 
   static override description =
     'Cells and their state, hosts, instances by state, providers and allocations, with the capture time and the (redacted) source.'
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> examples/demo-cloud.yaml',
+    '<%= config.bin %> <%= command.id %> demo',
     '<%= config.bin %> <%= command.id %> live --nova-conf /etc/nova/nova.conf',
     '<%= config.bin %> <%= command.id %> snap.json.gz --json',
   ]
@@ -45,7 +47,7 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
 
   async run(): Promise<SnapshotShowResult> {
     const opts = sourceOptionsFrom(this.flags)
-    if (this.args.source && this.args.source !== 'live') opts.snapshot = this.args.source
+    if (this.args.source && this.args.source !== 'live') opts.snapshot = this.args.source === DEMO_SNAPSHOT && !existsSync(DEMO_SNAPSHOT) ? demoSnapshotPath(this.config.root) : this.args.source
     if (this.args.source === 'live') opts.snapshot = undefined
     const snapshot = await this.readSnapshot(opts)
     const summary = summarize(buildModel(snapshot))

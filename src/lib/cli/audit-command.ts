@@ -39,7 +39,7 @@ export const auditFlags = {...sourceFlags, ...filterFlags, ...evidenceFlags}
 
 /** The same three ways to run any audit: on the demo, on the live cloud via nova.conf, as JSON. */
 export const auditExamples = [
-  '<%= config.bin %> <%= command.id %> --snapshot examples/demo-cloud.yaml',
+  '<%= config.bin %> <%= command.id %> --snapshot demo',
   '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --severity warning',
   '<%= config.bin %> <%= command.id %> --snapshot snap.json.gz --json',
 ]

@@ -1,9 +1,8 @@
 /**
  * Every run-time use of @oclif/core in cloudctl comes through here (lint-enforced; type imports may
- * name the package). The build replaces this module's output with @oclif/core bundled into one file
- * (scripts/bundle-vendor.mjs), loaded with V8's code cache (util/code-cache.ts): loaded as its ~100
- * separate modules, oclif costs a start-up ~40 ms of CPU in module resolution and compilation alone,
- * more than the rest of a `--help`. One door also
+ * name the package). The build replaces this module's output with @oclif/core bundled into one CommonJS file
+ * (scripts/bundle-vendor.mjs): loaded as its ~100 separate modules, oclif costs a start-up module
+ * resolution that node's compile cache does not save, more than the rest of a `--help`. One door also
  * means one copy: bin/run.js, the help class and the commands must share oclif's classes, because
  * its error handler tells an exit from a failure with instanceof.
  */

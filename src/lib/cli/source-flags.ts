@@ -1,3 +1,6 @@
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {Flags, type Interfaces} from './oclif.js'
 
 import type {SourceOptions} from '../snapshot/source.js'
@@ -19,9 +22,12 @@ export type ChosenSource = SourceOptions & {snapshot: string | undefined}
 export const sourceFlags = {
   snapshot: Flags.string({
     char: 's',
-    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz) instead of the live databases.',
+    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz) instead of the live databases; `demo`: the demo cloud installed with cloudctl.',
     helpGroup: 'SOURCE',
     env: 'CLOUDCTL_SNAPSHOT',
+    // The demo cloud travels in every artifact (npm, tarball, .deb) at <root>/examples; a file named
+    // `demo` in the working directory still wins, as any path would.
+    parse: async (input, context) => (input === DEMO_SNAPSHOT && !existsSync(input) ? demoSnapshotPath(context.config.root) : input),
   }),
   'api-db': Flags.string({summary: 'nova_api database URL (mysql+pymysql://user:pass@host:port/nova_api).', helpGroup: 'SOURCE'}),
   'placement-db': Flags.string({
@@ -36,6 +42,13 @@ export const sourceFlags = {
   'nova-conf': Flags.string({summary: 'nova.conf to read: [api_database]/[placement_database] connection; simulate also takes scheduler options and allocation ratios from it.', helpGroup: 'SOURCE'}),
   config: Flags.string({summary: 'cloudctl config file (default ~/.config/cloudctl/config.yaml).', helpGroup: 'SOURCE', env: 'CLOUDCTL_CONFIG'}),
   profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
+}
+
+export const DEMO_SNAPSHOT = 'demo'
+
+/** The demo cloud of the installed package whose root (oclif's config.root) is `root`. */
+export function demoSnapshotPath(root: string): string {
+  return join(root, 'examples', 'demo-cloud.yaml')
 }
 
 /** The values of sourceFlags as oclif parses them (a command may leave some out: capture has no --snapshot). */

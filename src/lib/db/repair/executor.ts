@@ -57,11 +57,10 @@ export interface ExecuteOptions {
  * holds the real CLI at a point of the protocol to SIGKILL it or race it from a second connection
  * (test/support/repair-pause.mjs, loaded with `node --import` by the test harness only): nothing in
  * the database can hold a COMMIT back without stalling the whole server. None is registered otherwise.
- * They live on the process, not in this module: the CLI runs the copy of this module bundled into its
- * command (scripts/bundle-commands.mjs), the preload imports dist/lib/db/repair/executor.js.
+ * The build makes this module an entry point of the commands' bundle (scripts/bundle-commands.mjs),
+ * so the preload and the command share one instance of it.
  */
-const HOOKS = Symbol.for('cloudctl.repair.processExecuteHooks')
-const processHooks: ExecuteHooks[] = ((globalThis as {[HOOKS]?: ExecuteHooks[]})[HOOKS] ??= [])
+const processHooks: ExecuteHooks[] = []
 
 export function addProcessExecuteHooks(hooks: ExecuteHooks): void {
   processHooks.push(hooks)
