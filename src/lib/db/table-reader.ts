@@ -10,7 +10,7 @@
  */
 import type {ProgressSink} from '../snapshot/source.js'
 import {type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
-import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, openConnection} from './connection.js'
+import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, openConnection, type OpenOptions} from './connection.js'
 import {eachDecodedRow, eachRow, type PacketDecoder} from './row-stream.js'
 import {compileDecoder, type MakeDecode} from './row-decoder.js'
 import type {DbUrl} from './url.js'
@@ -61,8 +61,8 @@ export class Reader {
   }
 }
 
-export async function openReader(label: string, url: DbUrl, progress: ProgressSink): Promise<Reader> {
-  const conn = await openConnection(url, {label})
+export async function openReader(label: string, url: DbUrl, progress: ProgressSink, open: Omit<OpenOptions, 'label'> = {}): Promise<Reader> {
+  const conn = await openConnection(url, {...open, label})
   try {
     await beginConsistentRead(conn, {label, url})
   } catch (error) {
