@@ -76,27 +76,28 @@ async function query(n: GaleraNode, sql: string): Promise<Array<Record<string, u
 /** Waits until node `n` says Synced in a cluster of `size` (the node's error log is in the failure). */
 async function synced(node: GaleraNode, size: number, ms = 240_000): Promise<void> {
   const end = Date.now() + ms
-  let last = ''
-  for (;;) {
-    if (node.process?.exitCode !== null && node.process?.exitCode !== undefined) last = `mariadbd exited ${node.process.exitCode}`
-    else
-      try {
-        const rows = await query(node, "SHOW STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_size')")
-        const v = new Map(rows.map((r) => [String(r.Variable_name), String(r.Value)]))
-        if (v.get('wsrep_local_state_comment') === 'Synced' && Number(v.get('wsrep_cluster_size')) === size) return
-        last = `${v.get('wsrep_local_state_comment')} in a cluster of ${v.get('wsrep_cluster_size')}`
-      } catch (error) {
-        last = String((error as Error).message)
-      }
-    if (Date.now() > end) {
-      let log = ''
-      try {
-        log = readFileSync(join(node.dir, 'error.log'), 'utf8').split('\n').slice(-30).join('\n')
-      } catch {
-        // no log yet
-      }
-      throw new Error(`${node.name} not Synced after ${ms} ms (${last})\n${log}`)
+  const fail = (why: string): Error => {
+    let log = ''
+    try {
+      log = readFileSync(join(node.dir, 'error.log'), 'utf8').split('\n').slice(-30).join('\n')
+    } catch {
+      // no log yet
     }
+    return new Error(`${node.name} is not Synced: ${why}\n${log}`)
+  }
+  for (;;) {
+    let last: string
+    const code = node.process?.exitCode
+    if (code !== null && code !== undefined) throw fail(`mariadbd exited ${code}`)
+    try {
+      const rows = await query(node, "SHOW STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_size')")
+      const v = new Map(rows.map((r) => [String(r.Variable_name), String(r.Value)]))
+      if (v.get('wsrep_local_state_comment') === 'Synced' && Number(v.get('wsrep_cluster_size')) === size) return
+      last = `${v.get('wsrep_local_state_comment')} in a cluster of ${v.get('wsrep_cluster_size')}`
+    } catch (error) {
+      last = String((error as Error).message)
+    }
+    if (Date.now() > end) throw fail(`after ${ms} ms: ${last}`)
     await sleep(500)
   }
 }

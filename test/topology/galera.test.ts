@@ -23,7 +23,8 @@ import {galeraPresent, type GaleraCluster, startGaleraCluster} from './galera-cl
 const PW = 'gal@ra/Pw-9'
 const LEAKED = 6
 
-describe.skipIf(!galeraPresent)(`a 3-node Galera 4 cluster${galeraPresent ? '' : ': skipped, mariadbd or galera-4 is not installed'}`, {timeout: 300_000}, () => {
+// In CI (.ci/run ensure_galera) a missing galera-4 fails the suite instead of skipping it.
+describe.skipIf(!galeraPresent && process.env.CI !== 'true')(`a 3-node Galera 4 cluster${galeraPresent ? '' : ': skipped, mariadbd or galera-4 is not installed'}`, {timeout: 300_000}, () => {
   let cluster: GaleraCluster
   let cloud: TestCloud
   let snapshot: Snapshot
