@@ -176,6 +176,14 @@ describe.skipIf(!galeraPresent && process.env.CI !== 'true')(`a 3-node Galera 4 
       await hold.query('UNLOCK TABLES')
       const r = await audit.done
       expect(leakFindings(r.stdout), r.stderr).toEqual([])
+      // Every --json result of a live read names the node each database came from.
+      const readFrom = (JSON.parse(r.stdout) as {read_from: Array<{database: string; wsrep_node_name: string; wsrep_sync_wait: number}>}).read_from
+      expect(readFrom.map((x) => [x.database, x.wsrep_node_name, x.wsrep_sync_wait])).toEqual([
+        ['nova_api', 'galera-3', 1],
+        ['placement', 'galera-3', 1],
+        ['cell cell0', 'galera-3', 1],
+        ['cell cell1', 'galera-3', 1],
+      ])
     } finally {
       await closeConnection(hold)
     }
