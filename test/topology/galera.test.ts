@@ -263,4 +263,24 @@ describe.skipIf(!galeraPresent && process.env.CI !== 'true')(`a 3-node Galera 4 
     }
     expect(changedTables(before, await clusterChecksums())).toEqual([])
   })
+
+  it('a repair killed while it holds the cluster-wide lock leaves no stale lock: every node drops it, a repair through node 2 then applies', async () => {
+    const killed = startCli(['repair', 'leaks', ...via(1), '--apply', '--yes', ...state('killed')], 'after-begin:120000')
+    await paused(killed)
+    const streaming = () => onNode(2, async (c) => Number(((await c.query('SELECT COUNT(*) AS n FROM mysql.wsrep_streaming_log'))[0] as Array<{n: number}>)[0].n))
+    expect(await streaming(), 'the lock fragment is replicated to node 2').toBeGreaterThan(0)
+    killed.kill('SIGKILL')
+    await killed.done
+    // The server rolls the lock transaction back on every node once it sees the session gone.
+    for (let i = 0; (await streaming()) > 0; i++) {
+      if (i > 120) throw new Error('the killed repair\'s lock fragment is still on node 2')
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    const before = await clusterChecksums()
+    const r = await cloudctl(['repair', 'leaks', ...via(2), '--apply', '--yes', ...state('after-kill')])
+    expect(r.exitCode, r.stderr).toBe(4)
+    const after = await clusterChecksums()
+    expect(changedTables(before, after)).toContain('placement.allocations')
+    expect(changedTables(before, after).every((t) => t.startsWith('placement.'))).toBe(true)
+  })
 })
