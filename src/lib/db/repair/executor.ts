@@ -1,7 +1,8 @@
 /**
  * The repair executor (with steps.ts, which runs each step): the only code that writes to nova's databases.
  *
- * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database, every session with
+ * Protocol (docs/repairs.md): GET_LOCK on nova_api (on Galera also a row lock every node holds,
+ * cluster-lock.ts); one transaction per database, every session with
  * bounded lock waits and statements (timeouts.ts); every row a step relies on is locked with SELECT ...
  * FOR UPDATE and compared with the values the plan observed, the other databases' rows before
  * placement's; every write is guarded by those values and must touch exactly one row; the
