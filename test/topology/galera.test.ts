@@ -225,7 +225,10 @@ describe.skipIf(!galeraPresent && process.env.CI !== 'true')(`a 3-node Galera 4 
       ...['cell0', 'cell1'].map((name) => ({database: `cell ${name}`, address: `127.0.0.1:${port}/${name === 'cell0' ? cloud.databases.cell0 : cloud.databases.cells.cell1}`, hostname, port, wsrep_node_name: 'galera-2', wsrep_sync_wait: 5})),
     ])
     const header = JSON.parse(readFileSync(file, 'utf8').split('\n')[0].replace(/,$/, '}')) as {source: {databases: Record<string, {wsrep?: unknown}>}}
-    expect(header.source.databases.placement.wsrep).toEqual({node_name: 'galera-2', sync_wait: 1})
+    // The cluster's state uuid, the same on every node: one database through two nodes is one (cell identity).
+    const clusterUuid = async (n: number) => onNode(n, async (c) => String(((await c.query("SHOW STATUS LIKE 'wsrep_cluster_state_uuid'"))[0] as Array<{Value: string}>)[0].Value))
+    expect(await clusterUuid(1)).toBe(await clusterUuid(2))
+    expect(header.source.databases.placement.wsrep).toEqual({node_name: 'galera-2', sync_wait: 1, cluster_uuid: await clusterUuid(1)})
     const show = await cloudctl(['snapshot', 'show', file])
     expect(show.stdout).toContain(`nova_api read from Galera node galera-2, ${hostname}:${port} (wsrep_sync_wait 3)`)
 

@@ -30,6 +30,8 @@ export interface SessionInfo {
   nodeName: string | null
   /** The session's wsrep_sync_wait (null: not a Galera node). */
   syncWait: number | null
+  /** wsrep_cluster_state_uuid: the same on every node of one cluster (its data's identity). */
+  clusterUuid?: string | null
 }
 
 let driver: Promise<typeof import('mysql2/promise')> | undefined
@@ -106,6 +108,8 @@ async function startSession(conn: Connection, u: DbUrl, opts: OpenOptions, label
   const session: SessionInfo = {wsrep: true, nodeName: vars.get('wsrep_node_name') || null, syncWait: effectiveSyncWait(u.syncWait, opts.wsrepSyncWait)}
   const ctx = {label, url: u, ...(session.nodeName ? {node: session.nodeName} : {})}
   await queryWithin(conn, 'SET SESSION wsrep_sync_wait = ?', [session.syncWait], ms, ctx)
+  const status = (await queryWithin(conn, "SHOW STATUS LIKE 'wsrep_cluster_state_uuid'", [], ms, ctx)) as Array<{Value: string}>
+  session.clusterUuid = status[0]?.Value || null
   opened.set(conn, {label, url: u, session})
 }
 

@@ -32,6 +32,6 @@ export async function readDatabaseIdentity(r: Reader, url: DbUrl): Promise<CellD
     port: int(vars.get('port')),
     server_id: int(vars.get('server_id')),
     server_uuid: text(vars.get('server_uuid')),
-    ...(session.wsrep ? {wsrep: {node_name: session.nodeName, sync_wait: session.syncWait}} : {}),
+    ...(session.wsrep ? {wsrep: {node_name: session.nodeName, sync_wait: session.syncWait, cluster_uuid: session.clusterUuid ?? null}} : {}),
   }
 }

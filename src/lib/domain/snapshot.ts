@@ -76,10 +76,10 @@ export interface CellDatabaseIdentity {
   /** @@server_uuid (MySQL). */
   server_uuid: string | null
   /**
-   * A Galera node (@@wsrep_on): its wsrep_node_name and the wsrep_sync_wait the read used (absent on
-   * any other server).
+   * A Galera node (@@wsrep_on): its wsrep_node_name, the wsrep_sync_wait the read used and the
+   * cluster's wsrep_cluster_state_uuid, the same on every node (absent on any other server).
    */
-  wsrep?: {node_name: string | null; sync_wait: number | null}
+  wsrep?: {node_name: string | null; sync_wait: number | null; cluster_uuid?: string | null}
 }
 
 export const CELL0_UUID = '00000000-0000-0000-0000-000000000000'
