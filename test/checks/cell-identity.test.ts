@@ -168,6 +168,15 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
     s.cells.find((c) => c.uuid === cell1)!.identity = id('nova_cell1', {hostname: 'a', server_uuid: 'u-1'})
     s.cells.find((c) => c.uuid === cell2)!.identity = id('nova_cell1', {hostname: 'b', server_uuid: 'u-1'})
     expect(verdicts(s).map(([label]) => label)).toEqual(['cell1', 'cell2'])
+    // Galera: two nodes (other hosts, ports, the same server_id) of one cluster hold the same data.
+    const node = (n: number, database: string, cluster = 'c-1') => id(database, {address: `10.0.0.${n}:3306/${database}`, hostname: `galera-${n}`, wsrep: {node_name: `galera-${n}`, sync_wait: 1, cluster_uuid: cluster}})
+    s.cells.find((c) => c.uuid === cell1)!.identity = node(1, 'nova_cell1')
+    s.cells.find((c) => c.uuid === cell2)!.identity = node(2, 'nova_cell1')
+    expect(verdicts(s).map(([label]) => label)).toEqual(['cell1', 'cell2'])
+    s.cells.find((c) => c.uuid === cell2)!.identity = node(2, 'nova_cell1', 'c-2')
+    expect(verdicts(s)).toEqual([])
+    s.cells.find((c) => c.uuid === cell2)!.identity = node(2, 'nova_cell2')
+    expect(verdicts(s)).toEqual([])
   })
 
   it('a duplicate cell_mappings row, no identity recorded: the same services rows read twice', () => {

@@ -23,7 +23,10 @@ describe('mapDbError', () => {
     [driver('ER_BAD_FIELD_ERROR', "Unknown column 'i.hidden' in 'field list'"), {label: 'cell1', table: 'instances'}, 2, 'DbMissingColumn', /instances\.hidden is missing .*older than Stein\?/, /Zed/],
     [driver('ER_BAD_FIELD_ERROR', "Unknown column 'frob' in 'field list'"), {table: 'flavors'}, 2, 'DbMissingColumn', /flavors\.frob is missing .*older than Zed\?/, /Zed/],
     [driver('PROTOCOL_CONNECTION_LOST'), {table: 'instances'}, 1, 'DbConnectionLost', /lost the connection .* while reading instances/, /Re-run/],
-    [driver('ER_LOCK_DEADLOCK', 'Deadlock found'), {}, 1, 'Db_ER_LOCK_DEADLOCK', /ER_LOCK_DEADLOCK: Deadlock found/, undefined],
+    [driver('ER_LOCK_DEADLOCK', 'Deadlock found'), {}, 1, 'DbDeadlock', /the nova_api database at \S+ rolled back this transaction: a concurrent write touched the same rows \(error 1213: deadlock\)/, /audit again/],
+    [driver('ER_LOCK_DEADLOCK', 'Deadlock found'), {label: 'placement', node: 'galera-2', table: 'allocations'}, 1, 'DbDeadlock', /the placement database \(node galera-2\) at \S+ rolled back this transaction \(on allocations\): a concurrent write, possibly on another Galera node, touched/, /audit again/],
+    [driver('ER_LOCK_WAIT_TIMEOUT', 'Lock wait timeout exceeded; try restarting transaction'), {label: 'placement', node: 'galera-3'}, 1, 'DbLockTimeout', /timed out in the placement database \(node galera-3\) at \S+: either this Galera node did not catch up with the cluster within repl\.causal_read_timeout/, /wsrep_local_state_comment/],
+    [driver('ER_OPTION_PREVENTS_STATEMENT', 'The MariaDB server is running with the --read-only option'), {label: 'nova_api', node: 'galera-2'}, 2, 'DbReadOnly', /the nova_api database \(node galera-2\) at \S+ is read-only/, /primary/],
     [driver('ER_LOCK_WAIT_TIMEOUT', 'Lock wait timeout exceeded; try restarting transaction'), {label: 'cell cell1', table: 'instances'}, 1, 'DbLockTimeout', /timed out waiting for a lock in the cell cell1 database at mysql\+pymysql:\/\/nova:\*\*\*@db7:3306\/nova_api on instances/, /CLOUDCTL_DB_LOCK_TIMEOUT/],
     [Object.assign(driver('CLOUDCTL_NO_ANSWER'), {timeoutMs: 35_000}), {label: 'cell cell1', table: 'instances'}, 1, 'DbTimeout', /the cell cell1 database at \S+ did not answer within 35 s \(instances\)/, /Timeouts/],
     [Object.assign(new Error('Query execution was interrupted (max_statement_time exceeded)'), {errno: 1969, sqlMessage: 'Query execution was interrupted (max_statement_time exceeded)'}), {}, 1, 'DbStatementTimeout', /a statement ran out of time in the nova_api database/, /CLOUDCTL_DB_STATEMENT_TIMEOUT/],
@@ -46,6 +49,11 @@ describe('mapDbError', () => {
   it('passes CloudctlErrors through', () => {
     const original = new CloudctlError('already mapped')
     expect(mapDbError(original)).toBe(original)
+  })
+
+  it('an error nothing names says "the database", never "the database database"', () => {
+    const e = mapDbError(driver('ER_SOMETHING', 'odd'))
+    expect(e.message).toBe('error from the database: ER_SOMETHING: odd')
   })
 })
 

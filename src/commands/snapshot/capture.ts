@@ -5,11 +5,14 @@ import {inputFilesOf, sourceFlags, sourceOptionsFrom} from '../../lib/cli/source
 import {ConfigError} from '../../lib/errors.js'
 import {resolveSnapshotTarget, writeSnapshotFile} from '../../lib/snapshot/file.js'
 import {refuseCollidingPaths} from '../../lib/util/atomic-file.js'
+import {type ReadFrom, readFrom} from '../../lib/snapshot/read-from.js'
 
 export interface SnapshotCaptureResult {
   file: string
   captured_at: string
   source: string
+  /** Which server (and Galera node) each database was read from. */
+  read_from: ReadFrom[]
   cells: Array<{name: string | null; uuid: string; status: string}>
   rows: Record<string, number>
 }
@@ -70,6 +73,7 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
       file: output,
       captured_at: snapshot.captured_at,
       source: snapshot.source.description,
+      read_from: readFrom(snapshot),
       cells: snapshot.cells.map((c) => ({name: c.name, uuid: c.uuid, status: c.status})),
       rows,
     }

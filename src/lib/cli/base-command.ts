@@ -6,7 +6,7 @@ import {jsonDocument} from '../output/json-view.js'
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
-import {loadedRelease} from '../snapshot/loaded-release.js'
+import {loadedReadFrom, loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
 import type {Snapshot} from '../domain/snapshot.js'
@@ -145,6 +145,9 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     if (release !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('release' in json)) {
       json = {...json, release}
     }
+    // And, when the snapshot records it, which server and Galera node each database was read from.
+    const readFrom = loadedReadFrom()
+    if (readFrom.length > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('read_from' in json)) json = {...json, read_from: readFrom}
     const out = this.output ?? {format: this.outputFormat(), columns: undefined, noindent: false, maxWidth: undefined}
     const ctor = this.ctor as typeof CloudctlCommand
     const extra = ctor.extraFormats.find((f) => f.name === out.format)

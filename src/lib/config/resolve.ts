@@ -10,7 +10,7 @@ import type {SourceOptions} from '../snapshot/source.js'
 import {ConfigError} from '../errors.js'
 import {registerUrlSecret} from '../util/redact.js'
 import {type CloudctlConfig, type Env, loadConfigFile, selectProfile} from './file.js'
-import {type NovaConf, optionalConnection, readNovaConf} from './nova-conf.js'
+import {getOption, type NovaConf, optionalConnection, readNovaConf} from './nova-conf.js'
 
 export interface ResolvedConnections {
   /** nova_api URL (with its password: never print it; use displayDbUrl). */
@@ -25,8 +25,19 @@ export interface ResolvedConnections {
   novaConfDatabase?: string
   /** The parsed nova.conf, when one was read (the scheduler engine reads its options). */
   novaConf?: NovaConf
+  /**
+   * oslo.db's mysql_wsrep_sync_wait of nova.conf, as written, per section: [api_database] for
+   * nova_api, [placement_database] for placement, [database] for the cells (db/session.ts reads it).
+   */
+  wsrepSyncWait: {api?: ConfOption; placement?: ConfOption; cell?: ConfOption}
   profile?: string
   configPath?: string
+}
+
+/** One nova.conf option as written, and where: '/etc/nova/nova.conf [database] mysql_wsrep_sync_wait'. */
+export interface ConfOption {
+  raw: string
+  origin: string
 }
 
 const WAYS =
@@ -34,6 +45,14 @@ const WAYS =
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim()
+}
+
+function syncWaitOptions(conf: NovaConf): ResolvedConnections['wsrepSyncWait'] {
+  const opt = (section: string): ConfOption | undefined => {
+    const raw = getOption(conf, section, 'mysql_wsrep_sync_wait')
+    return raw === undefined ? undefined : {raw, origin: `${conf.path} [${section}] mysql_wsrep_sync_wait`}
+  }
+  return {api: opt('api_database'), placement: opt('placement_database'), cell: opt('database')}
 }
 
 /** Parses --cell-db NAME=URL values. */
@@ -141,6 +160,7 @@ export function resolveConnections(opts: SourceOptions, env: Env = process.env):
     origin: {apiDb: apiOrigin, placementDb: placementOrigin, cellDb: cellOrigin},
     novaConfDatabase,
     novaConf,
+    wsrepSyncWait: novaConf ? syncWaitOptions(novaConf) : {},
     profile: selected?.name,
     configPath: config.path,
   }

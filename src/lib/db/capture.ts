@@ -26,6 +26,7 @@ import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler
 import {openReader, type Reader} from './table-reader.js'
 import {formatTemplatedDbUrl} from './url-template.js'
 import {parseDbUrl} from './url.js'
+import {confSyncWaits} from './session.js'
 
 // ---------------------------------------------------------------- schema and release
 
@@ -141,7 +142,7 @@ async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, pro
   let reader: Reader | undefined
   try {
     const url = parseDbUrl(cellUrlFor(cell, conns), `cell ${label} database URL`)
-    reader = await openReader(label, url, progress)
+    reader = await openReader(label, url, progress, {wsrepSyncWait: confSyncWaits(conns).cell})
     const {release, probe} = await readRelease(reader, 'nova', true)
     info.identity = await readDatabaseIdentity(reader, url)
     const r = reader
@@ -192,7 +193,11 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   const placementUrl = parseDbUrl(conns.placementDb, 'placement database URL')
   const capturedAt = new Date().toISOString()
 
-  const [apiOpen, placementOpen] = await Promise.allSettled([openReader('nova_api', apiUrl, progress), openReader('placement', placementUrl, progress)])
+  const syncWaits = confSyncWaits(conns)
+  const [apiOpen, placementOpen] = await Promise.allSettled([
+    openReader('nova_api', apiUrl, progress, {wsrepSyncWait: syncWaits.api}),
+    openReader('placement', placementUrl, progress, {wsrepSyncWait: syncWaits.placement}),
+  ])
   if (apiOpen.status === 'rejected' || placementOpen.status === 'rejected') {
     if (apiOpen.status === 'fulfilled') await closeConnection(apiOpen.value.conn)
     if (placementOpen.status === 'fulfilled') await closeConnection(placementOpen.value.conn)
@@ -217,6 +222,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   let cellJobs: Array<Promise<CellResult>> = []
   try {
     const [apiRelease, placementRelease] = await Promise.all([readRelease(api, 'nova_api'), readRelease(placement, 'placement')])
+    const [apiIdentity, placementIdentity] = await Promise.all([readDatabaseIdentity(api, apiUrl), readDatabaseIdentity(placement, placementUrl)])
     const cellRows = await withRelease(apiRelease.release, () => readCellMappings(api))
     checkOverrides(cellRows, conns)
     // Cells start as soon as their URLs are known, while nova_api and placement are still read.
@@ -248,7 +254,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
     const snapshot: Snapshot = {
       format_version: SNAPSHOT_FORMAT_VERSION,
       captured_at: capturedAt,
-      source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display},
+      source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display, databases: {nova_api: apiIdentity, placement: placementIdentity}},
       release: cloudRelease(apiRelease.release, placementRelease.release, cellReleases),
       cells: cells.map((c) => c.info),
       nova_api: novaApi,

@@ -2,15 +2,16 @@
  * The one place that opens MySQL/MariaDB connections. mysql2 is imported lazily so that commands
  * working from a snapshot file never load the driver.
  *
- * Driver errors become one-line CloudctlErrors (exit 2) naming the database and what to check; every
- * message goes through `scrub` so that a password never leaks, even when the driver echoes it.
+ * Driver errors become one-line CloudctlErrors (db-errors.ts). A Galera node's session reads
+ * causally (session.ts).
  */
-import {CloudctlError, ExitCode} from '../errors.js'
-import {scrub} from '../util/redact.js'
 import {connectionOptions, type DbUrl, parseDbUrl} from './url.js'
 import {mysql2Ssl} from './tls.js'
-import {PLACEMENT_TABLES as SNAPSHOT_PLACEMENT_TABLES} from '../domain/snapshot.js'
-import {dbTimeouts, noAnswerError, showSeconds} from './timeouts.js'
+import {effectiveSyncWait, type SyncWaitSetting} from './session.js'
+import {type DbErrorContext, mapDbError} from './db-errors.js'
+import {dbTimeouts, noAnswerError} from './timeouts.js'
+
+export {type DbErrorContext, mapDbError} from './db-errors.js'
 
 export type Connection = import('mysql2/promise').Connection
 
@@ -18,15 +19,19 @@ export interface OpenOptions {
   /** Names the database in errors: 'nova_api', 'placement', 'cell cell1'. */
   label?: string
   multipleStatements?: boolean
+  /** oslo.db's mysql_wsrep_sync_wait of the nova.conf section this database is configured in (session.ts). */
+  wsrepSyncWait?: SyncWaitSetting
 }
 
-/** Context for error mapping: which database, and which table was being read. */
-export interface DbErrorContext {
-  label?: string
-  url?: DbUrl | string
-  table?: string
-  /** Column list of the query, to name a missing column when the server does not say which table. */
-  columns?: readonly string[]
+/** What a connection's session is on the server: the Galera node it reached and the wsrep_sync_wait it reads with. */
+export interface SessionInfo {
+  /** @@wsrep_on: the server replicates through Galera. */
+  wsrep: boolean
+  nodeName: string | null
+  /** The session's wsrep_sync_wait (null: not a Galera node). */
+  syncWait: number | null
+  /** wsrep_cluster_state_uuid: the same on every node of one cluster (its data's identity). */
+  clusterUuid?: string | null
 }
 
 let driver: Promise<typeof import('mysql2/promise')> | undefined
@@ -47,8 +52,9 @@ export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}
   // The URL's own connect_timeout (pymysql's) wins; otherwise the operator's bound for every database.
   if (u.params.connect_timeout === undefined) o.connectTimeout = limits.connectMs
   const m = await mysql()
+  let conn: Connection | undefined
   try {
-    const conn = await m.createConnection({
+    conn = await m.createConnection({
       host: o.host,
       port: o.port,
       socketPath: o.socketPath,
@@ -66,22 +72,45 @@ export async function openConnection(url: string | DbUrl, opts: OpenOptions = {}
     // A connection error after the handshake (server restart) must not crash the process: the
     // pending query rejects and is mapped there.
     rawConnection(conn).on('error', () => {})
-    opened.set(conn, {label, url: u})
+    opened.set(conn, {label, url: u, session: {wsrep: false, nodeName: null, syncWait: null}})
     // A server can finish the handshake and then stop answering: bounded like the connect. A metadata
     // lock (LOCK TABLES, DDL) is waited for lock_wait_timeout, which servers set to a day.
     await queryWithin(conn, "SET time_zone = '+00:00', SESSION lock_wait_timeout = ?", [limits.readLockWaitS], o.connectTimeout, {label, url: u})
+    await startSession(conn, u, opts, label, o.connectTimeout)
     return conn
   } catch (error) {
+    // A session that could not be set up is not handed out: the server keeps no half-made one.
+    conn?.destroy()
     throw mapDbError(error, {label, url: u})
   }
 }
 
-/** What openConnection knows of a connection, for errors: its label and URL (shown redacted). */
-const opened = new WeakMap<Connection, {label: string; url: DbUrl}>()
+/** What openConnection knows of a connection, for errors: its label and URL (shown redacted), its session. */
+const opened = new WeakMap<Connection, {label: string; url: DbUrl; session: SessionInfo}>()
 
 export function connectionContext(conn: Connection, table?: string): DbErrorContext {
   const o = opened.get(conn)
-  return {label: o?.label, url: o?.url, table}
+  return {label: o?.label, url: o?.url, table, ...(o?.session.nodeName ? {node: o.session.nodeName} : {})}
+}
+
+export function sessionOf(conn: Connection): SessionInfo {
+  return opened.get(conn)?.session ?? {wsrep: false, nodeName: null, syncWait: null}
+}
+
+/**
+ * A Galera node reads (and repairs) causally: wsrep_sync_wait with bit 1, never lower than what nova
+ * would set (session.ts). SHOW VARIABLES rather than SELECT @@wsrep_on: MySQL has no such variable.
+ */
+async function startSession(conn: Connection, u: DbUrl, opts: OpenOptions, label: string, ms: number): Promise<void> {
+  const rows = (await queryWithin(conn, "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_node_name')", [], ms, {label, url: u})) as Array<{Variable_name: string; Value: string}>
+  const vars = new Map(rows.map((r) => [String(r.Variable_name).toLowerCase(), String(r.Value)]))
+  if (vars.get('wsrep_on')?.toUpperCase() !== 'ON') return
+  const session: SessionInfo = {wsrep: true, nodeName: vars.get('wsrep_node_name') || null, syncWait: effectiveSyncWait(u.syncWait, opts.wsrepSyncWait)}
+  const ctx = {label, url: u, ...(session.nodeName ? {node: session.nodeName} : {})}
+  await queryWithin(conn, 'SET SESSION wsrep_sync_wait = ?', [session.syncWait], ms, ctx)
+  const status = (await queryWithin(conn, "SHOW STATUS LIKE 'wsrep_cluster_state_uuid'", [], ms, ctx)) as Array<{Value: string}>
+  session.clusterUuid = status[0]?.Value || null
+  opened.set(conn, {label, url: u, session})
 }
 
 /**
@@ -138,259 +167,3 @@ export async function closeConnection(conn: Connection | undefined): Promise<voi
   }
 }
 
-// ---------------------------------------------------------------- error mapping
-
-// Every placement table the snapshot reads, to name the right database in errors.
-const PLACEMENT_TABLES = new Set<string>(SNAPSHOT_PLACEMENT_TABLES)
-const NOVA_API_TABLES = new Set([
-  'cell_mappings',
-  'host_mappings',
-  'instance_mappings',
-  'flavors',
-  'flavor_extra_specs',
-  'aggregates',
-  'aggregate_hosts',
-  'aggregate_metadata',
-  'request_specs',
-  'build_requests',
-  'instance_groups',
-  'instance_group_member',
-  'instance_group_policy',
-])
-
-/** Release that added a column cloudctl reads: a missing one says how old the schema is. */
-const COLUMN_RELEASES: Record<string, string> = {
-  'compute_nodes.mapped': 'Ocata',
-  'compute_nodes.uuid': 'Mitaka',
-  'compute_nodes.disk_allocation_ratio': 'Ocata',
-  'compute_nodes.cpu_allocation_ratio': 'Kilo',
-  'compute_nodes.ram_allocation_ratio': 'Kilo',
-  'services.uuid': 'Pike',
-  'services.forced_down': 'Liberty',
-  'services.last_seen_up': 'Liberty',
-  'services.version': 'Liberty',
-  'instances.hidden': 'Stein',
-  'migrations.uuid': 'Queens',
-  'migrations.cross_cell_move': 'Ussuri',
-  'migrations.hidden': 'Mitaka',
-  'migrations.migration_type': 'Liberty',
-  'cell_mappings.disabled': 'Stein',
-  'instance_mappings.queued_for_delete': 'Stein',
-  'instance_mappings.user_id': 'Train',
-  'flavors.description': 'Queens',
-  'aggregates.uuid': 'Newton',
-  'consumers.consumer_type_id': 'Xena (placement 6.0.0)',
-  'consumers.generation': 'Rocky',
-  'resource_providers.root_provider_id': 'Queens',
-  'resource_providers.parent_provider_id': 'Queens',
-}
-const TABLE_RELEASES: Record<string, string> = {
-  consumer_types: 'Xena (placement 6.0.0)',
-  consumers: 'Pike',
-  projects: 'Pike',
-  users: 'Pike',
-  cell_mappings: 'Liberty',
-  host_mappings: 'Mitaka',
-  instance_mappings: 'Liberty',
-  build_requests: 'Mitaka',
-  request_specs: 'Mitaka',
-  flavors: 'Newton (flavors in nova_api)',
-  aggregates: 'Ocata (aggregates in nova_api)',
-  instance_groups: 'Ocata (instance groups in nova_api)',
-}
-
-interface DriverError {
-  code?: string
-  errno?: number
-  sqlMessage?: string
-  message?: string
-  fatal?: boolean
-}
-
-function displayOf(url: DbUrl | string | undefined): string | undefined {
-  if (url === undefined) return undefined
-  if (typeof url !== 'string') return url.display
-  try {
-    return parseDbUrl(url).display
-  } catch {
-    return scrub(url)
-  }
-}
-
-/**
- * MariaDB answers an account with REQUIRE SSL, and a server with require_secure_transport, reached
- * without TLS with the same error 1045 as a wrong password: a connection without TLS says both.
- */
-function plaintext(url: DbUrl | string | undefined): boolean {
-  if (url === undefined) return false
-  if (typeof url !== 'string') return url.tls === undefined
-  try {
-    return parseDbUrl(url).tls === undefined
-  } catch {
-    return false
-  }
-}
-
-function err(message: string, code: string, hint: string | undefined, cause: unknown, exitCode: 1 | 2 = ExitCode.CONFIG): CloudctlError {
-  return new CloudctlError(scrub(message.replace(/\s*\n\s*/g, ' ')), {exitCode, code, hint: hint === undefined ? undefined : scrub(hint), cause})
-}
-
-/** Maps a mysql2 error (or anything thrown while talking to a database) to a one-line CloudctlError. */
-export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlError {
-  if (error instanceof CloudctlError) return error
-  const e = (error ?? {}) as DriverError
-  const code = e.code ?? ''
-  const driverMsg = scrub(String(e.sqlMessage ?? e.message ?? error))
-  const where = displayOf(ctx.url)
-  const db = ctx.label ?? (typeof ctx.url === 'object' ? ctx.url.database : undefined) ?? 'database'
-  const at = where ? ` at ${where}` : ''
-
-  switch (code) {
-    case 'ECONNREFUSED':
-    case 'ETIMEDOUT':
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-    case 'ECONNRESET':
-    case 'ENOENT':
-    case 'EACCES':
-      return err(
-        `cannot reach the ${db} database${at}: ${code}${code === 'ENOTFOUND' ? ' (unknown host name)' : ''}`,
-        'DbUnreachable',
-        code === 'ENOENT' || code === 'EACCES'
-          ? 'Check the unix_socket path in the URL: is the server running on this machine, and may this user open the socket?'
-          : 'Is the server running, is the host name right, and does a firewall allow the port from here?',
-        error,
-      )
-    case 'ER_ACCESS_DENIED_ERROR':
-    case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
-    case 'ER_HOST_NOT_PRIVILEGED':
-    case 'ER_HOST_IS_BLOCKED':
-      return err(
-        `access denied to the ${db} database${at}${code === 'ER_HOST_NOT_PRIVILEGED' ? ': this host may not connect' : `: wrong user name or password${plaintext(ctx.url) ? ', or the server/account requires TLS: add ?ssl_ca=' : ''}`}`,
-        'DbAccessDenied',
-        code === 'ER_HOST_IS_BLOCKED'
-          ? 'The server blocked this host after too many failed connections: run FLUSH HOSTS on it.'
-          : "Check the user and password in the URL (URL-encode special characters, e.g. %40 for @); the user also needs a grant for this client's host.",
-        error,
-      )
-    case 'ER_DBACCESS_DENIED_ERROR':
-    case 'ER_TABLEACCESS_DENIED_ERROR':
-    case 'ER_COLUMNACCESS_DENIED_ERROR':
-      return err(`permission denied on the ${db} database${at}: ${driverMsg}`, 'DbAccessDenied', 'cloudctl needs SELECT on the nova, nova_api and placement databases (and INSERT/UPDATE/DELETE for repairs).', error)
-    case 'ER_BAD_DB_ERROR':
-      return err(`unknown database${at}: ${driverMsg}`, 'DbUnknownDatabase', 'Check the database name at the end of the URL (SHOW DATABASES on that server).', error)
-    case 'ER_NO_DB_ERROR':
-      // The URL named a server but no database (mysql://host:3306 or a trailing slash).
-      return err(`no database name in the URL of the ${db} database${at}`, 'DbNoDatabase', 'Add the database name at the end of the URL: ...@db-host:3306/nova_api.', error)
-    case 'ER_NO_SUCH_TABLE': {
-      const m = /Table '(?:[^'.]*\.)?([^'.]+)' doesn't exist/.exec(e.sqlMessage ?? '')
-      const table = m?.[1] ?? ctx.table ?? 'a table'
-      if (PLACEMENT_TABLES.has(table) && TABLE_RELEASES[table] !== undefined && table !== 'consumers') {
-        // The other placement tables are there: this one is just newer than the schema.
-        return err(
-          `table ${table} is missing in the ${db} database${at}: placement older than ${TABLE_RELEASES[table]}?`,
-          'DbMissingTable',
-          'cloudctl reads the Zed schema (placement 8) or newer: run placement-manage db sync first.',
-          error,
-        )
-      }
-      if (PLACEMENT_TABLES.has(table)) {
-        return err(
-          `placement tables missing in this database (${table})${at}: older clouds keep them in nova_api, pass --placement-db with the nova_api URL`,
-          'DbMissingTable',
-          'Placement got its own database in Stein; before that its tables live in nova_api.',
-          error,
-        )
-      }
-      const release = TABLE_RELEASES[table]
-      const kind = NOVA_API_TABLES.has(table) ? 'nova_api' : 'nova cell'
-      return err(
-        `table ${table} is missing in the ${db} database${at}: ${release ? `older than ${release}, or ` : ''}not a ${kind} database?`,
-        'DbMissingTable',
-        `Check that the URL points at the ${kind} database and that \`nova-manage ${kind === 'nova_api' ? 'api_db' : 'db'} sync\` ran; cloudctl expects the Zed schema or newer.`,
-        error,
-      )
-    }
-    case 'ER_BAD_FIELD_ERROR': {
-      const m = /Unknown column '(?:[^']*\.)?([^'.]+)'/.exec(e.sqlMessage ?? '')
-      const column = m?.[1] ?? 'a column'
-      const table = ctx.table ?? 'a table'
-      const release = COLUMN_RELEASES[`${table}.${column}`]
-      return err(
-        `${table}.${column} is missing in the ${db} database${at}: ${release ? `older than ${release}?` : 'older than Zed?'}`,
-        'DbMissingColumn',
-        'cloudctl reads the Zed (nova 26, placement 8) schema or newer: run the database migrations (nova-manage db sync / api_db sync, placement-manage db sync) first.',
-        error,
-      )
-    }
-    case 'ER_OPTION_PREVENTS_STATEMENT':
-    case 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION':
-      return err(`the ${db} database${at} is read-only: ${driverMsg}`, 'DbReadOnly', 'Point cloudctl at the primary server to write.', error)
-    case 'ER_CON_COUNT_ERROR':
-    case 'ER_TOO_MANY_USER_CONNECTIONS':
-    case 'ER_USER_LIMIT_REACHED':
-      return err(`the ${db} database${at} refused the connection: too many connections`, 'DbTooManyConnections', 'Retry later or raise max_connections / the per-user limit.', error)
-    case 'HANDSHAKE_SSL_ERROR':
-    case 'HANDSHAKE_NO_SSL_SUPPORT':
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-    case 'UNABLE_TO_GET_ISSUER_CERT':
-    case 'CERT_HAS_EXPIRED':
-    case 'CERT_NOT_YET_VALID':
-      return err(
-        `TLS handshake with the ${db} database${at} failed: ${driverMsg}`,
-        'DbTls',
-        code === 'ERR_TLS_CERT_ALTNAME_INVALID'
-          ? "The server certificate does not name the host in the URL: connect by a name it holds, or add ssl_check_hostname=false to accept any certificate of the CA (as nova then does)."
-          : 'Check ssl_ca / ssl_capath (the CA that signed the server certificate) and ssl_cert / ssl_key in the URL.',
-        error,
-      )
-    case 'CLOUDCTL_NO_ANSWER':
-    case 'PROTOCOL_SEQUENCE_TIMEOUT':
-      return err(
-        `the ${db} database${at} did not answer within ${showSeconds(Number((error as {timeoutMs?: number}).timeoutMs ?? 0))}${ctx.table ? ` (${ctx.table})` : ''}: the server is stalled (stopped, overloaded, or the network drops packets); cloudctl gave up and closed the connection`,
-        'DbTimeout',
-        'Check that server (is mariadbd running and answering? SHOW PROCESSLIST, its log, the host); bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_*).',
-        error,
-        ExitCode.UNEXPECTED,
-      )
-    case 'ER_LOCK_WAIT_TIMEOUT':
-    case 'ER_LOCK_NOWAIT':
-      return err(
-        `timed out waiting for a lock in the ${db} database${at}${ctx.table ? ` on ${ctx.table}` : ''}: another session holds it (LOCK TABLES, DDL or a long transaction)`,
-        'DbLockTimeout',
-        'Find the holder (SHOW PROCESSLIST, information_schema.INNODB_TRX) and re-run once it is released; bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_LOCK_TIMEOUT, CLOUDCTL_DB_READ_LOCK_TIMEOUT).',
-        error,
-        ExitCode.UNEXPECTED,
-      )
-    case 'ER_QUERY_TIMEOUT':
-    case 'ER_STATEMENT_TIMEOUT':
-      return statementTimeout(db, at, ctx, error)
-    case 'PROTOCOL_CONNECTION_LOST':
-    case 'ER_SERVER_SHUTDOWN':
-    case 'EPIPE':
-      return err(`lost the connection to the ${db} database${at}${ctx.table ? ` while reading ${ctx.table}` : ''}`, 'DbConnectionLost', 'Re-run the command; check the server log if it repeats.', error, ExitCode.UNEXPECTED)
-    default: {
-      // MariaDB's max_statement_time error has a number the driver has no name for.
-      if (e.errno === 1969) return statementTimeout(db, at, ctx, error)
-      const what = ctx.table ? ` while reading ${ctx.table}` : ''
-      const exit = code.startsWith('ER_') || code === '' ? ExitCode.UNEXPECTED : ExitCode.CONFIG
-      return err(`error from the ${db} database${at}${what}: ${code ? `${code}: ` : ''}${driverMsg}`, code ? `Db_${code}` : 'DbError', undefined, error, exit)
-    }
-  }
-}
-
-function statementTimeout(db: string, at: string, ctx: DbErrorContext, error: unknown): CloudctlError {
-  return err(
-    `a statement ran out of time in the ${db} database${at}${ctx.table ? ` on ${ctx.table}` : ''} (max_statement_time): the server is overloaded or a lock is held`,
-    'DbStatementTimeout',
-    'Check that server (SHOW PROCESSLIST); bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_STATEMENT_TIMEOUT).',
-    error,
-    ExitCode.UNEXPECTED,
-  )
-}

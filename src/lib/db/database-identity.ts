@@ -1,10 +1,11 @@
 /**
- * Which database a cell was really read from. Two cell mappings (or a --cell-db override and a
+ * Which database a cell (and nova_api, placement) was really read from, and on Galera which node. Two cell mappings (or a --cell-db override and a
  * mapping) can reach one database through different URLs, host names or proxies; what the server
  * says about itself and DATABASE() do not depend on the way in. The repair guard
  * (checks/cells/identity.ts) compares these records across cells.
  */
 import type {CellDatabaseIdentity} from '../domain/snapshot.js'
+import {sessionOf} from './connection.js'
 import type {Reader} from './table-reader.js'
 import type {DbUrl} from './url.js'
 
@@ -23,6 +24,7 @@ export async function readDatabaseIdentity(r: Reader, url: DbUrl): Promise<CellD
   const vars = new Map((await r.query('variables', `SHOW VARIABLES WHERE Variable_name IN (${VARIABLES.map(() => '?').join(', ')})`, VARIABLES)).map((row) => [String(row.Variable_name).toLowerCase(), row.Value]))
   const [db] = await r.query('database', 'SELECT DATABASE() AS db')
   const database = text(db?.db)
+  const session = sessionOf(r.conn)
   return {
     address: `${where}/${database ?? url.database ?? ''}`,
     database,
@@ -30,5 +32,6 @@ export async function readDatabaseIdentity(r: Reader, url: DbUrl): Promise<CellD
     port: int(vars.get('port')),
     server_id: int(vars.get('server_id')),
     server_uuid: text(vars.get('server_uuid')),
+    ...(session.wsrep ? {wsrep: {node_name: session.nodeName, sync_wait: session.syncWait, cluster_uuid: session.clusterUuid ?? null}} : {}),
   }
 }

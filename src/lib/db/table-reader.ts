@@ -10,7 +10,7 @@
  */
 import type {ProgressSink} from '../snapshot/source.js'
 import {type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
-import {beginConsistentRead, closeConnection, type Connection, type DbErrorContext, openConnection} from './connection.js'
+import {beginConsistentRead, closeConnection, type Connection, connectionContext, type DbErrorContext, openConnection, type OpenOptions} from './connection.js'
 import {eachDecodedRow, eachRow, type PacketDecoder} from './row-stream.js'
 import {compileDecoder, type MakeDecode} from './row-decoder.js'
 import type {DbUrl} from './url.js'
@@ -39,7 +39,8 @@ export class Reader {
   }
 
   private async stream<T>(table: string, sql: string, each: (row: T) => void, params: unknown[], decoder?: PacketDecoder<T>): Promise<number> {
-    const ctx: DbErrorContext = {label: this.label, url: this.url, table}
+    // The Galera node too (connectionContext), when the server is one.
+    const ctx: DbErrorContext = {...connectionContext(this.conn, table), label: this.label, url: this.url}
     let n = 0
     const progress = this.progress
     const database = this.label
@@ -56,15 +57,15 @@ export class Reader {
   /** A small query that is not a table of the snapshot (no progress). */
   async query(table: string, sql: string, params: unknown[] = []): Promise<Row[]> {
     const out: Row[] = []
-    await eachRow<Row>(this.conn, sql, params, (row) => out.push(row), {label: this.label, url: this.url, table})
+    await eachRow<Row>(this.conn, sql, params, (row) => out.push(row), {...connectionContext(this.conn, table), label: this.label, url: this.url})
     return out
   }
 }
 
-export async function openReader(label: string, url: DbUrl, progress: ProgressSink): Promise<Reader> {
-  const conn = await openConnection(url, {label})
+export async function openReader(label: string, url: DbUrl, progress: ProgressSink, open: Omit<OpenOptions, 'label'> = {}): Promise<Reader> {
+  const conn = await openConnection(url, {...open, label})
   try {
-    await beginConsistentRead(conn, {label, url})
+    await beginConsistentRead(conn, {...connectionContext(conn), label, url})
   } catch (error) {
     await closeConnection(conn)
     throw error

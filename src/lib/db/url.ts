@@ -17,6 +17,7 @@ import {ConfigError} from '../errors.js'
 import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {REDACTED, registerSecret, registerUrlSecret} from '../util/redact.js'
 import {parseSqlalchemyUrl, pythonInt, SQLA_URL} from '../util/sqlalchemy-url.js'
+import {checkUrlParameters, type SyncWaitSetting} from './session.js'
 import {decideTls, type TlsSettings} from './tls.js'
 
 export interface DbUrl {
@@ -35,6 +36,8 @@ export interface DbUrl {
   optionFile?: string
   /** TLS as PyMySQL would use it (tls.ts); undefined: none. */
   tls?: TlsSettings
+  /** The wsrep_sync_wait of the URL's init_command (session.ts), if it sets one. */
+  syncWait?: SyncWaitSetting
   /** Redacted display form: mysql+pymysql://nova:***@db1:3306/nova_api */
   display: string
 }
@@ -215,7 +218,8 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
     params[k] = Array.isArray(v) ? (v.at(-1) as string) : v
   }
   const tls = decideTls(params, optionValues, host ?? 'localhost', label)
-  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile, tls}
+  const syncWait = checkUrlParameters(params, label)
+  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile, tls, ...(syncWait ? {syncWait} : {})}
   return {...u, display: formatDisplay(u)}
 }
 

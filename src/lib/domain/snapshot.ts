@@ -37,6 +37,8 @@ export interface SnapshotSource {
   description: string
   api_db?: string
   placement_db?: string
+  /** Which server (and Galera node) nova_api and placement were read from (live captures). */
+  databases?: {nova_api: CellDatabaseIdentity; placement: CellDatabaseIdentity}
 }
 
 export interface CellInfo {
@@ -73,6 +75,11 @@ export interface CellDatabaseIdentity {
   server_id: number | null
   /** @@server_uuid (MySQL). */
   server_uuid: string | null
+  /**
+   * A Galera node (@@wsrep_on): its wsrep_node_name, the wsrep_sync_wait the read used and the
+   * cluster's wsrep_cluster_state_uuid, the same on every node (absent on any other server).
+   */
+  wsrep?: {node_name: string | null; sync_wait: number | null; cluster_uuid?: string | null}
 }
 
 export const CELL0_UUID = '00000000-0000-0000-0000-000000000000'

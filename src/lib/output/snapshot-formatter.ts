@@ -9,6 +9,9 @@ export function renderSummary(s: SnapshotSummary): string {
   const c = theme()
   const out: string[] = []
   out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
+  // One line per database: which server answered, and on Galera which node and how causal the read was.
+  for (const r of s.read_from)
+    out.push(`  ${r.database} read from ${r.wsrep_node_name === null ? '' : `Galera node ${r.wsrep_node_name}, `}${r.hostname ?? '?'}:${r.port ?? '?'}${r.wsrep_sync_wait === null ? '' : ` (wsrep_sync_wait ${r.wsrep_sync_wait})`}`)
   out.push(releaseLine(s.release))
   // A snapshot that records no release gets no column of question marks.
   const withRelease = s.release !== null

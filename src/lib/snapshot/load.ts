@@ -1,6 +1,7 @@
 import type {Snapshot} from '../domain/snapshot.js'
 import {readSnapshotFile} from './file.js'
-import {setLoadedRelease} from './loaded-release.js'
+import {setLoadedReadFrom, setLoadedRelease} from './loaded-release.js'
+import {readFrom} from './read-from.js'
 import type {ProgressSink, SourceOptions} from './source.js'
 
 /**
@@ -16,5 +17,6 @@ export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink)
     snapshot = await captureLive(opts, progress)
   }
   setLoadedRelease(snapshot.release)
+  setLoadedReadFrom(readFrom(snapshot))
   return snapshot
 }

@@ -3,6 +3,7 @@
  * each command threading it through. A tiny module on purpose: the base command imports it.
  */
 import type {SnapshotRelease} from '../domain/release.js'
+import type {ReadFrom} from './read-from.js'
 
 // undefined: the command loaded no snapshot; null: it did, and the snapshot records no release.
 let current: SnapshotRelease | null | undefined
@@ -13,4 +14,15 @@ export function setLoadedRelease(release: SnapshotRelease | undefined): void {
 
 export function loadedRelease(): SnapshotRelease | null | undefined {
   return current
+}
+
+// Which server (and Galera node) each database of the loaded snapshot was read from ([]: not recorded).
+let readFromList: ReadFrom[] = []
+
+export function setLoadedReadFrom(list: ReadFrom[]): void {
+  readFromList = list
+}
+
+export function loadedReadFrom(): ReadFrom[] {
+  return readFromList
 }

@@ -1,5 +1,6 @@
 import type {CloudModel} from '../domain/model.js'
 import type {SnapshotRelease} from '../domain/release.js'
+import {type ReadFrom, readFrom} from './read-from.js'
 
 export interface CellSummary {
   name: string | null
@@ -21,6 +22,8 @@ export interface CellSummary {
 export interface SnapshotSummary {
   captured_at: string
   source: {kind: string; description: string}
+  /** Which server (and Galera node) each database was read from; [] when the snapshot does not record it. */
+  read_from: ReadFrom[]
   /** What the databases said about their release at capture; null when the snapshot does not record it. */
   release: SnapshotRelease | null
   cells: CellSummary[]
@@ -111,6 +114,7 @@ export function summarize(model: CloudModel): SnapshotSummary {
   return {
     captured_at: s.captured_at,
     source: {kind: s.source.kind, description: s.source.description},
+    read_from: readFrom(s),
     release: s.release ?? null,
     cells: [...cells.values()],
     totals: {

@@ -74,7 +74,9 @@ export function databaseOf(cell: CellInfo): string {
 /** The same server and schema, however they were reached; undefined when the server said too little. */
 function identityKey(id: CellDatabaseIdentity | undefined): string | undefined {
   if (!id || id.database === null) return undefined
-  const server = id.server_uuid ?? (id.hostname === null ? undefined : `${id.hostname}:${id.port ?? ''}#${id.server_id ?? ''}`)
+  // Every node of a Galera cluster holds the same data: one database reached through two nodes is one.
+  const cluster = id.wsrep?.cluster_uuid ? `galera:${id.wsrep.cluster_uuid}` : undefined
+  const server = cluster ?? id.server_uuid ?? (id.hostname === null ? undefined : `${id.hostname}:${id.port ?? ''}#${id.server_id ?? ''}`)
   return server === undefined ? undefined : `${server}/${id.database}`
 }
 

@@ -1,7 +1,8 @@
 /**
  * The repair executor (with steps.ts, which runs each step): the only code that writes to nova's databases.
  *
- * Protocol (docs/repairs.md): GET_LOCK on nova_api; one transaction per database, every session with
+ * Protocol (docs/repairs.md): GET_LOCK on nova_api (on Galera also a row lock every node holds,
+ * cluster-lock.ts); one transaction per database, every session with
  * bounded lock waits and statements (timeouts.ts); every row a step relies on is locked with SELECT ...
  * FOR UPDATE and compared with the values the plan observed, the other databases' rows before
  * placement's; every write is guarded by those values and must touch exactly one row; the
@@ -22,6 +23,7 @@ import type {DbKey, RepairPlan, Step} from '../../repairs/plan.js'
 import type {UndoFileLike as UndoFile, UndoRecordLike as UndoRecord} from '../../repairs/undo.js'
 import {AuditLog, appendFailure} from './audit-log.js'
 import {Aborted, type HeldCheck, OwnWrites, revalidate, runStep} from './steps.js'
+import {type ClusterLock, clusterLockHeld, lockHeldError, releaseClusterLock, takeClusterLock} from './cluster-lock.js'
 
 export const REPAIR_LOCK_NAME = 'cloudctl-repair'
 
@@ -159,6 +161,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
   let rowsAlready = 0
   let undoWritten = false
   let lockConn: Connection | undefined
+  let clusterLock: ClusterLock | undefined
   const held: HeldCheck[] = []
   let stage = 'lock'
   /** One line of the audit log; the reason it could not be written, if it could not. */
@@ -191,13 +194,9 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     boundQueries(lockConn, statementMs)
     const lockRows = await timedQuery(lockConn, 'SELECT GET_LOCK(?, 0) AS l', [lockName])
     const got = (lockRows as Array<{l: number | null}>)[0]?.l
-    if (got !== 1) {
-      throw new CloudctlError(`another cloudctl repair holds the lock '${lockName}' on the nova_api server`, {
-        exitCode: ExitCode.UNEXPECTED,
-        code: 'RepairLockHeld',
-        hint: `Wait for it to finish (SELECT IS_USED_LOCK('${lockName}') names its connection), then re-run.`,
-      })
-    }
+    if (got !== 1) throw lockHeldError(lockName, 'on the nova_api server', `Wait for it to finish (SELECT IS_USED_LOCK('${lockName}') names its connection), then re-run.`)
+    // GET_LOCK is per node on Galera: there the exclusion is a row every node holds (cluster-lock.ts).
+    clusterLock = await takeClusterLock(lockConn, lockName)
 
     stage = 'begin'
     for (const db of plan.db_order) {
@@ -240,7 +239,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
       const conn = conns.get(db) as Connection
       // GET_LOCK is tied to its session: once that session is gone (KILL CONNECTION, a proxy timeout)
       // another repair can hold the lock while these transactions are still open.
-      await assertLockHeld(lockConn, lockName)
+      await assertLockHeld(lockConn, lockName, clusterLock)
       if (db === plan.db_order[0] && records.length > 0) {
         // The promised line per applied run, on disk before anything commits: without it, nothing does.
         const failed = audit('committing', {committing: plan.db_order.map(label), rows_to_commit: records.length})
@@ -284,6 +283,7 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     for (const conn of conns.values()) await closeConnection(conn)
     if (lockConn) {
       boundQueries(lockConn, CLIENT_MARGIN_MS)
+      if (clusterLock) await releaseClusterLock(lockConn)
       try {
         await timedQuery(lockConn, 'SELECT RELEASE_LOCK(?)', [lockName])
       } catch {
@@ -333,9 +333,21 @@ async function commit(conn: Connection, db: DbKey, committed: DbKey[], label: (d
     const before = committed.length === 0 ? 'nothing committed before it' : `committed before it: ${committed.map(label).join(', ')}`
     if (e.code === 'DbTimeout')
       throw new PartialApplyError(`the COMMIT of ${label(db)} got no answer (${e.message}); whether it was applied is unknown (${before})`, [...committed], undoFile)
-    if (committed.length === 0) throw error
+    if (committed.length === 0 && e.code === 'DbDeadlock')
+      // Galera certifies a transaction at COMMIT: a write another node committed first to a row this
+      // one changed fails it there, after every guard in this transaction had passed.
+      throw new RepairAbortedError(
+        `the COMMIT of ${label(db)}${nodeOf(conn)} was refused: a concurrent write, possibly on another Galera node, changed rows this repair wrote (error 1213); every transaction was rolled back`,
+        'Nothing was written. Run the audit again to see what the other writer left; on Galera, send nova-manage and cloudctl writes through the same node (the VIP) to meet as lock waits instead of certification failures.',
+      )
+    if (committed.length === 0) throw e
     throw new PartialApplyError(`committed ${committed.map(label).join(', ')} but the commit of ${label(db)} failed: ${e.message}`, [...committed], undoFile)
   }
+}
+
+function nodeOf(conn: Connection): string {
+  const node = connectionContext(conn).node
+  return node ? ` (node ${node})` : ''
 }
 
 function withAuditNote(e: CloudctlError, failure: string | undefined): CloudctlError {
@@ -349,11 +361,15 @@ function toAbort(error: unknown, stage: string): CloudctlError {
   if (error instanceof CloudctlError && GAVE_UP.has(error.code)) return new RepairAbortedError(`gave up: ${error.message}; every transaction was rolled back`, `Nothing was written. ${error.hint ?? ''}`.trim())
   if (error instanceof CloudctlError && stage === 'lock') return error
   if (error instanceof CloudctlError && stage === 'begin') return error
+  if (stage === 'undo' && !(error instanceof CloudctlError))
+    return new RepairAbortedError(`could not write the undo file (${error instanceof Error ? error.message : String(error)}); every transaction was rolled back`, 'Nothing was written. Free space or fix the permissions of the undo directory (--undo-dir), then re-run.')
   const mapped = error instanceof CloudctlError ? error : mapDbError(error)
-  return new RepairAbortedError(`${stage === 'undo' ? 'could not write the undo file' : 'the repair failed'} (${mapped.message}); every transaction was rolled back`)
+  // The database's own advice (the primary for a read-only server, the node for a lagging one) stays.
+  const hint = mapped.hint ? `Nothing was written. ${mapped.hint}` : undefined
+  return new RepairAbortedError(`${stage === 'undo' ? 'could not write the undo file' : 'the repair failed'} (${mapped.message}); every transaction was rolled back`, hint)
 }
 
-async function assertLockHeld(conn: Connection, lockName: string): Promise<void> {
+async function assertLockHeld(conn: Connection, lockName: string, cluster: ClusterLock | undefined): Promise<void> {
   let holder: unknown
   let me: unknown
   try {
@@ -366,4 +382,6 @@ async function assertLockHeld(conn: Connection, lockName: string): Promise<void>
     throw new Aborted(
       `the repair lock '${lockName}' is no longer held by this repair (${holder === null || holder === undefined ? 'it is free' : `connection ${holder} holds it`})`,
     )
+  const lost = cluster ? await clusterLockHeld(conn, cluster) : undefined
+  if (lost) throw new Aborted(`the cluster-wide repair lock '${lockName}' is no longer held by this repair: ${lost}; another repair may hold it now`)
 }

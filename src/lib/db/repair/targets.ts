@@ -10,6 +10,7 @@ import {type Connection, closeConnection, connectionContext, openConnection, que
 import {dbTimeouts} from '../timeouts.js'
 import {formatTemplatedDbUrl} from '../url-template.js'
 import {parseDbUrl} from '../url.js'
+import {confSyncWaits} from '../session.js'
 import {REPAIR_LOCK_NAME} from './executor.js'
 
 export interface RepairTargets {
@@ -17,11 +18,14 @@ export interface RepairTargets {
   placementDb: string
   /** cell uuid -> {name, url}; url null when cell_mappings has none (or its template cannot be filled: error). */
   cells: Map<string, {name: string | null; url: string | null; error?: CloudctlError}>
+  /** nova.conf's wsrep_sync_wait per kind of database (session.ts), as the audit's read used. */
+  syncWaits?: ReturnType<typeof confSyncWaits>
 }
 
 export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairTargets> {
   const r = resolveConnections(opts)
-  const conn = await openConnection(r.apiDb, {label: 'nova_api'})
+  const syncWaits = confSyncWaits(r)
+  const conn = await openConnection(r.apiDb, {label: 'nova_api', wsrepSyncWait: syncWaits.api})
   try {
     const rows = await queryWithin(conn, 'SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id', [], dbTimeouts().readIdleMs, connectionContext(conn, 'cell_mappings'))
     const cells: RepairTargets['cells'] = new Map()
@@ -40,7 +44,7 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
         cells.set(row.uuid, {name: row.name, url: null, error})
       }
     }
-    return {apiDb: r.apiDb, placementDb: r.placementDb, cells}
+    return {apiDb: r.apiDb, placementDb: r.placementDb, cells, syncWaits}
   } finally {
     await closeConnection(conn)
   }
@@ -48,8 +52,9 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
 
 export function connectorFor(t: RepairTargets, labels: Record<string, string>): (db: DbKey) => Promise<Connection> {
   return async (db: DbKey) => {
-    if (db === 'nova_api') return openConnection(t.apiDb, {label: 'nova_api'})
-    if (db === 'placement') return openConnection(t.placementDb, {label: 'placement'})
+    const w = t.syncWaits ?? {}
+    if (db === 'nova_api') return openConnection(t.apiDb, {label: 'nova_api', wsrepSyncWait: w.api})
+    if (db === 'placement') return openConnection(t.placementDb, {label: 'placement', wsrepSyncWait: w.placement})
     const uuid = db.slice('cell:'.length)
     const cell = t.cells.get(uuid)
     if (cell?.error) throw cell.error
@@ -59,7 +64,7 @@ export function connectorFor(t: RepairTargets, labels: Record<string, string>): 
         code: 'CellUnavailable',
         hint: 'Pass --cell-db NAME=URL for it, or fix cell_mappings.',
       })
-    return openConnection(cell.url, {label: labels[db] ?? `cell ${cell.name ?? uuid}`})
+    return openConnection(cell.url, {label: labels[db] ?? `cell ${cell.name ?? uuid}`, wsrepSyncWait: w.cell})
   }
 }
 
