@@ -16,7 +16,7 @@ import {CloudctlError, ExitCode} from '../errors.js'
 import type {DbKey, RepairPlan} from '../repairs/plan.js'
 import {type MissingGrant, type PrivilegeProbe, describeMissing, grantStatements, parseDenial, planProbes} from '../repairs/privileges.js'
 import type {Snapshot} from '../domain/snapshot.js'
-import {type Connection, closeConnection, connectionContext, queryWithin} from './connection.js'
+import {type Connection, closeConnection, connectionContext, queryWithin, sessionOf} from './connection.js'
 import {connectorFor, resolveRepairTargets} from './repair/targets.js'
 import {dbTimeouts} from './timeouts.js'
 import type {SourceOptions} from '../snapshot/source.js'
@@ -35,6 +35,9 @@ export interface GrantCheck {
   /** Databases whose grants could not be asked (unreachable, a metadata lock held): label and reason. */
   unchecked: Array<{db: DbKey; label: string; reason: string}>
 }
+
+/** The statement the Galera repair lock runs (repair/cluster-lock.ts), asked like the plan's own. */
+const CLUSTER_LOCK_PROBE: PrivilegeProbe = {db: 'nova_api', table: 'cell_mappings', privilege: 'UPDATE', sql: 'UPDATE cell_mappings SET updated_at = updated_at WHERE id = 0'}
 
 /** How long a PREPARE waits for a table's metadata lock (LOCK TABLES, DDL) before the database is left unchecked. */
 const PROBE_LOCK_WAIT_S = 2
@@ -73,15 +76,22 @@ async function probeDatabase(conn: Connection, db: DbKey, label: string, probes:
 export async function checkGrants(plan: RepairPlan, connect: (db: DbKey) => Promise<Connection>, skip: ReadonlySet<DbKey> = new Set()): Promise<GrantCheck> {
   const probes = planProbes(plan.steps)
   const out: GrantCheck = {missing: [], unchecked: []}
-  for (const db of plan.db_order) {
-    const mine = probes.filter((p) => p.db === db)
-    if (mine.length === 0 || skip.has(db)) continue
+  // nova_api is asked even when the plan writes nothing there: the repair lock lives on it, and on a
+  // Galera node that lock is a row of cell_mappings the lock session updates (repair/cluster-lock.ts).
+  const dbs = plan.db_order.includes('nova_api') ? plan.db_order : ['nova_api' as const, ...plan.db_order]
+  for (const db of dbs) {
+    const mine: PrivilegeProbe[] = probes.filter((p) => p.db === db)
+    if ((mine.length === 0 && db !== 'nova_api') || skip.has(db)) continue
     const label = plan.db_labels[db] ?? db
     let conn: Connection | undefined
     try {
       conn = await connect(db)
+      if (db === 'nova_api' && sessionOf(conn).wsrep) mine.push(CLUSTER_LOCK_PROBE)
+      if (mine.length === 0) continue
       await probeDatabase(conn, db, label, mine, out.missing)
     } catch (error) {
+      // asked only for the lock: the executor reaches nova_api first and reports it there
+      if (mine.length === 0) continue
       out.unchecked.push({db, label, reason: error instanceof Error ? error.message : String(error)})
     } finally {
       await closeConnection(conn)
