@@ -93,6 +93,12 @@ class FakeIronicDriver(fake.FakeDriver):
     def get_available_nodes(self, refresh=False):
         return list(self.node_cache)
 
+    def get_nodenames_by_uuid(self, refresh=False):
+        # (nova 27+ asks for it: an ironic node's compute node uuid is its
+        # name, as IronicDriver.get_nodenames_by_uuid answers.)
+        nodes = self.get_available_nodes(refresh=refresh)
+        return dict(zip(nodes, nodes))
+
     def node_is_available(self, nodename):
         return nodename in self.node_cache
 
@@ -100,7 +106,7 @@ class FakeIronicDriver(fake.FakeDriver):
               admin_password, allocations, network_info=None,
               block_device_info=None, power_on=True, accel_info=None):
         node = self.node_cache[instance.node]
-        node.instance_uuid = instance.uuid
+        node.instance_uuid = node.instance_id = instance.uuid
         node.provision_state = 'active'
         node.power_state = 'power on'
         super().spawn(context, instance, image_meta, injected_files,
@@ -111,7 +117,7 @@ class FakeIronicDriver(fake.FakeDriver):
                 destroy_disks=True, destroy_secrets=True):
         node = self.node_cache.get(instance.node)
         if node is not None and node.instance_uuid == instance.uuid:
-            node.instance_uuid = None
+            node.instance_uuid = node.instance_id = None
             # No automated cleaning: the node is available again at once.
             node.provision_state = 'available'
             node.power_state = 'power off'
@@ -127,10 +133,13 @@ sys.modules[_VIRT.__name__] = _VIRT
 
 
 def ironic_node(uuid, resource_class):
-    """An ironic node as the API (openstacksdk) shows it to nova."""
+    """An ironic node as the API (openstacksdk) shows it to nova: Zed's
+    driver reads uuid / instance_uuid / maintenance, nova 31's the SDK's
+    names id / instance_id / is_maintenance."""
     return types.SimpleNamespace(
-        uuid=uuid, instance_uuid=None, provision_state='available',
-        power_state='power off', maintenance=False,
+        uuid=uuid, id=uuid, instance_uuid=None, instance_id=None,
+        provision_state='available', power_state='power off',
+        maintenance=False, is_maintenance=False,
         resource_class=resource_class,
         properties={'cpu_arch': 'x86_64', 'cpus': 8, 'memory_mb': 16384,
                     'local_gb': 100},

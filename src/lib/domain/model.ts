@@ -285,9 +285,10 @@ export class CloudModel extends ModelBlobs {
     return this.liveInstancesByNode.get(nodeKey(host, node)) ?? []
   }
 
-  /** What nova's resource tracker counts on a node (InstanceList.get_by_host_and_node: hidden copies too). */
-  trackedOnNode(host: string | null, node: string | null): Instance[] {
-    return [...this.instancesOnNode(host, node), ...(this.hiddenInstancesByNode.get(nodeKey(host, node)) ?? [])]
+  /** What nova's resource tracker counts on a node: InstanceList.get_by_host_and_node, in its cell (hidden too). */
+  trackedOnNode(cn: ComputeNode): Instance[] {
+    const hidden = (this.hiddenInstancesByNode.get(nodeKey(cn.host, cn.hypervisor_hostname)) ?? []).filter((i) => i.cell_uuid === cn.cell_uuid)
+    return [...this.instancesOnNode(cn.host, cn.hypervisor_hostname), ...hidden]
   }
 
   /** The live compute node of this cell with this compute_nodes.id (a NULL or stale id: undefined). */

@@ -49,7 +49,7 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
   const {model} = ctx
   // As the resource tracker: hidden copies of a cross-cell move keep their pins on their node, and
   // only the node's own cell's migration rows are its.
-  const resident = model.trackedOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
+  const resident = model.trackedOnNode(cn).filter(holdsResources)
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   const moving = (ctx.inProgressByNode.get(key) ?? [])
     .filter((m) => m.cell_uuid === cn.cell_uuid)

@@ -139,7 +139,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
   const id = (name: string) => model.rc.id(name) as number
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   // The hidden copy of a cross-cell move is counted on its node, as the resource tracker does.
-  const resident = model.trackedOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
+  const resident = model.trackedOnNode(cn).filter(holdsResources)
   const migrations = countedMigrations(ctx, cn, key, resident)
   const rp = ctx.providerOf(cn)
   const memInv = rp ? model.inventory(rp.id, id('MEMORY_MB')) : undefined
