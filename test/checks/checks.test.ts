@@ -72,6 +72,25 @@ const cases: Case[] = [
     subject: ({h2}) => ({provider_uuid: h2.rp.row.uuid, host: 'cmp2'}),
   },
   {
+    // nova's _delete_allocation_after_move got a 409: the migration went to error, the server was
+    // deleted and instance_destroy soft-deleted the migration row with it; the allocation stayed.
+    name: 'a migration soft-deleted with its instance still holds the source allocation',
+    code: 'allocation.migration-finished',
+    before: ({b, i3}) => {
+      const m = b.addMigration(i3.uuid, {type: 'migration', status: 'error', dest: 'cmp1'})
+      b.addAllocations(m.row.uuid as string, 'cmp2', {VCPU: 2}, {type: CONSUMER_TYPE_MIGRATION})
+      b.deleteInstance(i3.uuid)
+    },
+    plant: (_x, s) => {
+      for (const m of s.nova.migrations) m.deleted = m.id
+    },
+    subject: ({h2}) => ({provider_uuid: h2.rp.row.uuid, host: 'cmp2'}),
+    evidence: (_x, f) => {
+      expect(f.message).toMatch(/\(error, deleted with its instance \S+\) still holds VCPU=2/)
+      expect((f.evidence as {migration: {deleted: number}}).migration.deleted).toBeGreaterThan(0)
+    },
+  },
+  {
     name: 'a confirmed migration still holds the source allocation',
     code: 'allocation.migration-finished',
     before: ({b, i3}) => {

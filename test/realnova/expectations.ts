@@ -1,4 +1,5 @@
-import type {RealNovaRelease} from './support.js'
+import {COMPUTE_SCENARIOS} from './expectations-computes.js'
+import type {PlayDriver, RealNovaRelease} from './support.js'
 
 /**
  * What cloudctl must report on each scenario real nova plays (driver.py's test_<scenario>), for every
@@ -29,6 +30,8 @@ export interface Scenario {
    * notes[note].refused): the message must match, and the cloud is what that refusal leaves.
    */
   refused?: {note: string; message: RegExp}
+  /** The play module that defines test_<scenario> (factory.py); driver.py when not given. */
+  driver?: PlayDriver
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -59,6 +62,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   // Seed 004's other half: buried in cell0 (ERROR, NoValidHost) and ACTIVE in cell1, mapped to cell0.
   // map-instances points the mapping at the live copy and soft-deletes the cell0 one.
   cell0_duplicate: {codes: ['cell.instance-duplicate'], repairs: [['cells', 'map-instances']], duplicate: {before: 'cell0', after: 'cell1'}},
+  ...COMPUTE_SCENARIOS,
 }
 
 

@@ -37,9 +37,26 @@ CACHE = os.path.join(HERE, '.cache')
 PYTHON = '/usr/bin/python3'
 CELLS = ('cell1', 'cell2')
 CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
-# Play modules and their test class: driver.py's scenarios, and the boots
-# boot_windows.py holds in flight (a subclass of driver.py's class).
-DRIVERS = {'driver': 'RealNovaClouds', 'boot_windows': 'BootWindows'}
+# Play modules: driver.py's scenarios, the boots boot_windows.py holds in
+# flight, and every driver_<kind>.py beside them (scenarios on other kinds of
+# compute, each with its own test class). A scenario's test class is the one
+# of its module that defines test_<scenario>.
+def drivers():
+    return sorted(['driver', 'boot_windows'] + [
+        f[:-3] for f in os.listdir(HERE)
+        if f.startswith('driver_') and f.endswith('.py')])
+
+
+def _test_id(driver, scenario):
+    import ast
+    with open(os.path.join(HERE, driver + '.py')) as f:
+        tree = ast.parse(f.read())
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and any(
+                isinstance(n, ast.FunctionDef) and n.name == 'test_' + scenario
+                for n in cls.body):
+            return '%s.%s.test_%s' % (driver, cls.name, scenario)
+    raise FactoryError('no scenario %s in %s.py' % (scenario, driver))
 
 
 def _release():
@@ -236,7 +253,7 @@ def _play_in_chroot(test, path, log, repaired=None):
     with a /proc mounted only for this process tree."""
     with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
         inside = '/tmp/' + os.path.basename(tmp)
-        for name in ('driver.py', 'reboot.py', 'boot_windows.py'):
+        for name in ['reboot.py'] + [d + '.py' for d in drivers()]:
             with open(os.path.join(HERE, name)) as f:
                 _write_conf(os.path.join(tmp, name), f.read())
         env = dict(os.environ, REALNOVA_DUMP=inside + '/dump.json')
@@ -277,7 +294,7 @@ def ensure_dump(scenario, driver='driver'):
         if os.path.exists(path):
             return path
         log = path[:-5] + '.log'
-        test = '%s.%s.test_%s' % (driver, DRIVERS[driver], scenario)
+        test = _test_id(driver, scenario)
         # A play is the real services racing on green threads; once in a
         # while one loses a race that nothing of cloudctl's is about (a CI
         # run once failed hostname_change, which passes under load here).
@@ -569,7 +586,7 @@ def main(argv):
     c = sub.add_parser('cloud')
     c.add_argument('--scenario', required=True)
     c.add_argument('--prefix', required=True)
-    c.add_argument('--driver', choices=sorted(DRIVERS), default='driver')
+    c.add_argument('--driver', choices=drivers(), default='driver')
     d = sub.add_parser('drop')
     d.add_argument('--prefix', required=True)
     sub.add_parser('templates')
@@ -581,7 +598,7 @@ def main(argv):
     b.add_argument('--since', required=True)
     ds = sub.add_parser('dumps')
     ds.add_argument('--jobs', type=int, default=2)
-    ds.add_argument('--driver', choices=sorted(DRIVERS), default='driver')
+    ds.add_argument('--driver', choices=drivers(), default='driver')
     ds.add_argument('scenario', nargs='*')
     args = p.parse_args(argv)
     try:

@@ -16,7 +16,7 @@ import {cloudctl} from '../support/cli.js'
 import type {DbKey} from '../../src/lib/repairs/plan.js'
 import {type Dump, type RowChange, closeConnection, diffDumps, dumpAll, openConnection} from '../repairs/support.js'
 import {scenariosOf} from './expectations.js'
-import {type PlacementServer, type RealCloud, type RealNovaRelease, novaManage, playScenarios, realCloud, rebootRepaired, repairedRows, startPlacement} from './support.js'
+import {type PlacementServer, type PlayDriver, type RealCloud, type RealNovaRelease, novaManage, playScenarios, realCloud, rebootRepaired, repairedRows, startPlacement} from './support.js'
 
 interface Finding {
   code: string
@@ -171,7 +171,11 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
 
   // A fresh machine plays the uncached scenarios two at a time before the first cloud is loaded.
   beforeAll(async () => {
-    if (available) await playScenarios(Object.keys(scenarios), 2, release)
+    if (!available) return
+    // One factory call per play module (each plays its uncached scenarios two at a time).
+    const byDriver = new Map<PlayDriver, string[]>()
+    for (const [name, spec] of Object.entries(scenarios)) byDriver.set(spec.driver ?? 'driver', [...(byDriver.get(spec.driver ?? 'driver') ?? []), name])
+    for (const [driver, names] of byDriver) await playScenarios(names, 2, release, driver)
   }, 1_800_000)
 
   afterAll(() => {
@@ -193,7 +197,7 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
 
     beforeAll(async () => {
       stateDir = mkdtempSync(join(tmpdir(), 'realnova-state-'))
-      cloud = await realCloud(scenario, release)
+      cloud = await realCloud(scenario, release, spec.driver)
     }, 900_000)
 
     afterAll(async () => {

@@ -19,7 +19,10 @@ export async function readCell(r: Reader, cellUuid: string, present: ReadonlySet
   const instances = await readRows(r, INSTANCES, {cellUuid, present})
   await readExtras(r, instances, 'deleted = 0')
 
-  const migrations = await readRows(r, MIGRATIONS, {cellUuid, present, where: 'deleted = 0'})
+  // Soft-deleted migrations too: nova's instance_destroy soft-deletes an instance's migrations with it,
+  // and a migration allocation nova failed to remove outlives both (leaks names it as that
+  // migration's). Every use of in-progress migrations filters on deleted (isMigrationInProgress).
+  const migrations = await readRows(r, MIGRATIONS, {cellUuid, present})
   return {services, compute_nodes, instances, migrations}
 }
 

@@ -73,6 +73,8 @@ export interface MigrationEvidence {
   dest_compute: string | null
   dest_node: string | null
   updated_at: string | null
+  /** 0, or the row's id once soft-deleted (with its instance, by nova's instance_destroy). */
+  deleted: number
 }
 export interface ComputeNodeRef extends Open {
   id: number

@@ -68,6 +68,8 @@ export class CloudModel extends ModelBlobs {
   readonly liveComputeNodesById = new Map<string, Map<number, ComputeNode>>()
   readonly servicesById = new Map<string, Service>() // `${cell_uuid}/${id}`
   readonly liveServicesByHost = new Map<string, Service[]>() // nova-compute and others, deleted = 0
+  /** Live hidden copies (a pending cross-cell move's source) per compute node key, by host/node names. */
+  readonly hiddenInstancesByNode = new Map<string, Instance[]>()
   readonly migrationsByUuid = new Map<string, Migration>()
   readonly migrationsByInstance = new Map<string, Migration[]>()
 
@@ -157,7 +159,11 @@ export class CloudModel extends ModelBlobs {
     const byNames = new Map<string, Map<string | null, Instance[]>>()
     for (let i = 0; i < instances.length; i++) {
       const inst = instances[i]
-      if (inst.deleted !== 0 || inst.hidden || inst.host === null) continue
+      if (inst.deleted !== 0 || inst.host === null) continue
+      if (inst.hidden) {
+        push(this.hiddenInstancesByNode, nodeKey(inst.host, inst.node), inst)
+        continue
+      }
       // Zed snapshots have no compute_id at all: one property miss per instance on the hot path.
       const cid = inst.compute_id
       const byId = cid == null ? undefined : this.liveComputeNodesById.get(inst.cell_uuid)?.get(cid)
@@ -171,7 +177,8 @@ export class CloudModel extends ModelBlobs {
       ;(this.liveNodeListAt[i] = list).push(inst)
     }
     for (const m of s.nova.migrations) {
-      if (m.uuid) this.migrationsByUuid.set(m.uuid, m)
+      // One uuid, a row per cell (cross-cell moves), soft-deleted ones too: a live row speaks for it.
+      if (m.uuid && (m.deleted === 0 || (this.migrationsByUuid.get(m.uuid)?.deleted ?? 1) !== 0)) this.migrationsByUuid.set(m.uuid, m)
       if (m.instance_uuid) push(this.migrationsByInstance, m.instance_uuid, m)
     }
 
@@ -276,6 +283,12 @@ export class CloudModel extends ModelBlobs {
 
   instancesOnNode(host: string | null, node: string | null): Instance[] {
     return this.liveInstancesByNode.get(nodeKey(host, node)) ?? []
+  }
+
+  /** What nova's resource tracker counts on a node: InstanceList.get_by_host_and_node, in its cell (hidden too). */
+  trackedOnNode(cn: ComputeNode): Instance[] {
+    const hidden = (this.hiddenInstancesByNode.get(nodeKey(cn.host, cn.hypervisor_hostname)) ?? []).filter((i) => i.cell_uuid === cn.cell_uuid)
+    return [...this.instancesOnNode(cn.host, cn.hypervisor_hostname), ...hidden]
   }
 
   /** The live compute node of this cell with this compute_nodes.id (a NULL or stale id: undefined). */

@@ -49,7 +49,7 @@ function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: Compute
 
 function lockResidents(model: CloudModel, b: PlanBuilder, cn: ComputeNode, code: string): void {
   const db = cellDbOf(model, b, cn.cell_uuid)
-  const rows = model.instancesOnNode(cn.host, cn.hypervisor_hostname).sort((x, y) => x.id - y.id)
+  const rows = model.trackedOnNode(cn).sort((x, y) => x.id - y.id)
   b.add({db, table: 'instances', op: 'check', where: {host: cn.host, node: cn.hypervisor_hostname, deleted: 0}, rows: rows.map((i) => ({id: i.id, uuid: i.uuid, vm_state: i.vm_state, task_state: i.task_state})), why: `${code}: the live instances on ${cn.hypervisor_hostname} are those audited`})
 }
 
@@ -112,7 +112,7 @@ function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: Pi
   if (!topo.ok || !topo.value || cn.numa_topology === null) return
   const pins = new Map<number, Set<number>>()
   let readable = true
-  for (const inst of model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)) {
+  for (const inst of model.trackedOnNode(cn).filter(holdsResources)) {
     const t = model.instanceNumaTopology(inst)
     if (!t.ok) readable = false
     if (!t.ok || !t.value) continue

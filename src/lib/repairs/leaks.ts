@@ -147,7 +147,7 @@ function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: L
     case 'allocation.evacuation-leftover': {
       const m = f.evidence.migration
       const db = cellDbOf(model, b, m.cell_uuid)
-      b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, deleted: 0}], why: `${f.code}: migration ${m.id} is still ${m.status}`})
+      b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, deleted: m.deleted}], why: `${f.code}: migration ${m.id} is still ${m.status}${m.deleted === 0 ? '' : ' and deleted'}`})
       if (f.code === 'allocation.evacuation-leftover') instanceCheck(model, b, consumer, f)
       return
     }

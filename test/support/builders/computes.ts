@@ -285,6 +285,9 @@ export abstract class ComputeFamily extends NovaApiFamily {
       cn.vcpus_used = deployed ? cn.vcpus : 0
       cn.memory_mb_used = deployed ? cn.memory_mb : 0
       cn.local_gb_used = deployed ? cn.local_gb : 0
+      // nova's ironic driver (IronicDriver.update_provider_tree) reserves the node's unit while an
+      // instance is on it ([workarounds]skip_reserve_in_use_ironic_nodes defaults to off).
+      for (const inv of h.rp.inventories.values()) inv.reserved = deployed ? inv.total : 0
     } else {
       cn.vcpus_used = h.vcpusUsed
       cn.memory_mb_used = h.reservedMemoryMb + h.memoryUsed

@@ -133,6 +133,14 @@ class Classifier {
     if (live && live.length > 0) return this.judgeInstanceConsumer(consumer, live, groups, row, ownList, moving)
     const migration = this.model.migrationsByUuid.get(consumer)
     if (migration && migration.deleted === 0) return this.judgeMigrationConsumer(consumer, migration, groups, row)
+    // The instance was deleted after a move whose allocation nova could not remove (placement
+    // answered 409 in _delete_allocation_after_move: "the allocation held by the migration is
+    // leaked"); instance_destroy soft-deleted the migration row with it. The consumer is that
+    // migration's, over whatever its status says.
+    if (migration && rows.length === 0) {
+      for (const g of groups) this.flag(consumer, this.v.finished, {consumer, g, m: migration, row})
+      return
+    }
     const deletedRows = rows.filter((i) => i.deleted !== 0)
     if (rows.length > 0 && deletedRows.length === rows.length) {
       for (const g of groups) this.flag(consumer, this.v.deleted, {consumer, g, deletedRows, row})

@@ -9,9 +9,9 @@ export const migrationFinished: CheckUnit = {
   code: 'allocation.migration-finished',
   check: 'leaks',
   severity: 'error',
-  summary: 'allocation held by a migration that is over (confirmed, reverted, done, completed, error, failed, cancelled)',
+  summary: 'allocation held by a migration that is over (confirmed, reverted, done, completed, error, failed, cancelled) or deleted with its instance',
   explain: {
-    cause: 'During a move nova holds the source allocation under the migration uuid; confirm/revert hands it back or drops it. A confirm that failed, a revert interrupted by a restart, or an errored migration leaves the migration consumer holding resources after the move is over.',
+    cause: 'During a move nova holds the source allocation under the migration uuid; confirm/revert hands it back or drops it. A confirm that failed, a revert interrupted by a restart, or an errored migration leaves the migration consumer holding resources after the move is over. When the instance is then deleted, nova soft-deletes the migration row with it and the allocation stays (nova-compute logs "the allocation held by the migration is leaked").',
     repair: '`cloudctl repair leaks` deletes the allocations of that migration consumer.',
   },
   run(ctx) {
@@ -24,7 +24,10 @@ export const migrationFinished: CheckUnit = {
         code: 'allocation.migration-finished',
         severity: 'error',
         subject,
-        message: `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`,
+        message:
+          m.deleted === 0
+            ? `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`
+            : `Migration ${consumer} (${m.status}, deleted with its instance${m.instance_uuid ? ` ${m.instance_uuid}` : ''}) still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}: nova could not remove it when the move ended and leaked it.`,
         evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), migration: migrationRow(m)},
         repair: REPAIR,
       }

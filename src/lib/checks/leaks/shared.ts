@@ -48,6 +48,7 @@ export const migrationRow = (m: Migration) => ({
   dest_compute: m.dest_compute,
   dest_node: m.dest_node,
   updated_at: m.updated_at,
+  deleted: m.deleted,
 })
 
 /** The node (or the provider's name), the cell when known, the provider and the consumer. */

@@ -47,9 +47,12 @@ export function nodePins(ctx: AuditContext): NodePins[] {
 
 function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology): NodePins | undefined {
   const {model} = ctx
-  const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
+  // As the resource tracker: hidden copies of a cross-cell move keep their pins on their node, and
+  // only the node's own cell's migration rows are its.
+  const resident = model.trackedOnNode(cn).filter(holdsResources)
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   const moving = (ctx.inProgressByNode.get(key) ?? [])
+    .filter((m) => m.cell_uuid === cn.cell_uuid)
     .map((m) => (m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined))
     .filter((i): i is Instance => i !== undefined && model.nodeKeyOfInstance(i) !== key)
   let tolerance = 0

@@ -1,4 +1,5 @@
 import type {Finding} from '../../domain/finding.js'
+import {isIronicNode} from '../ironic.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, cnRow} from './shared.js'
@@ -18,7 +19,7 @@ export const inventoryDrift: CheckUnit = {
     const findings: Finding[] = []
     for (const cn of model.liveComputeNodes) {
       const rp = ctx.providerOf(cn)
-      if (!rp || cn.hypervisor_type === 'ironic') continue
+      if (!rp || isIronicNode(cn)) continue
       const drift: Record<string, {inventory_total: number; compute_node: number; inventory_id: number}> = {}
       const compare = (name: string, value: number) => {
         const id = model.rc.id(name)

@@ -1,5 +1,6 @@
 import type {Finding} from '../../domain/finding.js'
 import {capacityOf, floatColumn} from '../context.js'
+import {isIronicNode} from '../ironic.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, fmt, providerSubject} from './shared.js'
@@ -26,6 +27,12 @@ export const overCapacity: CheckUnit = {
         const capacity = inv ? capacityOf(inv) : 0
         if (used <= capacity + 1e-6) continue
         const cn = ctx.computeNodeOf(model.rootOf(rp))
+        // nova's ironic driver (IronicDriver.update_provider_tree) reserves a node's unit while an
+        // instance is on it (_node_resources_used; [workarounds]skip_reserve_in_use_ironic_nodes off)
+        // or while the node is unavailable: reserved there says "taken", not "held back", and
+        // placement takes that inventory over the allocation already on it. Only more than the
+        // node's total is over capacity.
+        if (inv && isIronicNode(cn) && used <= inv.total * floatColumn(inv.allocation_ratio) + 1e-6) continue
         findings.push({
           check: 'providers',
           code: 'provider.over-capacity',

@@ -16,6 +16,7 @@ import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
 import {type AuditContext, TextMemo, holdsResources} from '../context.js'
 import {bootsFromVolume} from '../flavor-resources.js'
+import {isIronicNode} from '../ironic.js'
 
 export const DEFAULT_RESERVED_HOST_MEMORY_MB = 512
 
@@ -61,7 +62,7 @@ export function nodeUsages(ctx: AuditContext): NodeUsage[] {
     const usageOf = flavorUsages(ctx)
     const out: NodeUsage[] = []
     for (const cn of ctx.model.liveComputeNodes) {
-      if (cn.hypervisor_type === 'ironic') continue // the ironic driver reports a node as all-used or all-free
+      if (isIronicNode(cn)) continue // the ironic driver reports a node as all-used or all-free
       const u = nodeUsage(ctx, cn, usageOf)
       if (u) out.push(u)
     }
@@ -112,6 +113,9 @@ function countedMigrations(ctx: AuditContext, cn: ComputeNode, key: string, resi
   const moving = ctx.inProgressByNode.get(key)
   const residentUuids = moving ? new Set(resident.map((i) => i.uuid)) : undefined
   for (const m of moving ?? []) {
+    // The tracker reads the migrations of its own cell (get_in_progress_by_host_and_node): a
+    // cross-cell move's row in the other cell is not its.
+    if (m.cell_uuid !== cn.cell_uuid) continue
     const inst = m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined
     if (!inst) continue
     const incoming = ctx.movesTo(m, cn)
@@ -134,7 +138,8 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
   const {model} = ctx
   const id = (name: string) => model.rc.id(name) as number
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
-  const resident = model.instancesOnNode(cn.host, cn.hypervisor_hostname).filter(holdsResources)
+  // The hidden copy of a cross-cell move is counted on its node, as the resource tracker does.
+  const resident = model.trackedOnNode(cn).filter(holdsResources)
   const migrations = countedMigrations(ctx, cn, key, resident)
   const rp = ctx.providerOf(cn)
   const memInv = rp ? model.inventory(rp.id, id('MEMORY_MB')) : undefined
