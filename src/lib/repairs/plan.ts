@@ -107,10 +107,7 @@ export interface RepairPlan {
   db_labels: Record<string, string>
   /** Things the operator must do afterwards (restart services) and caveats. */
   notes: string[]
-  /**
-   * Findings seen but not repaired by this plan, with the reason and the finding's severity: only
-   * those that need action (needsAction) make a run exit 3.
-   */
+  /** Findings seen but not repaired, with the reason; only those that needsAction(severity) exit 3. */
   skipped: Array<{code: string; subject: string; reason: string; severity: Severity}>
   /** More work exists beyond --max-count. */
   partial?: boolean
@@ -245,7 +242,6 @@ export class PlanBuilder {
     return this
   }
 
-  /** A finding left alone; its severity (default warning: the operator must act) decides the exit code. */
   skip(code: string, subject: string, reason: string, severity: Severity = 'warning'): this {
     this.skipped.push({code, subject, reason, severity})
     return this
