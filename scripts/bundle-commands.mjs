@@ -16,8 +16,7 @@
 //
 // Imports left to run time stay lazy: mysql2 stays behind its door '#mysql2' (a snapshot-file audit
 // never loads it), @inquirer/prompts is loaded only by an interactive confirmation, and
-// createRequire()(...) calls (the yaml package, cli-table3's utils module, which output/table.ts
-// patches and so must be the copy node loads) are not bundled. Our own modules behind an
+// createRequire()(...) calls (the yaml package) are not bundled. Our own modules behind an
 // `await import()` (the live capture, the repair executor) are in the command's bundle, run only
 // when imported.
 import {build} from 'esbuild'
@@ -71,9 +70,9 @@ const shared = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  // cli-table3: see above (patched through its own require); @inquirer/prompts: only an interactive
-  // confirmation loads it, already lazily, and a person answering it does not notice the load.
-  external: ['cli-table3', '@inquirer/prompts'],
+  // @inquirer/prompts: only an interactive confirmation loads it, already lazily, and a person
+  // answering it does not notice the load.
+  external: ['@inquirer/prompts'],
   // Maps back to src/*.ts through tsc's maps, for a debugger or `node --enable-source-maps`; not
   // turned on at run time, which would slow every start.
   sourcemap: 'linked',
@@ -97,7 +96,7 @@ async function bundleCommand(entry) {
     entryPoints: [entry],
     outfile,
     format: 'cjs',
-    // createRequire(import.meta.url) finds the yaml and cli-table3 packages from the bundle's place.
+    // createRequire(import.meta.url) finds the yaml package from the bundle's place.
     // Injected, not a banner: a line before the bundle's "use strict" would make it sloppy code.
     define: {'import.meta.url': 'importMetaUrl'},
     inject: [join(root, 'scripts/import-meta-url.mjs')],
