@@ -20,7 +20,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
   static override description =
     'Without CODE, every code. CODE may also be a check name (leaks, providers, cells, pinning, usage, aggregates, snapshot) for all of its codes. The text comes from the same registry as docs/checks.md; runbook paths are relative to the cloudctl sources.'
 
-  static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false})}
+  static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false, ignoreStdin: true})}
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> pinning.leaked',

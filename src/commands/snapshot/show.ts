@@ -27,7 +27,7 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
   }
 
   static override args = {
-    source: Args.string({description: 'A snapshot file, or "live" to read the databases (the default).', required: false}),
+    source: Args.string({description: 'A snapshot file ("-": stdin), or "live" to read the databases (the default).', required: false, ignoreStdin: true}),
   }
 
   static override description =

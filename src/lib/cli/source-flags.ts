@@ -19,7 +19,7 @@ export type ChosenSource = SourceOptions & {snapshot: string | undefined}
 export const sourceFlags = {
   snapshot: Flags.string({
     char: 's',
-    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz) instead of the live databases.',
+    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz; - for stdin) instead of the live databases.',
     helpGroup: 'SOURCE',
     env: 'CLOUDCTL_SNAPSHOT',
   }),
