@@ -90,22 +90,27 @@ function wrapPlain(line: string, width: number): string {
   const out: string[] = []
   let current = line.slice(0, lead)
   let fresh = true
+  const room = () => width - current.length - (fresh ? 0 : 1)
   for (const word of line.slice(lead).split(/ +/)) {
     let w = word
-    const room = () => width - current.length - (fresh ? 0 : 1)
-    if (!fresh && w.length > room()) {
+    // A word that fits no line (a request URL, a long list) starts where it is; others move down.
+    const fitsALine = w.length <= width - indent.length
+    if (!fresh && w.length > room() && (fitsALine || room() < 8)) {
       out.push(current)
       current = indent
       fresh = true
     }
-    // A word longer than a whole line: broken where the line ends.
-    while (w.length > width - current.length - (fresh ? 0 : 1)) {
-      const take = Math.max(1, width - current.length - (fresh ? 0 : 1))
-      current += (fresh ? '' : ' ') + w.slice(0, take)
+    while (w.length > room()) {
+      // Broken after a separator a reader expects (&, ',' or '/') when one is in the second half.
+      const take = Math.max(1, room())
+      const window = w.slice(0, take)
+      const sep = Math.max(window.lastIndexOf('&'), window.lastIndexOf(','), window.lastIndexOf('/'))
+      const at = sep >= take / 2 ? sep + 1 : take
+      current += (fresh ? '' : ' ') + w.slice(0, at)
       out.push(current)
       current = indent
       fresh = true
-      w = w.slice(take)
+      w = w.slice(at)
     }
     if (w !== '') {
       current += (fresh ? '' : ' ') + w
