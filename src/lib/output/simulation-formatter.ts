@@ -83,7 +83,7 @@ export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; 
     }
   }
   const shown = opts.why && opts.why.length > 0 ? r.verdicts.filter((v) => opts.why?.some((h) => v.host === h || v.node === h)) : opts.explain ? r.verdicts.filter((v) => v.stage !== 'selected') : []
-  if (opts.why && opts.why.length > 0 && shown.length === 0) out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
+  if (opts.why && opts.why.length > 0 && shown.length === 0 && !r.warnings.some((w) => w.startsWith('--why '))) out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
   if (shown.length > 0) {
     out.push('', c.bold(opts.why?.length ? 'Why' : 'Per host'))
     for (const v of shown) out.push(`  ${verdictLine(v)}`)

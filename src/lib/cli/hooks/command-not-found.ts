@@ -4,25 +4,12 @@ import {ExitCode} from '../../errors.js'
 import {renderJson} from '../../output/formats.js'
 import {humanText} from '../../output/terminal.js'
 import {formatFromArgv} from '../format-flags.js'
+import {nearest} from '../../util/did-you-mean.js'
 
 /** Damerau-free edit distance: enough to catch a swapped or missing letter in a command name. */
-function distance(a: string, b: string): number {
-  const d = Array.from({length: a.length + 1}, (_, i) => [i, ...Array<number>(b.length).fill(0)])
-  for (let j = 1; j <= b.length; j++) d[0][j] = j
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-  }
-  return d[a.length][b.length]
-}
-
 /** The closest command id, if it is close enough to be what was meant. */
 export function suggestCommand(id: string, ids: readonly string[]): string | undefined {
-  let best: {id: string; d: number} | undefined
-  for (const candidate of ids) {
-    const d = distance(id, candidate)
-    if (!best || d < best.d) best = {id: candidate, d}
-  }
-  return best && best.d <= Math.max(2, Math.floor(id.length / 3)) ? best.id : undefined
+  return nearest(id, ids)
 }
 
 /**
