@@ -48,3 +48,28 @@ describe('did you mean, and --why per host', () => {
     expect(r.stdout).toMatch(/^ {2}cmp-r1-01: \[\w+\]/m)
   })
 })
+
+describe('bad input says what was meant, never echoes the bytes', () => {
+  it('`audit all FILE` suggests --snapshot FILE', async () => {
+    const r = await cloudctl(['audit', 'all', DEMO])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain(`Hint: Did you mean \`cloudctl audit all --snapshot ${DEMO}\`?`)
+  })
+
+  it('a binary file given as a snapshot: one line, none of its bytes', async () => {
+    const {mkdtempSync, writeFileSync, rmSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const dir = mkdtempSync(join(tmpdir(), 'cloudctl-bin-'))
+    try {
+      const file = join(dir, 'snap.json')
+      writeFileSync(file, Buffer.from([0x7b, 0x80, 0x81, 0xff, 0x55, 0x11, 0x7d]))
+      const r = await cloudctl(['audit', 'all', '-s', file])
+      expect(r.exitCode).toBe(2)
+      expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(2)
+      expect(r.stderr).not.toMatch(/[\u0080-\uffff]|\\x11|Unexpected token/)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+})
