@@ -6,6 +6,7 @@ const driverPromise = {name: 'mysql2/promise', message: 'Only src/lib/db talks t
 const terminal = [
   {name: 'chalk', message: 'Only src/lib/output colours text.'},
   {name: 'cli-table3', message: 'Only src/lib/output draws tables.'},
+  {name: 'string-width', message: 'Only src/lib/output measures terminal text.'},
 ]
 const sideEffects = [
   driver,

@@ -15,7 +15,7 @@
 //
 // Imports left to run time stay lazy: mysql2 is bundled into a chunk of its own reached only by
 // connection.ts's import() (a snapshot-file audit never loads it), @inquirer/prompts is loaded only by
-// an interactive confirmation, and createRequire()(...) calls (the yaml package, cli-table3) are not
+// an interactive confirmation, and createRequire()(...) calls (the yaml package) are not
 // bundled.
 import {build} from 'esbuild'
 import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
@@ -65,9 +65,9 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: 'node22',
-  // cli-table3: loaded through its own require (output/table.ts); @inquirer/prompts: only an
-  // interactive confirmation loads it, already lazily, and a person answering it does not notice.
-  external: ['cli-table3', '@inquirer/prompts'],
+  // @inquirer/prompts: only an interactive confirmation loads it, already lazily, and a person
+  // answering it does not notice.
+  external: ['@inquirer/prompts'],
   metafile: true,
   plugins: [oclifOnce],
   logLevel: 'warning',

@@ -23,7 +23,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
   static override description =
     'Without CODE, every code. CODE may also be a check name (leaks, providers, cells, pinning, usage, aggregates, snapshot) for all of its codes. The text comes from the same registry as docs/checks.md; runbook and docs paths are relative to where cloudctl is installed (every artifact carries docs/); --runbook prints the runbook page itself.'
 
-  static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false})}
+  static override args = {code: Args.string({description: 'A finding code (allocation.consumer-deleted) or a check name.', required: false, ignoreStdin: true})}
 
   static override flags = {
     runbook: Flags.boolean({summary: "Print the code's runbook page (docs/runbooks/, installed with cloudctl) instead of the explanation."}),

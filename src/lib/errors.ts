@@ -16,17 +16,36 @@ export const ExitCode = {
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
 export const EXIT_CODE_TABLE: ReadonlyArray<[ExitCodeValue, string]> = [
-  [0, 'nothing to report: no findings, empty plan, every instance placed'],
+  [0, 'nothing that needs action: no finding of severity warning or above, an empty plan, every instance placed'],
   [1, 'unexpected error (a bug, a lost connection, the repair lock held elsewhere)'],
-  [2, 'usage or configuration error (bad flags, unreachable database, wrong credentials, wrong release, malformed snapshot)'],
-  [3, 'findings / action needed (audit findings, a dry-run plan with steps, findings a repair left for the operator, NoValidHost)'],
+  [2, 'usage or configuration error (bad flags, unreachable database, wrong credentials, wrong release, malformed snapshot, a repair refused before planning or applying)'],
+  [3, 'action needed: a finding of severity warning, unknown or error (reported by an audit, or left by a repair under "Not repaired"), a dry-run plan with steps, a cell not read, NoValidHost'],
   [4, 'repair applied and verified'],
   [5, 'repair aborted and rolled back (the data changed under us); nothing was written'],
   [6, 'partial: more to do (--max-count reached or a database left for a re-run); run again'],
 ]
 
-export function exitCodeHelp(): string {
-  return ['EXIT CODES', ...EXIT_CODE_TABLE.map(([code, text]) => `  ${code}  ${text}`)].join('\n')
+/**
+ * The rule behind 0 and 3, said once: README, docs/repairs.md and docs/runbooks/README.md quote it
+ * verbatim (test/commands/exit-codes.e2e.test.ts), and needsAction (domain/finding.ts) implements it.
+ */
+export const EXIT_RULE = 'Findings below warning (info) never make a command exit 3: an audit that finds only info findings exits 0, and so does a repair whose plan is empty and that leaves only info findings under "Not repaired".'
+
+/** The table and the rule as --help shows them, wrapped to `width` (an 80-column terminal by default). */
+export function exitCodeHelp(width = 80): string {
+  const wrap = (text: string, first: string, rest: string) => {
+    const lines: string[] = []
+    let line = first
+    for (const word of text.split(' ')) {
+      if (line.trim() !== '' && line.length + 1 + word.length > width && line !== first) {
+        lines.push(line)
+        line = rest + word
+      } else line += (line === first || line === rest ? '' : ' ') + word
+    }
+    lines.push(line)
+    return lines.join('\n')
+  }
+  return ['EXIT CODES', ...EXIT_CODE_TABLE.map(([code, text]) => wrap(text, `  ${code}  `, '     ')), '', wrap(EXIT_RULE, '  ', '  ')].join('\n')
 }
 
 /** An error the operator can act on: one line, a hint, an exit code and a stable code. */

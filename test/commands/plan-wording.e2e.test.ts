@@ -32,7 +32,8 @@ describe('repair plans say what they do', () => {
   })
 
   it('a repair that leaves findings it may not repair exits 3 and says what would', async () => {
-    for (const kind of ['pinning', 'usage']) {
+    // repair usage on the demo leaves only an info finding: exit 0 (test/commands/exit-codes.e2e.test.ts).
+    for (const kind of ['pinning']) {
       const r = await cloudctl(['repair', kind, ...DEMO])
       expect(r.exitCode).toBe(3)
       expect(r.stdout).toMatch(/Not repaired \(\d+\)/)

@@ -1,3 +1,4 @@
+import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
@@ -48,7 +49,10 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf -f value -c name -c uuid',
   ]
 
-  static override flags = {...sourceFlags}
+  static override flags = {
+    ...sourceFlags,
+    long: Flags.boolean({char: 'l', summary: 'Also the transport URL and database connection of each cell (passwords hidden), as nova-manage cell_v2 list_cells --verbose.'}),
+  }
 
   async run(): Promise<{cells: CellRow[]}> {
     const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
@@ -74,10 +78,22 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
         }
       })
     const recorded = snapshot.release !== undefined
+    // The URLs are the widest cells: behind --long, so that the table fits 80 columns (csv has them).
+    const long = this.flags.long
     this.out(() =>
       renderTable(
-        ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', 'Transport URL', 'Database Connection', 'Hosts (mapped)', 'Instances (mapped)'],
-        cells.map((c) => [c.name ?? '', c.uuid, ...(recorded ? [c.release ?? '?'] : []), c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`, c.disabled, c.transport_url, c.database_connection, `${c.hosts ?? '?'} (${c.host_mappings})`, `${c.instances ?? '?'} (${c.instance_mappings})`]),
+        ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', ...(long ? ['Transport URL', 'Database Connection'] : []), 'Hosts (mapped)', 'Instances (mapped)'],
+        cells.map((c) => [
+          c.name ?? '',
+          c.uuid,
+          ...(recorded ? [c.release ?? '?'] : []),
+          c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`,
+          c.disabled,
+          ...(long ? [c.transport_url, c.database_connection] : []),
+          `${c.hosts ?? '?'} (${c.host_mappings})`,
+          `${c.instances ?? '?'} (${c.instance_mappings})`,
+        ]),
+        {wrap: [3]},
       ),
     )
     this.out(releaseLine(snapshot.release ?? null))

@@ -20,7 +20,7 @@ export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVer
 
   static override description = `The counterpart of \`nova-manage cell_v2 verify_instance\`. States: mapped (nova-manage 0), unmapped (1), no-cell (2), deleted (3), archived (4), and what nova-manage cannot see: mapped-to-wrong-cell, live-in-several-cells, cell-unavailable. cloudctl exits 0 for mapped and 3 for every other state (the nova-manage code is in the JSON output); a UUID argument that is not a uuid is exit 2 (nova-manage looks it up anyway and answers 1).`
 
-  static override args = {uuid: Args.string({description: 'Instance uuid.', required: true})}
+  static override args = {uuid: Args.string({description: 'Instance uuid.', required: true, ignoreStdin: true})}
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> 9c089546-670c-4fce-b963-d08860d435c7 --snapshot demo',

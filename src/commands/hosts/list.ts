@@ -64,6 +64,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override flags = {
     ...sourceFlags,
     cell: Flags.string({summary: 'Only the hosts of this cell (name or uuid).'}),
+    long: Flags.boolean({char: 'l', summary: 'Also the node, the service\'s disabled reason, the resource provider, the aggregates and the compute node\'s own counts (several lines per host).'}),
   }
 
 
@@ -107,27 +108,72 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
         } satisfies HostRow
       })
       .sort((a, b) => a.cell.localeCompare(b.cell) || (a.host ?? '').localeCompare(b.host ?? '') || (a.node ?? '').localeCompare(b.node ?? ''))
-    const use = (r: {used?: number; total?: number; placement_used: number | null; placement_capacity: number | null}) =>
-      [r.used !== undefined ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
-    this.out(() =>
-      renderTable(
-        ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],
-        hosts.map((h) => [
-          h.host,
-          h.node !== h.host ? h.node : '',
-          h.cell,
-          [h.service_state, h.service_status, h.forced_down ? 'forced down' : null, h.disabled_reason].filter(Boolean).join('\n'),
-          h.provider_uuid ?? 'none',
-          h.availability_zone,
-          h.aggregates.join('\n'),
-          use(h.vcpus),
-          use(h.memory_mb),
-          use(h.disk_gb),
-          use(h.pcpus) || '',
-        ]),
-        {wrap: [3, 6]},
-      ),
-    )
+    this.out(() => (this.flags.long ? longTable(hosts) : shortTable(hosts)))
     return {hosts}
   }
+}
+
+type Usage = {used?: number; total?: number; placement_used: number | null; placement_capacity: number | null}
+
+/**
+ * What the scheduler goes by, as a share: placement's used of its capacity; '*' marks a host without
+ * a provider, where the compute node's own count is all there is. --long has the figures.
+ */
+function usage(r: Usage): string {
+  const pct = (used: number, cap: number) => (cap > 0 ? `${Math.round((100 * used) / cap)}%` : '-')
+  if (r.placement_capacity !== null) return pct(r.placement_used ?? 0, r.placement_capacity)
+  return r.used !== undefined && r.total !== undefined ? `${pct(r.used, r.total)}*` : ''
+}
+
+function state(h: HostRow): string {
+  if (h.forced_down) return 'forced down'
+  if (h.service_status === 'disabled') return `${h.service_state}, disabled`
+  return h.service_state
+}
+
+/**
+ * One line per host, within 80 columns for the hosts nova names (openstack hypervisor list's shape):
+ * placement's usage, which the scheduler goes by. --long (or -c) has the rest.
+ */
+function shortTable(hosts: HostRow[]): string {
+  const pcpu = hosts.some((h) => h.pcpus.placement_capacity !== null)
+  const head = ['Host', 'Cell', 'State', 'AZ', 'vCPU', 'RAM', 'Disk', ...(pcpu ? ['PCPU'] : [])]
+  const rows = hosts.map((h) => [
+    h.node !== null && h.node !== h.host ? `${h.host ?? ''} (${h.node})` : h.host,
+    h.cell,
+    state(h),
+    h.availability_zone,
+    usage(h.vcpus),
+    usage(h.memory_mb),
+    usage(h.disk_gb),
+    ...(pcpu ? [usage(h.pcpus)] : []),
+  ])
+  const starred = hosts.some((h) => h.vcpus.placement_capacity === null)
+  const note = [
+    'Used, in % of placement\'s capacity ((total - reserved) x allocation ratio).',
+    ...(starred ? ['* no resource provider: the compute node\'s own count.'] : []),
+    '--long: node, provider, aggregates and the figures.',
+  ]
+  return [renderTable(head, rows, {wrap: [2], align: ['left', 'left', 'left', 'left', 'right', 'right', 'right', 'right']}), ...note].join('\n')
+}
+
+function longTable(hosts: HostRow[]): string {
+  const use = (r: Usage) => [r.used !== undefined ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
+  return renderTable(
+    ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],
+    hosts.map((h) => [
+      h.host,
+      h.node ?? '',
+      h.cell,
+      [h.service_state, h.service_status, h.forced_down ? 'forced down' : null, h.disabled_reason].filter(Boolean).join('\n'),
+      h.provider_uuid ?? 'none',
+      h.availability_zone,
+      h.aggregates.join('\n'),
+      use(h.vcpus),
+      use(h.memory_mb),
+      use(h.disk_gb),
+      use(h.pcpus) || '',
+    ]),
+    {wrap: [3, 6]},
+  )
 }

@@ -17,7 +17,7 @@ export default class RepairUndo extends RepairCommand<typeof RepairUndo> {
 
   static override description = `Each row is restored only if it still holds the values the repair left (its after-image); a row already at its before-image is left alone, so undo also finishes a repair that was only partly committed. Dry run by default; --apply executes it with the same lock, confirmation, guards and audit log as every repair (and writes its own undo file).`
 
-  static override args = {file: Args.string({description: 'Undo file written by a repair (~/.local/state/cloudctl/undo/...).', required: true})}
+  static override args = {file: Args.string({description: 'Undo file written by a repair (~/.local/state/cloudctl/undo/...).', required: true, ignoreStdin: true})}
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> ~/.local/state/cloudctl/undo/20261124T101500-leaks-4242.json --nova-conf /etc/nova/nova.conf',

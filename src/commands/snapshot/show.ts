@@ -29,7 +29,7 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
   }
 
   static override args = {
-    source: Args.string({description: 'A snapshot file, "demo" (the demo cloud installed with cloudctl), or "live" to read the databases (the default).', required: false}),
+    source: Args.string({description: 'A snapshot file ("-": stdin), "demo" (the demo cloud installed with cloudctl), or "live" to read the databases (the default).', required: false, ignoreStdin: true}),
   }
 
   static override description =

@@ -24,7 +24,7 @@ export default class SnapshotValidate extends CloudctlCommand<typeof SnapshotVal
   }
 
   static override args = {
-    file: Args.string({description: 'Snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz).', required: true}),
+    file: Args.string({description: 'Snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz).', required: true, ignoreStdin: true}),
   }
 
   static override description =

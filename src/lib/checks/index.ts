@@ -2,7 +2,7 @@
  * The audits: pure functions of a CloudModel. `runChecks` runs the requested checks over one shared
  * set of indexes, filters and orders the findings, and counts them.
  */
-import {type CheckName, type Finding, SEVERITY_ORDER, type Severity} from '../domain/finding.js'
+import {type CheckName, type Finding, needsAction, SEVERITY_ORDER, type Severity} from '../domain/finding.js'
 import {type CloudModel} from '../domain/model.js'
 import {AuditContext} from './context.js'
 import {UNITS} from './registry.js'
@@ -93,5 +93,5 @@ export function countFindings(findings: Finding[], checks: CheckName[]): AuditCo
 /** 3 when something needs action (error, warning or unknown); info findings explain and do not fail. */
 export function auditExitCode(report: AuditReport): 0 | 3 {
   const c = report.counts.bySeverity
-  return c.error + c.warning + c.unknown > 0 ? 3 : 0
+  return (Object.keys(c) as Severity[]).some((s) => c[s] > 0 && needsAction(s)) ? 3 : 0
 }

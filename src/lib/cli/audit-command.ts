@@ -8,6 +8,7 @@ import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {EVIDENCE_ROWS} from '../output/evidence.js'
 import {renderFindings} from '../output/findings-formatter.js'
+import {reportHeader} from '../output/snapshot-formatter.js'
 import {FINDINGS_LISTING} from '../output/listings.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
@@ -94,7 +95,7 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
     const report = runChecks(model, {checks, cell: f.cell, host: f.host, severity: f.severity})
     const exitCode = auditExitCode(report)
     await opts.after?.(model, report)
-    this.out(() => renderFindings(report, opts))
+    this.out(() => `${reportHeader(snapshot, model.liveComputeNodes.length)}\n\n${renderFindings(report, opts)}`)
     this.setExit(exitCode)
     return {...report, exit_code: exitCode}
   }

@@ -3,8 +3,8 @@ import {Command, Errors, Flags, type Interfaces, ux} from './oclif.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {declaredListing, type ExtraFormat, type ListingSpec, renderCsv, renderJson, renderValue, renderYaml} from '../output/formats.js'
 import {jsonDocument} from '../output/json-view.js'
-import {renderTable, setTableWidth} from '../output/table.js'
-import {humanText, terminalSafe} from '../output/terminal.js'
+import {displayWidth, renderTable, setTableWidth, textWidth} from '../output/table.js'
+import {fitLines, humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
 import {loadedReadFrom, loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
@@ -126,7 +126,8 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   /** The human report; a function is called only when it is printed (not for -f json and the like). */
   protected out(text: string | (() => string)): void {
     clearProgress()
-    if (!this.jsonEnabled()) this.log(humanText(typeof text === 'function' ? text() : text, {keepSgr: colorEnabled(process.stdout)}))
+    // Every line within the display width, not only the tables (notes, plan lines, request lines).
+    if (!this.jsonEnabled()) this.log(fitLines(humanText(typeof text === 'function' ? text() : text, {keepSgr: colorEnabled(process.stdout)}), displayWidth(), textWidth))
   }
 
   /** Diagnostics and progress: always stderr, so stdout stays one document. */

@@ -21,7 +21,7 @@ export default class CloudctlHelp extends Help {
   }
 
   public override formatCommand(command: Command.Loadable): string {
-    return `${super.formatCommand(command)}\n\n${exitCodeHelp()}`
+    return `${super.formatCommand(command)}\n\n${exitCodeHelp(this.opts.maxWidth)}`
   }
 
   protected override getCommandHelpClass(command: Command.Loadable): CommandHelp {
@@ -32,11 +32,11 @@ export default class CloudctlHelp extends Help {
 
   protected override async showRootHelp(): Promise<void> {
     await super.showRootHelp()
-    this.log(`\n${exitCodeHelp()}`)
+    this.log(`\n${exitCodeHelp(this.opts.maxWidth)}`)
   }
 
   protected override async showTopicHelp(topic: Interfaces.Topic): Promise<void> {
     await super.showTopicHelp(topic)
-    this.log(`\n${exitCodeHelp()}`)
+    this.log(`\n${exitCodeHelp(this.opts.maxWidth)}`)
   }
 }

@@ -11,6 +11,7 @@ import {dirname, join} from 'node:path'
 
 import {unprovenCells} from '../checks/cells/identity.js'
 import {type CloudModel, buildModel} from '../domain/model.js'
+import {needsAction} from '../domain/finding.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
@@ -57,6 +58,11 @@ function requireComputeHost(model: CloudModel, host: string | undefined): void {
   if (host === undefined) return
   if (model.liveComputeNodes.some((cn) => cn.host === host || cn.hypervisor_hostname === host)) return
   throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl hosts list` for the hosts.'})
+}
+
+/** A finding the plan left alone that needs the operator: the rule the audits' exit code follows too. */
+function leftForOperator(plan: RepairPlan): boolean {
+  return plan.skipped.some((s) => needsAction(s.severity))
 }
 
 export interface RepairOutcome {
@@ -137,9 +143,10 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     if (!empty && !this.sourceOptions().snapshot) await (await import('../db/grants.js')).checkPlanGrants(plan, this.sourceOptions(), f.apply, snapshot)
     this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
-      // Findings this command left alone (they need --force, another command or an operator) are
-      // still findings: exit 3, so that "run until exit 0" does not stop here.
-      const code = empty ? (plan.partial ? ExitCode.PARTIAL : plan.skipped.length > 0 || refused ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.FINDINGS
+      // Findings this command left alone that need the operator (--force, another command, a decision)
+      // are still findings: exit 3, so that "run until exit 0" does not stop here. Info ones do not
+      // (needsAction: the same rule as the audits).
+      const code = empty ? (plan.partial ? ExitCode.PARTIAL : leftForOperator(plan) || refused ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.FINDINGS
       this.setExit(code)
       return {plan, applied: null, exit_code: code}
     }
@@ -240,7 +247,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     else this.out(() => renderApplied(plan, result))
     for (const w of result.warnings) this.note(`Warning: ${w}.`)
     // As for a dry run: nothing changed is 0 only when nothing was left alone (an unread cell included).
-    const code = plan.partial ? ExitCode.PARTIAL : nothing ? (plan.skipped.length > 0 ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.APPLIED
+    const code = plan.partial ? ExitCode.PARTIAL : nothing ? (leftForOperator(plan) ? ExitCode.FINDINGS : ExitCode.OK) : ExitCode.APPLIED
     this.setExit(code)
     return {
       plan,

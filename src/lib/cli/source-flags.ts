@@ -22,7 +22,7 @@ export type ChosenSource = SourceOptions & {snapshot: string | undefined}
 export const sourceFlags = {
   snapshot: Flags.string({
     char: 's',
-    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz) instead of the live databases; `demo`: the demo cloud installed with cloudctl.',
+    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz; - for stdin) instead of the live databases; `demo`: the demo cloud installed with cloudctl.',
     helpGroup: 'SOURCE',
     env: 'CLOUDCTL_SNAPSHOT',
     // The demo cloud travels in every artifact (npm, tarball, .deb) at <root>/examples; a file named

@@ -64,7 +64,8 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 /** scheme://user:***@… at most: the only parts of a broken URL that are safe to show. */
 export function brokenShape(text: string): string {
   const m = /^([A-Za-z][A-Za-z0-9+._-]*):\/\//.exec(text)
-  if (!m) return '(not shown)'
+  // Callers put it in parentheses: '(text not shown)', never '((not shown))'.
+  if (!m) return 'text not shown'
   return `${m[1]}://…`
 }
 
@@ -242,7 +243,8 @@ export function displayDbUrl(raw: string): string {
   try {
     return parseDbUrl(raw).display
   } catch {
-    return brokenShape(raw.trim())
+    const shape = brokenShape(raw.trim())
+    return shape === 'text not shown' ? '(not shown)' : shape
   }
 }
 

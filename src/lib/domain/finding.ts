@@ -220,3 +220,12 @@ export function ofCodes<C extends FindingCode>(findings: readonly Finding[], ...
 }
 
 export const SEVERITY_ORDER: Record<Severity, number> = {error: 3, unknown: 2, warning: 1, info: 0}
+
+/**
+ * The one exit-code rule for findings, audits and repairs alike (README "Exit codes"): a finding of
+ * severity warning, unknown or error needs the operator (exit 3); an info finding explains and never
+ * makes any command exit 3, whether an audit reports it or a repair lists it under "Not repaired".
+ */
+export function needsAction(severity: Severity): boolean {
+  return severity !== 'info'
+}

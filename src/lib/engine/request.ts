@@ -10,6 +10,7 @@ import {instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} fro
 import {boolFromString} from './numa-constraints.js'
 import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement.js'
 import {imageTraitsRequired, TRAIT_KEY} from './request-filters.js'
+import {nearest} from '../util/did-you-mean.js'
 
 export {availableZones, RequestFilterFailed, RequestRefused, runRequestFilters} from './request-filters.js'
 
@@ -118,7 +119,8 @@ export function findFlavor(model: CloudModel, ref: string): Flavor {
   const f = model.flavorsByName.get(ref) ?? model.flavorsByFlavorid.get(ref) ?? (/^\d+$/.test(ref) ? model.flavorsById.get(Number(ref)) : undefined)
   if (!f) {
     const names = [...model.flavorsByName.keys()].slice(0, 8).join(', ')
-    throw new NotFoundError(`flavor "${ref}" not found`, names ? `Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}` : 'The snapshot has no flavors.')
+    const near = nearest(ref, model.flavorsByName.keys())
+    throw new NotFoundError(`flavor "${ref}" not found`, near ? `Did you mean ${near}? Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}` : names ? `Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}` : 'The snapshot has no flavors.')
   }
   return f
 }

@@ -1,4 +1,5 @@
 /** Human rendering of repair plans and their outcome. JSON output is the plan itself. */
+import {needsAction} from '../domain/finding.js'
 import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
 import {renderTable} from './table.js'
@@ -70,7 +71,7 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     for (const f of plan.findings) out.push(`  ${f.code}  ${f.subject}`)
   }
   if (writes.length === 0)
-    out.push(plan.skipped.length === 0 ? c.green('Nothing to do.') : c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.'))
+    out.push(plan.skipped.some((s) => needsAction(s.severity)) ? c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.') : c.green('Nothing to do.'))
   else {
     const checks = plan.steps.length - writes.length
     // Only the databases this plan writes to, in the order their transactions commit.
@@ -96,7 +97,7 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
   }
   if (plan.skipped.length > 0) {
     out.push(c.yellow(`Not repaired (${plan.skipped.length}):`))
-    for (const s of plan.skipped) out.push(`  ${s.code}  ${s.subject}: ${s.reason}`)
+    for (const s of plan.skipped) out.push(`  ${s.code}${needsAction(s.severity) ? '' : ' (info)'}  ${s.subject}: ${s.reason}`)
   }
   // When applying, the notes (restart this service, ...) follow the outcome instead: they are about afterwards.
   if (!opts.apply || writes.length === 0) for (const n of plan.notes) out.push(`Note: ${n}`)

@@ -74,11 +74,7 @@ export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; 
     out.push('', c.bold('Filters (instance 1)'))
     for (const f of first.filters) out.push(`  ${f.name}: ${f.start} -> ${f.end} hosts${f.end === 0 ? c.red('  (returned 0 hosts)') : ''}`)
   }
-  if (r.weighed.length > 0) {
-    const weighers = r.weighed[0]?.parts.map((p) => p.weigher) ?? []
-    const rows = r.weighed.map((w) => [`${w.host}${w.node && w.node !== w.host ? `/${w.node}` : ''}`, fmt(w.weight), ...w.parts.map((p) => `${fmt(p.multiplier)} x ${fmt(p.normalized)} (raw ${fmt(p.raw)})`)])
-    out.push('', renderTable(['host', 'weight', ...weighers.map((w) => w.replace(/Weigher$/, ''))], rows, {title: 'Weighed hosts (instance 1, top)', align: ['left', 'right', ...weighers.map(() => 'left' as const)]}))
-  }
+  if (r.weighed.length > 0) out.push('', opts.explain ? weighedBreakdown(r, c) : weighedTable(r))
   if (r.instances.some((o) => o.host)) {
     out.push('', c.bold('Selected'))
     for (const o of r.instances) {
@@ -87,12 +83,42 @@ export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; 
     }
   }
   const shown = opts.why && opts.why.length > 0 ? r.verdicts.filter((v) => opts.why?.some((h) => v.host === h || v.node === h)) : opts.explain ? r.verdicts.filter((v) => v.stage !== 'selected') : []
-  if (opts.why && opts.why.length > 0 && shown.length === 0) out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
+  if (opts.why && opts.why.length > 0 && shown.length === 0 && !r.warnings.some((w) => w.startsWith('--why '))) out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
   if (shown.length > 0) {
     out.push('', c.bold(opts.why?.length ? 'Why' : 'Per host'))
     for (const v of shown) out.push(`  ${verdictLine(v)}`)
   }
   out.push('', r.noValidHost ? c.red(r.summary) : c.green(r.summary))
+  return out.join('\n')
+}
+
+const hostName = (w: {host: string; node?: string | null}) => `${w.host}${w.node && w.node !== w.host ? `/${w.node}` : ''}`
+
+/**
+ * The top hosts with the weighers that count: a weigher that adds 0 to every host shown (multiplier
+ * 0, or nothing to weigh: no server group, no build failures) only widens the table, and nova's
+ * defaults have several. Each cell is the weigher's share of the host's weight (multiplier x
+ * normalized value); --explain shows every weigher's figures.
+ */
+function weighedTable(r: SimulationResult): string {
+  const parts = r.weighed[0]?.parts ?? []
+  const counting = parts.map((p, i) => i).filter((i) => r.weighed.some((w) => w.parts[i] && w.parts[i].multiplier * w.parts[i].normalized !== 0))
+  const rows = r.weighed.map((w) => [hostName(w), fmt(w.weight), ...counting.map((i) => fmt(w.parts[i].multiplier * w.parts[i].normalized))])
+  const zero = parts.length - counting.length
+  const table = renderTable(['host', 'weight', ...counting.map((i) => parts[i].weigher.replace(/Weigher$/, ''))], rows, {
+    title: 'Weighed hosts (instance 1, top)',
+    align: ['left', 'right', ...counting.map(() => 'right' as const)],
+  })
+  return zero > 0 ? `${table}\n${zero} weigher(s) adding 0 to every host shown are left out; --explain shows every weigher's figures.` : table
+}
+
+/** Every weigher of each top host: multiplier x normalized value (the raw value the weigher computed). */
+function weighedBreakdown(r: SimulationResult, c: ReturnType<typeof theme>): string {
+  const out = [c.bold('Weighed hosts (instance 1, top)')]
+  for (const w of r.weighed) {
+    out.push(`  ${hostName(w)}  weight ${fmt(w.weight)}`)
+    for (const p of w.parts) out.push(`    ${p.weigher}: ${fmt(p.multiplier)} x ${fmt(p.normalized)} (raw ${fmt(p.raw)})`)
+  }
   return out.join('\n')
 }
 

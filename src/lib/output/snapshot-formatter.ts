@@ -83,3 +83,18 @@ export function renderValidation(path: string, problems: ValidationProblem[], bl
   }
   return out.join('\n')
 }
+
+/**
+ * The first lines of a human audit report: what was read and when, the release, how big the cloud
+ * is (as the HTML report's header says), so that a report pasted into a ticket names its source.
+ */
+export function reportHeader(snapshot: {source: {kind: string; description: string}; captured_at: string; release?: SnapshotRelease | null; cells: ReadonlyArray<{status: string}>}, hosts: number): string {
+  const c = theme()
+  const cells = snapshot.cells.length
+  const down = snapshot.cells.filter((x) => x.status !== 'available').length
+  const release = snapshot.release ? snapshot.release.name : 'release not recorded'
+  return [
+    `${c.bold('Read')} ${snapshot.source.kind === 'live' ? 'live databases' : snapshot.source.kind}: ${snapshot.source.description}`,
+    `${c.bold('Captured')} ${snapshot.captured_at} · ${release} · ${cells} cell(s)${down > 0 ? ` (${down} not read)` : ''} · ${hosts} compute host(s)`,
+  ].join('\n')
+}

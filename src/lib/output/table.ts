@@ -1,5 +1,7 @@
-import type TableClass from 'cli-table3'
-import {createRequire} from 'node:module'
+import {closeSync, openSync} from 'node:fs'
+import {isatty, WriteStream} from 'node:tty'
+
+import stringWidth from 'string-width'
 
 import {elideLong, terminalSafe} from './terminal.js'
 import {colorEnabled, theme} from './theme.js'
@@ -7,74 +9,71 @@ import {colorEnabled, theme} from './theme.js'
 export type Cell = string | number | boolean | null | undefined
 
 /**
- * cli-table3 (pinned to 0.6.5 in package.json: its utils module is patched here) measures text with string-width, which builds its ANSI expression anew and runs an
- * emoji expression on every call, several calls per line drawn; and it draws each line of a cell after
- * truncating the cell's whole text to 10 columns for a debug message it only prints in its debug mode,
- * which on a text of several lines takes off one character at a time and measures every line again
- * each time (quadratic: 10k findings took minutes). The cell module calls these through the utils
- * object, so they are replaced there, each by a fast path where the answer is the same by
- * construction and cli-table3's own function everywhere else (test/output/table.test.ts compares):
- * - width: lines of printable ASCII and a few narrow symbols (NARROW_TEXT) once its SGR colour codes
- *   are taken out (what the theme writes) are as wide as they are long; anything else (wide
- *   characters, tabs, emoji) is measured as before;
- * - truncate: a text of several lines is only passed by that debug call (a drawn line is one line),
- *   and its result is not used: it is returned as it is; a text that fits is returned as it is, as
- *   cli-table3 does after measuring it;
- * - pad: the same padding, measured by the width above.
+ * Tables are drawn here, border by border: every cell is already fitted and wrapped by renderTable,
+ * so what is left is padding each line to its column and joining them with the border characters.
+ * (cli-table3 did this before; its measuring was quadratic on long cells and the speed-up needed its
+ * internal utils patched for the whole process. test/output/table.test.ts holds this drawing equal to
+ * cli-table3's, through its public API, on the same cells.)
  */
-interface TableUtils {
-  strlen: (text: string) => number
-  truncate: (text: string, width: number, mark?: string) => string
-  pad: (text: string, width: number, fill: string, dir?: string) => string
-}
-const load = createRequire(import.meta.url)
 
-/** cli-table3's own functions, kept before the patch below (the test holds the fast paths to them). */
-export function cliTable3Utils(): Readonly<TableUtils> {
-  return cliTable3().original
-}
-
-let loaded: {Table: typeof TableClass; original: Readonly<TableUtils>} | undefined
-
-/**
- * cli-table3, loaded and patched on the first table drawn: a command that prints JSON (a runbook's
- * `simulate boot --json`) does not pay for loading it and string-width.
- */
-function cliTable3(): {Table: typeof TableClass; original: Readonly<TableUtils>} {
-  if (loaded) return loaded
-  const tableUtils = load('cli-table3/src/utils.js') as TableUtils
-  const original = {...tableUtils}
-  loaded = {Table: load('cli-table3') as typeof TableClass, original}
-  tableUtils.strlen = fastStrlen
-  tableUtils.truncate = (text, width, mark) => (text.includes('\n') || fastStrlen(text) <= width ? text : original.truncate(text, width, mark))
-  tableUtils.pad = (text, width, fill, dir) => {
-    const length = fastStrlen(text)
-    if (width + 1 < length) return text
-    const n = Math.max(0, width - length)
-    if (dir === 'right') return fill.repeat(n) + text
-    if (dir === 'center') return fill.repeat(n - Math.ceil(n / 2)) + text + fill.repeat(Math.ceil(n / 2))
-    return text + fill.repeat(n)
-  }
-  return loaded
-}
-function fastStrlen(text: string): number {
-  const lines = String(text).replace(TABLE_SGR, '').split('\n')
-  let max = 0
-  for (const line of lines) {
-    if (!NARROW_TEXT.test(line)) return cliTable3().original.strlen(text)
-    if (line.length > max) max = line.length
-  }
-  return max
-}
-// cli-table3's colour code expression (utils.js codeRegex) and the lines string-width counts 1 per character.
-// eslint-disable-next-line no-control-regex
-const TABLE_SGR = /\u001B\[(?:\d*;){0,5}\d*m/g
 /**
  * Printable ASCII and the narrow symbols cloudctl's own text uses (· × ÷ — • … →, box drawing and
- * blocks): each is one column for string-width, none is an emoji (the test checks every one). An
- * elided cell ends in '…': without it here, each of its lines went through string-width.
+ * blocks): each is one column wide (the test checks every one against string-width), so a line of
+ * them is as wide as it is long and string-width is asked only about the rest (wide characters, emoji).
  */
 export const NARROW_TEXT = /^[\u0020-\u007E\u00B7\u00D7\u00F7\u2014\u2022\u2026\u2192\u2500-\u259F]*$/
+
+// The colour codes the theme writes (and any other SGR): they take no column.
+// eslint-disable-next-line no-control-regex
+const ANY_SGR = /\u001B\[[0-9;]*m/g
+
+/** Columns a one-line text takes on a terminal. */
+export function textWidth(line: string): number {
+  const plain = line.includes('\u001B') ? line.replace(ANY_SGR, '') : line
+  return NARROW_TEXT.test(plain) ? plain.length : stringWidth(plain)
+}
+
+/** The widest line of a cell. */
+function cellWidth(text: string): number {
+  let max = 0
+  for (const line of text.split('\n')) max = Math.max(max, textWidth(line))
+  return max
+}
+
+/** A line cut to `width` columns, ending in '…' (colour dropped: a cut could split an escape sequence). */
+function cut(line: string, width: number): string {
+  if (textWidth(line) <= width) return line
+  let out = ''
+  let used = 0
+  for (const ch of line.replace(ANY_SGR, '')) {
+    const w = textWidth(ch)
+    if (used + w > width - 1) break
+    out += ch
+    used += w
+  }
+  return `${out}…`
+}
+
+/** Border characters: box drawing on a UTF-8 terminal, ASCII where the locale says otherwise. */
+interface Borders {
+  h: string
+  v: string
+  top: [string, string, string]
+  mid: [string, string, string]
+  bottom: [string, string, string]
+}
+const UNICODE: Borders = {h: '─', v: '│', top: ['┌', '┬', '┐'], mid: ['├', '┼', '┤'], bottom: ['└', '┴', '┘']}
+const ASCII: Borders = {h: '-', v: '|', top: ['+', '+', '+'], mid: ['+', '+', '+'], bottom: ['+', '+', '+']}
+
+/**
+ * A locale that says its character set and is not UTF-8 (LANG=C, a serial console's POSIX): box
+ * drawing would come out as mojibake there. The first of LC_ALL, LC_CTYPE, LANG that is set decides,
+ * as for any C program; none set: UTF-8, what every terminal emulator speaks today.
+ */
+export function asciiLocale(env: NodeJS.ProcessEnv = process.env): boolean {
+  const locale = [env.LC_ALL, env.LC_CTYPE, env.LANG].find((v) => v !== undefined && v !== '')
+  return locale !== undefined && !/utf-?8/i.test(locale)
+}
 
 export interface TableOptions {
   title?: string
@@ -95,7 +94,7 @@ export interface TableOptions {
 const MIN_FREE_TEXT = 24
 // No column is narrower than this: a uuid then takes 5 lines, still readable.
 const MIN_COLUMN = 8
-// cli-table3 adds one space of padding on each side of a cell and one border character per column.
+// One space of padding on each side of a cell and one border character per column.
 const PADDING = 2
 
 // Set once per command from --max-width (0: never fit); undefined: the display's width.
@@ -107,14 +106,41 @@ export function setTableWidth(width: number | undefined): void {
 
 /**
  * The width tables fit in: --max-width, else the terminal's columns, else $COLUMNS (what a shell
- * exports, what `COLUMNS=200 cloudctl ... | less` means), else 120 for pipes and logs.
+ * exports, what `COLUMNS=200 cloudctl ... | less` means), else the width of the terminal the command
+ * was started from when stdout is a pipe (`| less`, `| grep`): stderr's, else /dev/tty's; else 120
+ * for logs and cron.
  */
 export function displayWidth(): number | undefined {
   if (requestedWidth !== undefined) return requestedWidth > 0 ? requestedWidth : undefined
   if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns
   const env = Number.parseInt(process.env.COLUMNS ?? '', 10)
   if (Number.isInteger(env) && env > 0) return env
-  return 120
+  if (process.stderr.isTTY && process.stderr.columns > 0) return process.stderr.columns
+  return controllingTerminalWidth() ?? 120
+}
+
+let ttyWidth: number | null | undefined
+
+/** The columns of the controlling terminal (/dev/tty), asked once; null without one (cron, CI). */
+function controllingTerminalWidth(): number | undefined {
+  if (ttyWidth === undefined) {
+    ttyWidth = null
+    let fd: number | undefined
+    try {
+      fd = openSync('/dev/tty', 'r+')
+      if (isatty(fd)) {
+        const stream = new WriteStream(fd)
+        ttyWidth = stream.columns > 0 ? stream.columns : null
+        stream.destroy()
+        fd = undefined
+      }
+    } catch {
+      // No controlling terminal (ENXIO), or not allowed to open it: the fallback width.
+    } finally {
+      if (fd !== undefined) closeSync(fd)
+    }
+  }
+  return ttyWidth ?? undefined
 }
 
 function terminalWidth(): number | undefined {
@@ -126,9 +152,7 @@ function stripSgr(s: string): string {
   return s.replace(/\u001B\[[0-9;]*m/g, '')
 }
 
-function visibleLength(s: string): number {
-  return stripSgr(s).length
-}
+const visibleLength = textWidth
 
 const lineWidths = (s: string) => s.split('\n').map(visibleLength)
 
@@ -263,7 +287,9 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
   const maxWidth = opts.maxWidth === undefined ? terminalWidth() : opts.maxWidth > 0 ? opts.maxWidth : undefined
   const fitting = maxWidth !== undefined
   const head = headings.map((h) => cellText(h, keepSgr, fitting))
-  let text = rows.map((row) => row.map((v) => cellText(v, keepSgr, fitting)))
+  // Never fitted (--max-width 0): one row per line for grep and awk, a cell's lines joined.
+  const oneLine = (t: string) => (fitting ? t : t.replace(/\n/g, ' '))
+  let text = rows.map((row) => row.map((v) => oneLine(cellText(v, keepSgr, fitting))))
   const widths = fitting ? fitWidths(head, text, opts.wrap ?? [], maxWidth) : null
   let shownHead = head
   if (widths) {
@@ -281,39 +307,44 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
 }
 
 /**
- * Rows cli-table3 lays out at once. Its layout looks for spanning cells by comparing each cell with
- * every cell of the rows above: quadratic in rows (10k findings: seconds). A longer table is drawn in
- * parts of this many rows with the same column widths, joined where the parts meet by the rule
- * cli-table3 draws between two rows: the same text as one table (test/output/table.test.ts).
+ * The bordered table text of cells already fitted (`colWidths` with padding; undefined: natural
+ * widths, the widest line of each column). A line wider than its column is cut with '…'. Rows are
+ * separated by a rule, as the tables always were.
  */
-const ROWS_PER_PART = 200
-
-/** The bordered table text of cells already fitted (`colWidths` with padding; undefined: natural widths). */
-export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], rowsPerPart = ROWS_PER_PART): string {
-  // Wrapping is done before (cli-table3's own wordWrap truncates a word longer than its column).
-  // cli-table3 indexes colAligns without checking it exists: pass it only when given.
-  const table = (withHead: boolean, widths: number[] | undefined, part: string[][]) => {
-    const t = new (cliTable3().Table)({head: withHead ? head : [], style: {head: [], border: []}, wordWrap: false, ...(widths ? {colWidths: widths} : {}), ...(align ? {colAligns: align} : {})})
-    for (const row of part) t.push(row)
-    return t.toString()
-  }
-  if (rows.length <= rowsPerPart) return table(true, colWidths, rows)
-  // cli-table3's natural width: the widest line of the column's cells, plus padding, at least 1.
+export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], borders: 'unicode' | 'ascii' = asciiLocale() ? 'ascii' : 'unicode'): string {
+  const b = borders === 'ascii' ? ASCII : UNICODE
+  const n = Math.max(head.length, ...rows.slice(0, 1).map((r) => r.length))
+  if (n === 0) return ''
   const widths =
     colWidths ??
-    head.map((h, i) => {
-      let w = Math.max(1, fastStrlen(h) + PADDING)
-      for (const r of rows) w = Math.max(w, fastStrlen(r[i] ?? '') + PADDING)
+    Array.from({length: n}, (_, i) => {
+      let w = Math.max(1, cellWidth(head[i] ?? '') + PADDING)
+      for (const r of rows) w = Math.max(w, cellWidth(r[i] ?? '') + PADDING)
       return w
     })
-  const between = `├${widths.map((w) => '─'.repeat(w)).join('┼')}┤`
-  const parts: string[] = []
-  for (let start = 0; start < rows.length; start += rowsPerPart) {
-    const lines = table(start === 0, widths, rows.slice(start, start + rowsPerPart)).split('\n')
-    // Every part but the last loses its bottom border; every part but the first its top border.
-    if (start + rowsPerPart < rows.length) lines.pop()
-    if (start > 0) lines[0] = between
-    parts.push(lines.join('\n'))
+  const rule = ([l, m, r]: [string, string, string]) => `${l}${widths.map((w) => b.h.repeat(w)).join(m)}${r}`
+  const pad = (line: string, i: number) => {
+    const inner = widths[i] - PADDING
+    const text = cut(line, inner)
+    const room = Math.max(0, inner - textWidth(text))
+    const dir = align?.[i] ?? 'left'
+    if (dir === 'right') return ` ${' '.repeat(room)}${text} `
+    if (dir === 'center') return ` ${' '.repeat(room - Math.ceil(room / 2))}${text}${' '.repeat(Math.ceil(room / 2))} `
+    return ` ${text}${' '.repeat(room)} `
   }
-  return parts.join('\n')
+  const drawRow = (row: string[]) => {
+    const cells = widths.map((_, i) => (row[i] ?? '').split('\n'))
+    const height = Math.max(...cells.map((c) => c.length))
+    const lines: string[] = []
+    for (let l = 0; l < height; l++) lines.push(`${b.v}${cells.map((c, i) => pad(c[l] ?? '', i)).join(b.v)}${b.v}`)
+    return lines.join('\n')
+  }
+  const out: string[] = [rule(b.top)]
+  if (head.length > 0) out.push(drawRow(head))
+  rows.forEach((row, i) => {
+    if (i > 0 || head.length > 0) out.push(rule(b.mid))
+    out.push(drawRow(row))
+  })
+  out.push(rule(b.bottom))
+  return out.join('\n')
 }

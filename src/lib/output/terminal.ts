@@ -63,3 +63,60 @@ export function humanText(text: string, opts: {keepSgr?: boolean} = {}): string 
 export function jsonSafe(json: string): string {
   return json.replace(/[\u007F-\u009F\u061C\u200E\u200F\u2028-\u202E\u2066-\u2069]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
+
+// eslint-disable-next-line no-control-regex
+const SGR_ANY = /\u001B\[[0-9;]*m/g
+// A table's line (drawn fitted by renderTable): never re-wrapped here.
+// eslint-disable-next-line no-control-regex
+const TABLE_LINE = /^(?:\u001B\[[0-9;]*m)*[│┌├└|+]/
+
+/**
+ * Every line of a human report within `width` columns: a note, a plan line, a request line longer
+ * than the terminal is wrapped at spaces (a word longer than the width is broken), its continuation
+ * indented two more than the line. Tables are fitted when drawn and left alone; colour codes are
+ * dropped from a line that has to be wrapped (a break could split one). width undefined: as it is.
+ */
+export function fitLines(text: string, width: number | undefined, measure: (line: string) => number = (l) => l.replace(SGR_ANY, '').length): string {
+  if (width === undefined || width <= 0) return text
+  return text
+    .split('\n')
+    .map((line) => (measure(line) <= width || TABLE_LINE.test(line) ? line : wrapPlain(line.replace(SGR_ANY, ''), width)))
+    .join('\n')
+}
+
+function wrapPlain(line: string, width: number): string {
+  const lead = /^ */.exec(line)?.[0].length ?? 0
+  const indent = ' '.repeat(Math.min(lead + 2, Math.floor(width / 2)))
+  const out: string[] = []
+  let current = line.slice(0, lead)
+  let fresh = true
+  const room = () => width - current.length - (fresh ? 0 : 1)
+  for (const word of line.slice(lead).split(/ +/)) {
+    let w = word
+    // A word that fits no line (a request URL, a long list) starts where it is; others move down.
+    const fitsALine = w.length <= width - indent.length
+    if (!fresh && w.length > room() && (fitsALine || room() < 8)) {
+      out.push(current)
+      current = indent
+      fresh = true
+    }
+    while (w.length > room()) {
+      // Broken after a separator a reader expects (&, ',' or '/') when one is in the second half.
+      const take = Math.max(1, room())
+      const window = w.slice(0, take)
+      const sep = Math.max(window.lastIndexOf('&'), window.lastIndexOf(','), window.lastIndexOf('/'))
+      const at = sep >= take / 2 ? sep + 1 : take
+      current += (fresh ? '' : ' ') + w.slice(0, at)
+      out.push(current)
+      current = indent
+      fresh = true
+      w = w.slice(at)
+    }
+    if (w !== '') {
+      current += (fresh ? '' : ' ') + w
+      fresh = false
+    }
+  }
+  if (current.trim() !== '') out.push(current)
+  return out.join('\n')
+}

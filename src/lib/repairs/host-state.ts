@@ -32,7 +32,7 @@ export interface HostRepairOptions {
 /** A `*.undecided` finding: the cell's rows were not examined, which is never "nothing to do". */
 function skipUnread(b: PlanBuilder, f: Finding): void {
   const error = (f.evidence as {cell_error?: string | null}).cell_error
-  b.skip(f.code, subjectOf(f), unreadCellReason(error))
+  b.skip(f.code, subjectOf(f), unreadCellReason(error), f.severity)
 }
 
 function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: ComputeNode, opts: HostRepairOptions): boolean {
@@ -151,7 +151,7 @@ export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): Repa
   const b = new PlanBuilder('usage', opts.now, opts.maxCount)
   for (const f of runChecks(model, {checks: ['usage'], host: opts.host}).findings) {
     if (f.code !== 'usage.node-drift') {
-      if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift')
+      if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift', f.severity)
       else if (f.code === 'usage.undecided') skipUnread(b, f)
       continue
     }

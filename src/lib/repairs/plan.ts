@@ -4,6 +4,7 @@
  * exact rows, re-check the observed values inside the transaction, record before-images for the undo
  * file and render the statement for the dry run. Planners (this directory) are pure.
  */
+import type {Severity} from '../domain/finding.js'
 import type {RepairKind} from './kinds.js'
 export type {RepairKind, RepairKinds} from './kinds.js'
 
@@ -106,8 +107,8 @@ export interface RepairPlan {
   db_labels: Record<string, string>
   /** Things the operator must do afterwards (restart services) and caveats. */
   notes: string[]
-  /** Findings seen but not repaired by this plan, with the reason. */
-  skipped: Array<{code: string; subject: string; reason: string}>
+  /** Findings seen but not repaired, with the reason; only those that needsAction(severity) exit 3. */
+  skipped: Array<{code: string; subject: string; reason: string; severity: Severity}>
   /** More work exists beyond --max-count. */
   partial?: boolean
 }
@@ -241,8 +242,8 @@ export class PlanBuilder {
     return this
   }
 
-  skip(code: string, subject: string, reason: string): this {
-    this.skipped.push({code, subject, reason})
+  skip(code: string, subject: string, reason: string, severity: Severity = 'warning'): this {
+    this.skipped.push({code, subject, reason, severity})
     return this
   }
 

@@ -10,7 +10,7 @@ export function listUnreadCells(model: CloudModel, plan: RepairPlan): RepairPlan
   for (const c of model.unavailableCells) {
     const subject = `cell=${c.name ?? c.uuid}`
     if (plan.skipped.some((s) => s.subject.split(' ').includes(subject))) continue
-    plan.skipped.push({code: 'cell.undecided', subject, reason: unreadCellReason(c.error)})
+    plan.skipped.push({code: 'cell.undecided', subject, reason: unreadCellReason(c.error), severity: 'unknown'})
   }
   return plan
 }

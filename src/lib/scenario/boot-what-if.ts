@@ -5,7 +5,7 @@
  */
 import type {CloudModel} from '../domain/model.js'
 import {simulateBoot, type BootRequest, type SchedulerConfig, type SimulationResult} from '../engine/index.js'
-import {NotFoundError} from '../errors.js'
+import {nearest} from '../util/did-you-mean.js'
 import {prepareScenario, scenarioIsEmpty, type DrainReport, type RepairEffect, type ScenarioOptions} from './index.js'
 
 /** Present only with what-if flags: what changed, and the outcome on the snapshot as captured. */
@@ -47,9 +47,22 @@ export function simulateBootWhatIf(model: CloudModel, request: BootRequest, cfg:
   }
   if (why.length > 0) {
     const known = new Set(after.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
-    const missing = why.filter((h) => !known.has(h))
-    if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl snapshot show` for the hosts.')
+    // Each host is answered on its own: one that is not a live compute node says why, and the others
+    // still get their verdicts (a deleted compute node whose provider remains is a common question).
+    for (const h of why.filter((x) => !known.has(x))) result.warnings.push(whyUnknown(after, h, known))
     result.verdicts = result.verdicts.filter((v) => why.includes(v.host) || why.includes(v.node))
   }
   return result
+}
+
+/** Why `--why H` has no verdict: what the snapshot knows of H instead. */
+function whyUnknown(model: CloudModel, host: string, known: Set<string | null>): string {
+  const named = (cn: {host: string | null; hypervisor_hostname: string | null}) => cn.host === host || cn.hypervisor_hostname === host
+  const deleted = model.snapshot.nova.compute_nodes.some((cn) => cn.deleted !== 0 && named(cn))
+  const provider = model.snapshot.placement.resource_providers.find((rp) => rp.name === host)
+  if (deleted && provider) return `--why ${host}: compute node deleted; its resource provider ${provider.uuid} is stale: see \`cloudctl audit providers\``
+  if (deleted) return `--why ${host}: compute node deleted (nova-compute is gone from this host)`
+  if (provider) return `--why ${host}: a resource provider with no compute node: see \`cloudctl audit providers\``
+  const near = nearest(host, [...known].filter((x): x is string => x !== null))
+  return `--why ${host}: not a compute node of this snapshot${near ? `; did you mean ${near}?` : ''} (see \`cloudctl hosts list\`)`
 }
