@@ -4,6 +4,7 @@
  * (member_of, root_required) or ends the request with NoValidHost. Each leaves a line of trace.
  */
 import type {CloudModel} from '../domain/model.js'
+import {XS_KEYPAT} from '../domain/resource-request.js'
 import type {Aggregate} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
 import type {PrefilterTrace, RequestSpec} from './request.js'
@@ -26,13 +27,11 @@ export class RequestRefused extends Error {
   }
 }
 
-export const TRAIT_KEY = /^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$/
-
 /** Traits the flavor and image require (ResourceRequest.all_required_traits). */
 function allRequiredTraits(spec: RequestSpec): Set<string> {
   const out = new Set<string>()
   for (const [k, v] of Object.entries(spec.extraSpecs)) {
-    const m = TRAIT_KEY.exec(k)
+    const m = XS_KEYPAT.exec(k)
     if (m && m[1] === 'trait' && v === 'required') out.add(m[3] as string)
   }
   for (const t of imageTraitsRequired(spec.image.properties)) out.add(t)
