@@ -3,6 +3,7 @@
  * nova/scheduler/request_filter.py ALL_REQUEST_FILTERS in order: each narrows the placement query
  * (member_of, root_required) or ends the request with NoValidHost. Each leaves a line of trace.
  */
+import {hostZones} from '../domain/availability-zone.js'
 import type {CloudModel} from '../domain/model.js'
 import {XS_KEYPAT} from '../domain/resource-request.js'
 import type {Aggregate} from '../domain/snapshot.js'
@@ -66,14 +67,10 @@ const IMAGE_METADATA_PREFIXES: Record<string, string> = {
  * with availability_zone metadata, else default_availability_zone.
  */
 export function availableZones(model: CloudModel, cfg: SchedulerConfig): string[] {
-  const az = new Map<string, string>()
-  for (const a of [...model.snapshot.nova_api.aggregates].sort((x, y) => x.id - y.id)) {
-    const zone = a.metadata.availability_zone
-    if (zone !== undefined) for (const h of a.hosts) if (!az.has(h)) az.set(h, zone)
-  }
+  const zoneOf = hostZones(model.snapshot.nova_api.aggregates, cfg.default_availability_zone)
   const zones = new Set<string>()
   for (const [host, services] of model.liveServicesByHost) {
-    if (services.some((s) => s.binary === 'nova-compute' && !s.disabled)) zones.add(az.get(host) ?? cfg.default_availability_zone)
+    if (services.some((s) => s.binary === 'nova-compute' && !s.disabled)) zones.add(zoneOf(host))
   }
   return [...zones].sort()
 }
