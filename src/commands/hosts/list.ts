@@ -1,13 +1,13 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {requireKnownCell} from '../../lib/cli/require-known.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {getOption, readNovaConf} from '../../lib/config/nova-conf.js'
 import {hostZones, NOVA_DEFAULT_AVAILABILITY_ZONE} from '../../lib/domain/availability-zone.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
-import {NotFoundError} from '../../lib/errors.js'
 import {renderTable} from '../../lib/output/table.js'
 import type {ListingSpec} from '../../lib/output/formats.js'
 
@@ -76,9 +76,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
     const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const model = buildModel(snapshot)
     const cellFilter = this.flags.cell
-    if (cellFilter !== undefined && !snapshot.cells.some((c) => c.name === cellFilter || c.uuid === cellFilter)) {
-      throw new NotFoundError(`cell "${cellFilter}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
-    }
+    requireKnownCell(snapshot, cellFilter)
     const zoneOf = hostZones(snapshot.nova_api.aggregates, defaultZone(this.flags['nova-conf'] ?? (process.env.CLOUDCTL_NOVA_CONF || undefined)))
     const aggregatesOf = (host: string | null) => snapshot.nova_api.aggregates.filter((a) => host !== null && a.hosts.includes(host))
     const placement = (rpId: number | undefined, rc: string) => {

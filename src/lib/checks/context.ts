@@ -382,7 +382,6 @@ const parseHostNumaText = (text: string) => parseHostNumaTopology(text === '' ? 
 const newTextMemo = () => new TextMemo<ExpectedResult[]>()
 const newPair = (): ExpectedResult[] => []
 
-export {capacityOf, floatRead as floatColumn} from '../domain/placement-capacity.js'
 
 export function sortedNumbers(values: Iterable<number>): number[] {
   return [...values].sort((a, b) => a - b)

@@ -63,8 +63,16 @@ export type CapacityVerdict = {ok: true} | {ok: false; why: 'no_inventory' | 'ca
 /** The candidate-search rule (SQL): why a provider cannot give `amount`, or ok. */
 const FITS: CapacityVerdict = {ok: true}
 
+/**
+ * research_context._capacity_check_clause: the SQL capacity bound and the unit constraints. The one
+ * spelling of the test: the candidate scan's hot loop calls it, checkCandidateCapacity explains a no.
+ */
+export function candidateFits(inv: ProviderInventory, used: number, amount: number): boolean {
+  return used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0
+}
+
 export function checkCandidateCapacity(inv: ProviderInventory | undefined, used: number, amount: number, rc: string): CapacityVerdict {
-  if (inv && used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) return FITS
+  if (inv && candidateFits(inv, used, amount)) return FITS
   if (!inv) return {ok: false, why: 'no_inventory', detail: `no ${rc} inventory`}
   if (!(used + amount <= inv.sqlCapacity)) {
     return {ok: false, why: 'capacity', detail: capacityDetail(inv, used, amount, rc)}
@@ -166,16 +174,14 @@ export class ProviderIndex {
     if (col) return col
     const infos = this.byResourceClass.get(rcId) ?? []
     const invs = infos.map((i) => i.inventories.get(rcId) as ProviderInventory)
-    const sqlCap = new Float64Array(infos.length)
     const summaryCap = new Float64Array(infos.length)
     const base = new Float64Array(infos.length)
     infos.forEach((info, i) => {
       const inv = invs[i] as ProviderInventory
-      sqlCap[i] = inv.sqlCapacity
       summaryCap[i] = inv.summaryCapacity
       base[i] = this.baseUsage.get(info.id)?.get(rcId) ?? 0
     })
-    col = {rcId, infos, invs, sqlCap, summaryCap, base}
+    col = {rcId, infos, invs, summaryCap, base}
     this.columns.set(rcId, col)
     return col
   }
@@ -209,8 +215,6 @@ export interface ResourceColumn {
   rcId: number
   infos: ProviderInfo[]
   invs: ProviderInventory[]
-  /** (total - reserved) x float32(ratio), per provider */
-  sqlCap: Float64Array
   /** int((total - reserved) x text(ratio)), per provider */
   summaryCap: Float64Array
   /** the snapshot's usage of the class, per provider */
@@ -484,7 +488,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
       let best: {free: number; rp: ProviderInfo} | null = null
       // The hot loop of a boot on a big cloud: typed columns, no allocation unless a provider fails.
       const col = idx.column(r.rcId)
-      const {infos, invs, sqlCap, summaryCap} = col
+      const {infos, invs, summaryCap} = col
       const amount = r.amount
       const summaryHits = ctx.summaryHits
       for (let i = 0; i < infos.length; i++) {
@@ -496,7 +500,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
           if (delta.size > 0) used += delta.get(info.id)?.get(r.rcId) ?? 0
         } else used = usage.used(info.id, r.rcId)
         const inv = invs[i] as ProviderInventory
-        if (used + amount <= (sqlCap[i] as number) && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) {
+        if (candidateFits(inv, used, amount)) {
           list.push(info)
           if (used + amount <= (summaryCap[i] as number)) summaryHits[info.ord] = (summaryHits[info.ord] as number) + 1
           continue

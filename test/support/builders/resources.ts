@@ -60,6 +60,3 @@ export function flavorResources(f: Flavor, bootFromVolume: boolean): FlavorResou
   })
   return {resources, cpuPolicy: policy, dedicated, isolateEmulator: isolate}
 }
-
-/** What a MySQL FLOAT column gives back: single precision widened to double. */
-export const floatColumn = (v: number): number => Math.fround(v)

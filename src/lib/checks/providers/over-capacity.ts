@@ -1,5 +1,5 @@
 import type {Finding} from '../../domain/finding.js'
-import {capacityOf, floatColumn} from '../context.js'
+import {capacityOf, floatRead} from '../../domain/placement-capacity.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, fmt, providerSubject} from './shared.js'
@@ -31,13 +31,13 @@ export const overCapacity: CheckUnit = {
           code: 'provider.over-capacity',
           severity: 'error',
           subject: providerSubject(ctx, rp, cn),
-          message: `${rc.name(rcId)} on ${rp.name ?? rp.uuid}: ${used} used, capacity ${fmt(capacity)}${inv ? ` = (${inv.total} - ${inv.reserved}) x ${floatColumn(inv.allocation_ratio)}` : ' (no inventory)'}; placement refuses every allocation change on it.`,
+          message: `${rc.name(rcId)} on ${rp.name ?? rp.uuid}: ${used} used, capacity ${fmt(capacity)}${inv ? ` = (${inv.total} - ${inv.reserved}) x ${floatRead(inv.allocation_ratio)}` : ' (no inventory)'}; placement refuses every allocation change on it.`,
           evidence: {
             provider: providerRow(rp),
             resource_class: rc.name(rcId),
             used,
             capacity,
-            inventory: inv ? {id: inv.id, total: inv.total, reserved: inv.reserved, allocation_ratio: floatColumn(inv.allocation_ratio)} : null,
+            inventory: inv ? {id: inv.id, total: inv.total, reserved: inv.reserved, allocation_ratio: floatRead(inv.allocation_ratio)} : null,
           },
           repair: REPAIR,
         })
