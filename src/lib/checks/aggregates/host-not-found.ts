@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {Aggregate} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggLabel, aggRow, aggregateIndex} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.host-not-found': [FindingSubject, Open]
+  }
+}
 
 /**
  * Hosts a (uuid-carrying) aggregate lists that have no live compute node. While a cell is unreadable

@@ -1,4 +1,4 @@
-import type {Finding} from '../../domain/finding.js'
+import type {AmountMismatchEvidence, Finding, FindingSubject} from '../../domain/finding.js'
 import type {Instance} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import type {ResourceAmounts} from '../flavor-resources.js'
@@ -8,6 +8,12 @@ import {type AmountMatcher, sameAmounts} from './amounts.js'
 import {classifyAllocations} from './classify.js'
 import {CHECKED_CLASSES, type Group, REPAIR, allocRows, consumerRow, fmtAmounts, groupSubject, instanceRow} from './shared.js'
 import type {AmountMismatch} from './verdicts.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.amount-mismatch': [FindingSubject, AmountMismatchEvidence]
+  }
+}
 
 /**
  * How an instance's allocations differ from what its flavor asks (nova's ResourceRequest rules), or

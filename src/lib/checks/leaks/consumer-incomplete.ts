@@ -1,9 +1,15 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {Consumer} from '../../domain/snapshot.js'
 import {type AuditContext, INCOMPLETE_CONSUMER_ID} from '../context.js'
 import type {CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, groupSubject} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.consumer-incomplete': [FindingSubject, Open]
+  }
+}
 
 /** What is wrong with a consumer's placement.consumers row, if anything (judged only where its allocations are right). */
 export function consumerProblem(ctx: AuditContext, c: Consumer | undefined): string | undefined {

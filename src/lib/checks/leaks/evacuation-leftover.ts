@@ -1,9 +1,16 @@
+import type {ConsumerSubject, MigrationLeakEvidence} from '../../domain/finding.js'
 import type {ComputeNode, Instance, Migration} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, type Group, allocRows, groupSubject, instanceRow, migrationRow, summarize} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.evacuation-leftover': [ConsumerSubject, MigrationLeakEvidence]
+  }
+}
 
 /**
  * The done evacuation that explains an instance's allocation on a provider it does not live on:

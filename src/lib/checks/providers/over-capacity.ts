@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {capacityOf, floatRead} from '../../domain/placement-capacity.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, fmt, providerSubject} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.over-capacity': [FindingSubject, Open]
+  }
+}
 
 /** Placement refuses any allocation write to a provider whose usage exceeds capacity. */
 export const overCapacity: CheckUnit = {

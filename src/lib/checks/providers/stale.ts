@@ -1,10 +1,16 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, StaleProviderEvidence} from '../../domain/finding.js'
 import type {ComputeNode, ResourceProvider} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {duplicateNames} from './duplicate-name.js'
 import {REPAIR, absenceDecidable, cnRow, nodeRoots, providerSubject, treeAllocations} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.stale': [FindingSubject, StaleProviderEvidence]
+  }
+}
 
 type Cause = 'no-compute-node' | 'compute-node-deleted' | 'service-deleted'
 

@@ -1,9 +1,15 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, UuidMismatchEvidence} from '../../domain/finding.js'
 import type {ComputeNode, ResourceProvider} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {REPAIR, cnRow, namedRoots, treeAllocations} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.uuid-mismatch': [FindingSubject, UuidMismatchEvidence]
+  }
+}
 
 /**
  * Live compute nodes without a provider of their uuid, with the root providers carrying their name

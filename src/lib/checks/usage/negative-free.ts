@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {floatRead} from '../../domain/placement-capacity.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {type NodeUsage, nodeUsages, usageEvidence, usageSubject} from './node-usage.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'usage.negative-free': [FindingSubject, Open]
+  }
+}
 
 /** A row that matches its live instances: negative free values are explained by the allocation ratio. */
 export const negativeFree: CheckUnit = {
