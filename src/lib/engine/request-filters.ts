@@ -8,7 +8,7 @@ import type {CloudModel} from '../domain/model.js'
 import {XS_KEYPAT} from '../domain/resource-request.js'
 import type {Aggregate} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
-import type {PrefilterTrace, RequestSpec} from './request.js'
+import type {PrefilterTrace, RequestSpec} from './request-spec.js'
 
 /** A request filter ended the request: NoValidHost (the trace up to it is kept). */
 export class RequestFilterFailed extends Error {
