@@ -6,9 +6,9 @@ import {jsonDocument} from '../output/json-view.js'
 import {renderTable, setTableWidth} from '../output/table.js'
 import {humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
-import {loadedRelease} from '../snapshot/loaded-release.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
+import type {SnapshotRelease} from '../domain/release.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {loadSnapshot} from '../snapshot/load.js'
 import {clearProgress, setProgressEnabled, showPhase, stderrProgress} from './progress-printer.js'
@@ -85,8 +85,16 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   /** The snapshot file or the live databases, with the progress line while they are read. */
   protected async readSnapshot(opts: ChosenSource): Promise<Snapshot> {
     if (opts.snapshot) showPhase(`reading ${opts.snapshot}`)
-    return loadSnapshot(opts, stderrProgress())
+    const snapshot = await loadSnapshot(opts, stderrProgress())
+    this.loadedRelease = snapshot.release ?? null
+    return snapshot
   }
+
+  /**
+   * The release of the snapshot this command loaded, so that its `--json` result names it (logJson):
+   * undefined when it loaded none, null when the snapshot records no release.
+   */
+  private loadedRelease: SnapshotRelease | null | undefined
 
   /** The progress line names the next phase (auditing, planning, counting capacity); on a TTY only. */
   protected phase(text: string): void {
@@ -141,7 +149,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    */
   public override logJson(json: unknown): void {
     // Every result read from a snapshot names the release its databases were (null: not recorded).
-    const release = loadedRelease()
+    const release = this.loadedRelease
     if (release !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('release' in json)) {
       json = {...json, release}
     }

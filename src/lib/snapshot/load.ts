@@ -1,6 +1,5 @@
 import type {Snapshot} from '../domain/snapshot.js'
 import {readSnapshotFile} from './file.js'
-import {setLoadedRelease} from './loaded-release.js'
 import type {ProgressSink, SourceOptions} from './source.js'
 
 /**
@@ -15,6 +14,5 @@ export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink)
     const {captureLive} = await import('../db/capture.js')
     snapshot = await captureLive(opts, progress)
   }
-  setLoadedRelease(snapshot.release)
   return snapshot
 }
