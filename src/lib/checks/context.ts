@@ -19,7 +19,6 @@ import {push} from '../util/multimap.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
 import {TextMemo} from '../util/text-memo.js'
 
-export {TextMemo} from '../util/text-memo.js'
 
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])

@@ -14,7 +14,8 @@ import {nodeKey} from '../../domain/model.js'
 import type {FlavorObject} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
-import {type AuditContext, TextMemo, holdsResources} from '../context.js'
+import {TextMemo} from '../../util/text-memo.js'
+import {type AuditContext, holdsResources} from '../context.js'
 import {bootsFromVolume} from '../flavor-resources.js'
 
 export const DEFAULT_RESERVED_HOST_MEMORY_MB = 512
