@@ -8,19 +8,10 @@ import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {planLeaks} from '../../src/lib/repairs/leaks.js'
 import {applyRefusals, guardRefusals} from '../../src/lib/repairs/preconditions.js'
-import {CloudBuilder} from '../support/builders.js'
+import {leakySnapshot} from './leaky-cloud.js'
 
-/** `leaked` deleted instances that kept their allocations, beside `live` ones (3 rows each). */
 function leaky(live: number, leaked: number): Snapshot {
-  const b = new CloudBuilder({seed: 77, requestSpecs: false})
-  b.addCell('cell1')
-  b.addFlavor({name: 'm1.tiny', vcpus: 1, memory_mb: 256, root_gb: 1})
-  for (let h = 0; h < 2; h++) b.addHost('cell1', {host: `cmp${h}`, vcpus: 64, memory_mb: 65536, local_gb: 2000})
-  for (let i = 0; i < live + leaked; i++) {
-    const uuid = b.addInstance(`cmp${i % 2}`, 'm1.tiny').row.uuid
-    if (i >= live) b.deleteInstance(uuid, {keepAllocations: true})
-  }
-  const s = b.build()
+  const s = leakySnapshot(live, leaked, {seed: 77, hosts: 2})
   s.source = {kind: 'live', description: 'test'}
   return s
 }
