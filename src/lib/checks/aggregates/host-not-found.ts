@@ -15,7 +15,7 @@ declare module '../../domain/finding.js' {
  * a host mapped to it, or mapped nowhere, may live there: it is counted as undecided instead.
  */
 export function listedHostsWithoutNode(ctx: AuditContext): {missing: Array<{agg: Aggregate; host: string}>; undecided: number} {
-  return ctx.once('aggregate:host-not-found', () => {
+  return ctx.once(listedHostsWithoutNode, () => {
     const {model} = ctx
     const {liveNodesByHost} = aggregateIndex(ctx)
     const missing: Array<{agg: Aggregate; host: string}> = []

@@ -25,7 +25,7 @@ const NO_MIGRATIONS: readonly Migration[] = []
 const NO_ROWS: readonly Instance[] = []
 
 export function classifyAllocations(ctx: AuditContext): LeakClassification {
-  return ctx.once('leaks', () => new Classifier(ctx).run())
+  return ctx.once(classifyAllocations, () => new Classifier(ctx).run())
 }
 
 class Classifier {

@@ -26,7 +26,7 @@ interface DuplicateGroup {
  * `claimed`: the providers explained so far (uuid-mismatch's and these extras): provider.stale skips them.
  */
 export function duplicateNames(ctx: AuditContext): {groups: DuplicateGroup[]; claimed: ReadonlySet<number>} {
-  return ctx.once('providers:duplicate-names', () => {
+  return ctx.once(duplicateNames, () => {
     const claimed = new Set<number>()
     for (const {named} of nodesWithoutProvider(ctx)) for (const rp of named) claimed.add(rp.id)
     const byHostname = new Map<string, ResourceProvider[]>()

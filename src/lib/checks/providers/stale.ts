@@ -25,7 +25,7 @@ const WHY: Record<Cause, string> = {
  * nova-compute service. `undecided` counts those whose cell could not be read.
  */
 export function staleProviders(ctx: AuditContext): {stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}>; undecided: number} {
-  return ctx.once('providers:stale', () => {
+  return ctx.once(staleProviders, () => {
     const {model} = ctx
     const {claimed} = duplicateNames(ctx)
     const stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}> = []

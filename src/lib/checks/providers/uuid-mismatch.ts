@@ -16,7 +16,7 @@ declare module '../../domain/finding.js' {
  * (none: provider.missing). The named providers are this fault's; the later codes leave them alone.
  */
 export function nodesWithoutProvider(ctx: AuditContext): Array<{cn: ComputeNode; named: ResourceProvider[]}> {
-  return ctx.once('providers:nodes-without-provider', () => {
+  return ctx.once(nodesWithoutProvider, () => {
     const out: Array<{cn: ComputeNode; named: ResourceProvider[]}> = []
     for (const cn of ctx.model.liveComputeNodes) {
       if (cn.uuid && ctx.model.providersByUuid.has(cn.uuid)) continue

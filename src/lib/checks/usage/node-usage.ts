@@ -58,7 +58,7 @@ interface UsageColumns {
 
 /** Every non-ironic live node whose instances could all be read, in liveComputeNodes order. */
 export function nodeUsages(ctx: AuditContext): NodeUsage[] {
-  return ctx.once('usage:nodes', () => {
+  return ctx.once(nodeUsages, () => {
     const usageOf = flavorUsages(ctx)
     const out: NodeUsage[] = []
     for (const cn of ctx.model.liveComputeNodes) {
