@@ -5,7 +5,8 @@
  */
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {AuditContext, runChecks, TextMemo} from '../../src/lib/checks/index.js'
+import {AuditContext, runChecks} from '../../src/lib/checks/index.js'
+import {TextMemo} from '../../src/lib/util/text-memo.js'
 import {parseStats} from '../../src/lib/domain/nova-objects.js'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID, type Instance, type Snapshot} from '../../src/lib/domain/snapshot.js'

@@ -434,6 +434,19 @@ describe('docs/checks.md', () => {
     }
   })
 
+  it("declares each code's shape one way: FindingShapes augmented from the code's own unit file", async () => {
+    const {readFileSync} = await import('node:fs')
+    const {UNITS} = await import('../../src/lib/checks/index.js')
+    const finding = readFileSync(new URL('../../src/lib/domain/finding.ts', import.meta.url), 'utf8')
+    expect(finding).toMatch(/export interface FindingShapes \{\}/)
+    const root = new URL('../../src/lib/checks/', import.meta.url)
+    for (const u of UNITS) {
+      const text = readFileSync(new URL(`${u.check}/${u.code.slice(u.code.indexOf('.') + 1)}.ts`, root), 'utf8')
+      const block = /declare module '\.\.\/\.\.\/domain\/finding\.js' \{\s*interface FindingShapes \{([^}]*)\}/.exec(text)
+      expect(block?.[1], u.code).toContain(`'${u.code}': [`)
+    }
+  })
+
   it('has exactly the codes of the registry, each row with its summary and check, and every code an explanation', async () => {
     const {existsSync, readFileSync} = await import('node:fs')
     const {FINDING_CODES} = await import('../../src/lib/checks/index.js')

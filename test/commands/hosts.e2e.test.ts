@@ -56,4 +56,23 @@ describe('cloudctl hosts list', () => {
     const {hosts} = JSON.parse(r.stdout) as {hosts: Array<{provider_uuid: string | null; vcpus: {placement_capacity: number | null}}>}
     expect(hosts.find((h) => h.provider_uuid === rpUuid)!.vcpus.placement_capacity).toBe(9)
   })
+
+  it("puts a host in no zone aggregate in nova.conf's default_availability_zone, as nova-api does", async () => {
+    const {readFileSync, writeFileSync, mkdtempSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile
+    const host = demo.nova.compute_nodes.find((cn) => cn.deleted === 0)!.host
+    for (const a of demo.nova_api.aggregates) if (a.metadata.availability_zone) a.hosts = a.hosts.filter((h) => h !== host)
+    const dir = mkdtempSync(join(tmpdir(), 'cloudctl-hosts-az-'))
+    writeFileSync(join(dir, 'cloud.json'), JSON.stringify(demo))
+    writeFileSync(join(dir, 'nova.conf'), '[DEFAULT]\ndefault_availability_zone = zone-x\n')
+    const zoneOf = async (extra: string[]) => {
+      const r = await cloudctl(['hosts', 'list', '--snapshot', join(dir, 'cloud.json'), ...extra, '--json'])
+      expect(r.exitCode).toBe(0)
+      return (JSON.parse(r.stdout) as {hosts: Array<{host: string; availability_zone: string}>}).hosts.find((h) => h.host === host)?.availability_zone
+    }
+    expect(await zoneOf([])).toBe('nova')
+    expect(await zoneOf(['--nova-conf', join(dir, 'nova.conf')])).toBe('zone-x')
+  })
 })

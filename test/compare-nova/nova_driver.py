@@ -240,6 +240,19 @@ def request(doc):
     return out
 
 
+def resources(doc):
+    """ResourceRequest.from_request_spec for flavors alone: the merged amounts and the query (every group)."""
+    _nova()
+    from nova import objects
+    from nova.scheduler import utils as scheduler_utils
+    out = []
+    for case in doc['cases']:
+        spec = objects.RequestSpec(flavor=_flavor(objects, case['flavor']), is_bfv=bool(case.get('is_bfv')))
+        rr = scheduler_utils.ResourceRequest.from_request_spec(spec)
+        out.append({'merged': rr.merged_resources(), 'query': rr.to_querystring()})
+    return out
+
+
 def placement(doc):
     import urllib.parse
     import pymysql
@@ -327,7 +340,7 @@ def main():
     doc = json.load(sys.stdin)
     mode = doc['mode']
     result = {'numa': numa, 'constraints': constraints, 'filters': filters, 'request': request,
-              'placement': placement}[mode](doc)
+              'resources': resources, 'placement': placement}[mode](doc)
     json.dump(result, sys.stdout)
 
 

@@ -10,7 +10,8 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, emptyGroup, placementBadRequest, providerIndex, toQueryString, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {allocationCandidates, placementBadRequest, providerIndex, toQueryString} from '../../src/lib/engine/placement.js'
+import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {CloudBuilder} from '../support/builders.js'
 import {COMPARE, runNova} from './driver.js'
 

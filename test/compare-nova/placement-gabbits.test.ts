@@ -20,7 +20,8 @@ import {describe, expect, it} from 'vitest'
 import {buildModel} from '../../src/lib/domain/model.js'
 import {emptySnapshot, type PlacementTables} from '../../src/lib/domain/snapshot.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, emptyGroup, placementBadRequest, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {allocationCandidates, placementBadRequest, providerIndex} from '../../src/lib/engine/placement.js'
+import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {COMPARE, recorded} from './driver.js'
 
 const DOCS = fileURLToPath(new URL('../../docs/engine.md', import.meta.url))

@@ -20,7 +20,7 @@ import {defaultSchedulerConfig, notInRelease, parseWeightSetting, type EngineRel
 import {extraSpecMatch, FILTERS, type FilterContext} from '../../src/lib/engine/filters.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
 import type {CpuPolicy, InstanceTopologyRequest, ThreadPolicy} from '../../src/lib/engine/numa.js'
-import type {RequestSpec} from '../../src/lib/engine/request.js'
+import type {RequestSpec} from '../../src/lib/engine/request-spec.js'
 import {WEIGHERS, weighHosts} from '../../src/lib/engine/weighers.js'
 import {COMPARE, COMPARE_RELEASES, recorded} from './driver.js'
 

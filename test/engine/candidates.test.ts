@@ -9,7 +9,8 @@ import {describe, expect, it} from 'vitest'
 import {buildModel} from '../../src/lib/domain/model.js'
 import type {Inventory, Snapshot} from '../../src/lib/domain/snapshot.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, emptyGroup, providerIndex, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {allocationCandidates, providerIndex} from '../../src/lib/engine/placement.js'
+import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {CloudBuilder, CONSUMER_TYPE_INSTANCE} from '../support/builders.js'
 
 function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; forbiddenAggs?: string[]; inTree?: string} = {}): PlacementGroup {

@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 import type {SchedulerConfig} from '../../src/lib/engine/config.js'
 import {extraSpecMatch, FILTERS, resolveFilters} from '../../src/lib/engine/filters.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
-import type {RequestSpec, ServerGroupSpec} from '../../src/lib/engine/request.js'
+import type {RequestSpec, ServerGroupSpec} from '../../src/lib/engine/request-spec.js'
 import {aggregate, filterContext, flavor, hostState, numaCell, requestSpec, service, topology} from '../support/builders.js'
 
 interface Row {

@@ -9,7 +9,8 @@ import {describe, expect, it} from 'vitest'
 import {buildModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {createEngineState} from '../../src/lib/engine/pipeline.js'
-import {allocationCandidates, emptyGroup, providerIndex, toQueryString, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {allocationCandidates, providerIndex, toQueryString} from '../../src/lib/engine/placement.js'
+import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {CloudBuilder} from '../support/builders.js'
 
 interface GroupSpec {

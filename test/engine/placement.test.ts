@@ -4,7 +4,8 @@ import {buildModel} from '../../src/lib/domain/model.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {floatRead, floatStored} from '../../src/lib/domain/placement-capacity.js'
 import {allocationCandidates, checkCandidateCapacity, checkClaimCapacity, providerIndex} from '../../src/lib/engine/placement.js'
-import {emptyGroup, inventoryOf, type PlacementRequest} from '../../src/lib/engine/placement.js'
+import {inventoryOf} from '../../src/lib/engine/placement.js'
+import {emptyGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {CloudBuilder, type HostSpec} from '../support/builders.js'
 
 const inv = (o: Partial<{total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>) =>

@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 
 import {defaultSchedulerConfig, type EngineRelease, type SchedulerConfig} from '../../src/lib/engine/config.js'
 import type {HostState} from '../../src/lib/engine/host-state.js'
-import type {RequestSpec} from '../../src/lib/engine/request.js'
+import type {RequestSpec} from '../../src/lib/engine/request-spec.js'
 import {imagePropsWeight, multiplierFor, normalize, resolveWeighers, weighHosts, WEIGHERS} from '../../src/lib/engine/weighers.js'
 import {aggregate, hostState, requestSpec} from '../support/builders.js'
 

@@ -9,19 +9,9 @@ import {blastRadius, defaultLimit, describeOverLimit, overLimit} from '../../src
 import {planDiscoverHosts} from '../../src/lib/repairs/cells.js'
 import {planLeaks} from '../../src/lib/repairs/leaks.js'
 import {CloudBuilder} from '../support/builders.js'
+import {leakySnapshot} from './leaky-cloud.js'
 
-/** `live` instances and `leaked` deleted ones that kept their allocations (3 rows each: VCPU, MEMORY_MB, DISK_GB). */
-function leaky(live: number, leaked: number) {
-  const b = new CloudBuilder({seed: 2514, requestSpecs: false})
-  b.addCell('cell1')
-  b.addFlavor({name: 'm1.tiny', vcpus: 1, memory_mb: 256, root_gb: 1})
-  for (let h = 0; h < 4; h++) b.addHost('cell1', {host: `cmp${h}`, vcpus: 64, memory_mb: 65536, local_gb: 2000})
-  for (let i = 0; i < live + leaked; i++) {
-    const uuid = b.addInstance(`cmp${i % 4}`, 'm1.tiny').row.uuid
-    if (i >= live) b.deleteInstance(uuid, {keepAllocations: true})
-  }
-  return buildModel(b.build())
-}
+const leaky = (live: number, leaked: number) => buildModel(leakySnapshot(live, leaked, {seed: 2514, hosts: 4}))
 
 describe('blast radius', () => {
   it('the default limit is 10 % of the rows of a kind, rounded up, and never below 100', () => {

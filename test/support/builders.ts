@@ -48,7 +48,7 @@ export {
   requestSpecBlob,
   Rng,
 } from './builders/blobs.js'
-export {dedicatedVcpus, type FlavorResources, flavorResources, floatColumn, parseCpuSet} from './builders/resources.js'
+export {dedicatedVcpus, type FlavorResources, flavorResources, parseCpuSet} from './builders/resources.js'
 export {
   type AggregateSpec,
   type ChildProviderSpec,

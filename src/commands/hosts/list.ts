@@ -1,11 +1,13 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
+import {requireKnownCell} from '../../lib/cli/require-known.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
+import {getOption, readNovaConf} from '../../lib/config/nova-conf.js'
+import {hostZones, NOVA_DEFAULT_AVAILABILITY_ZONE} from '../../lib/domain/availability-zone.js'
 import {buildModel} from '../../lib/domain/model.js'
 import {summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
-import {NotFoundError} from '../../lib/errors.js'
 import {renderTable} from '../../lib/output/table.js'
 import type {ListingSpec} from '../../lib/output/formats.js'
 
@@ -25,6 +27,10 @@ export interface HostRow {
   disk_gb: {used: number; total: number; placement_used: number | null; placement_capacity: number | null}
   pcpus: {placement_used: number | null; placement_capacity: number | null}
 }
+
+/** [DEFAULT] default_availability_zone of the nova.conf given, as nova-api reads it for hosts in no zone. */
+const defaultZone = (novaConf: string | undefined): string =>
+  (novaConf === undefined ? undefined : getOption(readNovaConf(novaConf), 'DEFAULT', 'default_availability_zone')) || NOVA_DEFAULT_AVAILABILITY_ZONE
 
 export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override listing: ListingSpec = {
@@ -67,14 +73,12 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
     long: Flags.boolean({char: 'l', summary: 'Also the node, the service\'s disabled reason, the resource provider, the aggregates and the compute node\'s own counts (several lines per host).'}),
   }
 
-
   async run(): Promise<{hosts: HostRow[]}> {
     const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const model = buildModel(snapshot)
     const cellFilter = this.flags.cell
-    if (cellFilter !== undefined && !snapshot.cells.some((c) => c.name === cellFilter || c.uuid === cellFilter)) {
-      throw new NotFoundError(`cell "${cellFilter}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
-    }
+    requireKnownCell(snapshot, cellFilter)
+    const zoneOf = hostZones(snapshot.nova_api.aggregates, defaultZone(this.flags['nova-conf'] ?? (process.env.CLOUDCTL_NOVA_CONF || undefined)))
     const aggregatesOf = (host: string | null) => snapshot.nova_api.aggregates.filter((a) => host !== null && a.hosts.includes(host))
     const placement = (rpId: number | undefined, rc: string) => {
       const rcId = model.rc.id(rc)
@@ -89,7 +93,6 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
         const svc = model.serviceOf(cn)
         const rp = cn.uuid ? model.providersByUuid.get(cn.uuid) : undefined
         const aggs = aggregatesOf(cn.host)
-        const az = aggs.find((a) => a.metadata.availability_zone)?.metadata.availability_zone ?? 'nova'
         return {
           host: cn.host,
           node: cn.hypervisor_hostname,
@@ -99,7 +102,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
           disabled_reason: svc?.disabled_reason ?? null,
           forced_down: Boolean(svc?.forced_down),
           provider_uuid: rp?.uuid ?? null,
-          availability_zone: az,
+          availability_zone: zoneOf(cn.host),
           aggregates: aggs.map((a) => a.name ?? a.uuid ?? String(a.id)),
           vcpus: {used: cn.vcpus_used, total: cn.vcpus, ...placement(rp?.id, 'VCPU')},
           memory_mb: {used: cn.memory_mb_used, total: cn.memory_mb, ...placement(rp?.id, 'MEMORY_MB')},

@@ -3,7 +3,6 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {applySchedulerFlags, explainFlags, schedulerFlags} from '../../lib/cli/boot-flags.js'
 import {bootRequestFromSpec, type RecordedRequest} from '../../lib/cli/boot-request.js'
-import {stderrProgress} from '../../lib/cli/progress-printer.js'
 import {migrateView} from '../../lib/cli/scheduler-view.js'
 import {releaseChoice, releaseFlags, schedulerConfigFrom} from '../../lib/cli/scenario-flags.js'
 import type {SimulatedReleaseChoice} from '../../lib/domain/release.js'
@@ -12,7 +11,6 @@ import {buildModel} from '../../lib/domain/model.js'
 import {simulateMigration, type MigrationResult} from '../../lib/engine/migrate.js'
 import {ConfigError, ExitCode, NotFoundError} from '../../lib/errors.js'
 import {renderMigration} from '../../lib/output/migration-formatter.js'
-import {loadSnapshot} from '../../lib/snapshot/load.js'
 import type {ListingSpec} from '../../lib/output/formats.js'
 
 export type SimulateMigrateResult = MigrationResult & {recorded_request: RecordedRequest; scheduler_release: SimulatedReleaseChoice}
@@ -57,7 +55,7 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
     // once before the snapshot, so that a bad option is refused without a database
     configFor('zed')
     const uuid = f.instance.trim()
-    const snapshot = await loadSnapshot({...sourceOptionsFrom(f), requestSpecs: true, schedulerView: migrateView(uuid)}, stderrProgress())
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: true, schedulerView: migrateView(uuid)})
     const release = releaseChoice(snapshot, f.release)
     const cfg = configFor(release.release)
     const model = buildModel(snapshot)

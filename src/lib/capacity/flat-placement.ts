@@ -4,7 +4,8 @@
  * (traits, aggregates, units) and counted by binary search for what does (capacity, as the claim
  * checks it).
  */
-import {checkClaimCapacity, placementBadRequest, type PlacementRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory} from '../engine/placement.js'
+import {checkClaimCapacity, placementBadRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory} from '../engine/placement.js'
+import {type PlacementRequest} from '../engine/placement-request.js'
 
 interface Part {
   rc: string

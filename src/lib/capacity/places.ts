@@ -1,4 +1,5 @@
 /** Where each host is (availability zone, aggregates) and what each zone and aggregate holds. */
+import {hostZones} from '../domain/availability-zone.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode} from '../domain/snapshot.js'
 import type {EngineState, SchedulerConfig} from '../engine/index.js'
@@ -13,22 +14,17 @@ export interface HostPlaces {
 }
 
 export function hostPlaces(model: CloudModel, cfg: SchedulerConfig): HostPlaces {
-  const az = new Map<string, string>()
   const aggs = new Map<string, string[]>()
   for (const a of [...model.snapshot.nova_api.aggregates].sort((x, y) => x.id - y.id)) {
-    const zone = a.metadata.availability_zone
+    if (a.metadata.availability_zone !== undefined) continue
     for (const h of a.hosts) {
-      if (zone !== undefined) {
-        if (!az.has(h)) az.set(h, zone)
-      } else {
-        const l = aggs.get(h) ?? []
-        l.push(a.name ?? a.uuid ?? `aggregate-${a.id}`)
-        aggs.set(h, l)
-      }
+      const l = aggs.get(h) ?? []
+      l.push(a.name ?? a.uuid ?? `aggregate-${a.id}`)
+      aggs.set(h, l)
     }
   }
   return {
-    azOf: (h) => (h !== null && az.get(h)) || cfg.default_availability_zone,
+    azOf: hostZones(model.snapshot.nova_api.aggregates, cfg.default_availability_zone),
     aggregatesOf: (h) => (h === null ? [] : aggs.get(h) ?? []),
   }
 }

@@ -19,7 +19,6 @@ import {push} from '../util/multimap.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
 import {TextMemo} from '../util/text-memo.js'
 
-export {TextMemo} from '../util/text-memo.js'
 
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
@@ -74,7 +73,8 @@ export class AuditContext {
   private readonly misnamedNodeOf = new Map<number, ComputeNode>()
   /** computeNodeOf by provider id, resolved once: leaks asks it for every allocation group. */
   private readonly nodeByProviderId = new Map<number, ComputeNode>()
-  private readonly memo = new Map<string, unknown>()
+  /** Values derived once per audit, keyed by the function that derives them (once). */
+  private readonly derived = new Map<(ctx: AuditContext) => unknown, unknown>()
   // Blobs keyed by their text: instances of one flavor carry the same flavor blob, parsed once.
   private readonly flavorByText = new TextMemo<Parsed<InstanceFlavors | null>>()
   private readonly numaByText = new TextMemo<Parsed<InstanceNumaTopology | null>>()
@@ -202,10 +202,13 @@ export class AuditContext {
     return at === undefined ? undefined : this.model.snapshot.nova_api.instance_mappings[at]
   }
 
-  /** Compute one derived value per run (e.g. the leak classification the usage check re-reads). */
-  once<T>(key: string, make: () => T): T {
-    if (!this.memo.has(key)) this.memo.set(key, make())
-    return this.memo.get(key) as T
+  /**
+   * One derived value per audit (e.g. the leak classification the usage check re-reads), keyed by
+   * the function that derives it, so its type is that function's: no string keys to collide or cast.
+   */
+  once<T>(of: (ctx: AuditContext) => T, make: () => T): T {
+    if (!this.derived.has(of)) this.derived.set(of, make())
+    return this.derived.get(of) as T
   }
 
   instanceFlavors(inst: Instance): Parsed<InstanceFlavors | null> {
@@ -382,7 +385,6 @@ const parseHostNumaText = (text: string) => parseHostNumaTopology(text === '' ? 
 const newTextMemo = () => new TextMemo<ExpectedResult[]>()
 const newPair = (): ExpectedResult[] => []
 
-export {capacityOf, floatRead as floatColumn} from '../domain/placement-capacity.js'
 
 export function sortedNumbers(values: Iterable<number>): number[] {
   return [...values].sort((a, b) => a - b)

@@ -1,13 +1,12 @@
 /**
- * What placement should hold for an instance, computed from its flavor the way nova's scheduler
- * utils do (ResourceRequest.from_request_spec / resources_from_flavor): `resources[$S]:RC` extra
- * specs override, hw:cpu_policy=dedicated turns VCPU into PCPU, mixed splits them, an isolated
- * emulator thread adds one PCPU, DISK_GB = ephemeral + swap (MB, rounded up to GB) + root unless the
- * instance boots from volume, and zero amounts are dropped.
+ * What placement should hold for a stored instance: its flavor (instance_extra.flavor, else the
+ * instance row and the flavors table) read through the one flavor -> resources rule
+ * (domain/resource-request.ts), with the pinning worked out from what is stored.
  */
 import type {CloudModel} from '../domain/model.js'
 import type {FlavorObject, InstanceFlavors, InstanceNumaTopology, Parsed} from '../domain/nova-objects.js'
 import type {Instance} from '../domain/snapshot.js'
+import {type CpuPinning, memEncryptionRequested, resourcesFromFlavor as resourcesOf} from '../domain/resource-request.js'
 
 export type ResourceAmounts = Record<string, number>
 
@@ -21,9 +20,6 @@ export interface ExpectedResources {
 }
 
 export type ExpectedResult = {ok: true; value: ExpectedResources} | {ok: false; reason: string}
-
-// nova ResourceRequest.XS_KEYPAT
-const XS_KEY = /^(resources)([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$/
 
 /** Parse a nova CPU set spec ("0-3,^2", "4,6"): the caret excludes. */
 export function parseCpuSpec(spec: string): Set<number> {
@@ -56,46 +52,30 @@ export function maskCount(mask: string, vcpus: number): number {
   return parseCpuSpec(m).size
 }
 
-/** Resources from a flavor, as nova requests them from placement. */
+/**
+ * The pinning a stored flavor asked for: from the flavor, or from the instance's NUMA topology where
+ * an image property asked for it (the image is not stored with the instance).
+ */
+export function storedPinning(flavor: Pick<FlavorObject, 'vcpus' | 'extra_specs'>, numa?: InstanceNumaTopology | null): CpuPinning {
+  const specs = flavor.extra_specs
+  const cells = numa?.cells ?? []
+  const mask = specs['hw:cpu_dedicated_mask'] ?? specs['hw:cpu_realtime_mask']
+  return {
+    policy: specs['hw:cpu_policy'] ?? cells.find((c) => c.cpu_policy)?.cpu_policy ?? null,
+    mixedPcpus: mask ? maskCount(mask, flavor.vcpus) : cells.reduce((n, c) => n + c.pcpuset.length, 0),
+    isolateEmulator: specs['hw:emulator_threads_policy'] !== undefined ? specs['hw:emulator_threads_policy'] === 'isolate' : cells.some((c) => c.cpuset_reserved.length > 0),
+    threadPolicy: specs['hw:cpu_thread_policy'] ?? null,
+  }
+}
+
+/** Resources from a stored flavor, as nova requested them from placement: the one rule in domain/resource-request.ts. */
 export function resourcesFromFlavor(
   flavor: Pick<FlavorObject, 'vcpus' | 'memory_mb' | 'root_gb' | 'ephemeral_gb' | 'swap' | 'extra_specs'>,
   opts: {bootFromVolume: boolean; numa?: InstanceNumaTopology | null},
 ): {resources: ResourceAmounts; cpuPolicy: string | null} {
-  const specs = flavor.extra_specs
-  const res: ResourceAmounts = {}
-  for (const [key, value] of Object.entries(specs)) {
-    const m = XS_KEY.exec(key)
-    if (!m) continue
-    const amount = Number.parseInt(value, 10)
-    if (!Number.isFinite(amount)) continue
-    const rc = m[3]
-    res[rc] = (res[rc] ?? 0) + amount
-  }
-  const cells = opts.numa?.cells ?? []
-  // An image property (hw_cpu_policy) can ask for pinning too; the instance's NUMA topology records it.
-  const cpuPolicy = specs['hw:cpu_policy'] ?? cells.find((c) => c.cpu_policy)?.cpu_policy ?? null
-  const explicitCpu = 'VCPU' in res || 'PCPU' in res
-  if (!explicitCpu && (cpuPolicy === 'dedicated' || cpuPolicy === 'mixed')) {
-    let pcpus = flavor.vcpus
-    if (cpuPolicy === 'mixed') {
-      const mask = specs['hw:cpu_dedicated_mask'] ?? specs['hw:cpu_realtime_mask']
-      pcpus = mask ? maskCount(mask, flavor.vcpus) : cells.reduce((n, c) => n + c.pcpuset.length, 0)
-      res.VCPU = flavor.vcpus - pcpus
-    }
-    const isolate =
-      specs['hw:emulator_threads_policy'] !== undefined ? specs['hw:emulator_threads_policy'] === 'isolate' : cells.some((c) => c.cpuset_reserved.length > 0)
-    if (isolate) pcpus += 1
-    res.PCPU = pcpus
-  }
-  if (!('VCPU' in res) && !('PCPU' in res)) res.VCPU = flavor.vcpus
-  if (!('MEMORY_MB' in res)) res.MEMORY_MB = flavor.memory_mb
-  if (!('DISK_GB' in res)) {
-    let disk = flavor.ephemeral_gb + Math.ceil(flavor.swap / 1024)
-    if (!opts.bootFromVolume) disk += flavor.root_gb
-    res.DISK_GB = disk
-  }
-  for (const k of Object.keys(res)) if (!res[k]) delete res[k]
-  return {resources: res, cpuPolicy}
+  const pinning = storedPinning(flavor, opts.numa)
+  const resources = resourcesOf(flavor, {bootFromVolume: opts.bootFromVolume, pinning, memEncryption: memEncryptionRequested(flavor.extra_specs)})
+  return {resources, cpuPolicy: pinning.policy}
 }
 
 /** A volume-backed instance has no image_ref (nova compute utils is_volume_backed_instance). */

@@ -9,7 +9,7 @@ import {UNITS} from './registry.js'
 import {AUDIT_CHECKS, type AuditCounts, type AuditOptions, type AuditReport, emptySeverityCounts} from './types.js'
 import type {CheckUnit} from './unit.js'
 
-export {AuditContext, TextMemo} from './context.js'
+export {AuditContext} from './context.js'
 export {expectedResources, resourcesFromFlavor} from './flavor-resources.js'
 export {classifyAllocations} from './leaks/classify.js'
 export {UNITS} from './registry.js'

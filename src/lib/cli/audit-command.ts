@@ -12,6 +12,7 @@ import {reportHeader} from '../output/snapshot-formatter.js'
 import {FINDINGS_LISTING} from '../output/listings.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
+import {requireKnownCell} from './require-known.js'
 
 /** What `audit <check> --json` prints: the findings, counts per check and severity, and the exit code. */
 export interface AuditResult extends AuditReport {
@@ -56,9 +57,7 @@ export const auditAllFlags = {
  * instead (a typo must not read as a clean bill of health).
  */
 function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host: string | undefined): void {
-  if (cell !== undefined && !snapshot.cells.some((c) => c.name === cell || c.uuid === cell)) {
-    throw new NotFoundError(`cell "${cell}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
-  }
+  requireKnownCell(snapshot, cell)
   if (host === undefined) return
   const known =
     snapshot.nova.services.some((r) => r.host === host) ||

@@ -6,9 +6,10 @@ import {jsonDocument} from '../output/json-view.js'
 import {displayWidth, renderTable, setTableWidth, textWidth} from '../output/table.js'
 import {fitLines, humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
-import {loadedReadFrom, loadedRelease} from '../snapshot/loaded-release.js'
+import {type ReadFrom, readFrom} from '../snapshot/read-from.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
+import type {SnapshotRelease} from '../domain/release.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {loadSnapshot} from '../snapshot/load.js'
 import {clearProgress, setProgressEnabled, showPhase, stderrProgress} from './progress-printer.js'
@@ -85,8 +86,20 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   /** The snapshot file or the live databases, with the progress line while they are read. */
   protected async readSnapshot(opts: ChosenSource): Promise<Snapshot> {
     if (opts.snapshot) showPhase(`reading ${opts.snapshot}`)
-    return loadSnapshot(opts, stderrProgress())
+    const snapshot = await loadSnapshot(opts, stderrProgress())
+    this.loadedRelease = snapshot.release ?? null
+    this.loadedReadFrom = readFrom(snapshot)
+    return snapshot
   }
+
+  /** Which server (and Galera node) each database of the loaded snapshot was read from ([]: not recorded). */
+  private loadedReadFrom: ReadFrom[] = []
+
+  /**
+   * The release of the snapshot this command loaded, so that its `--json` result names it (logJson):
+   * undefined when it loaded none, null when the snapshot records no release.
+   */
+  private loadedRelease: SnapshotRelease | null | undefined
 
   /** The progress line names the next phase (auditing, planning, counting capacity); on a TTY only. */
   protected phase(text: string): void {
@@ -142,13 +155,13 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    */
   public override logJson(json: unknown): void {
     // Every result read from a snapshot names the release its databases were (null: not recorded).
-    const release = loadedRelease()
+    const release = this.loadedRelease
     if (release !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('release' in json)) {
       json = {...json, release}
     }
     // And, when the snapshot records it, which server and Galera node each database was read from.
-    const readFrom = loadedReadFrom()
-    if (readFrom.length > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('read_from' in json)) json = {...json, read_from: readFrom}
+    const from = this.loadedReadFrom
+    if (from.length > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('read_from' in json)) json = {...json, read_from: from}
     const out = this.output ?? {format: this.outputFormat(), columns: undefined, noindent: false, maxWidth: undefined}
     const ctor = this.ctor as typeof CloudctlCommand
     const extra = ctor.extraFormats.find((f) => f.name === out.format)

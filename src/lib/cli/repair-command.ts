@@ -9,15 +9,13 @@ import {closeSync, mkdirSync, openSync, rmSync} from 'node:fs'
 import {homedir, userInfo} from 'node:os'
 import {dirname, join} from 'node:path'
 
-import {unprovenCells} from '../checks/cells/identity.js'
 import {type CloudModel, buildModel} from '../domain/model.js'
 import {needsAction} from '../domain/finding.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
 import type {HostRepairOptions} from '../repairs/host-state.js'
-import {describeOverLimit, overLimit} from '../repairs/blast-radius.js'
-import {outageBlockedSteps} from '../repairs/outage.js'
+import {applyRefusals, guardRefusals} from '../repairs/preconditions.js'
 import {refuseBrokenTrees} from '../repairs/tree-guard.js'
 import {type RepairPlan, isEmptyPlan} from '../repairs/plan.js'
 import {checkAuditLogPath} from '../db/repair/audit-log.js'
@@ -126,16 +124,14 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     if (this.planModel) refuseBrokenTrees(this.planModel, plan)
     const empty = isEmptyPlan(plan)
     // A refusal comes before the plan: a page of plan followed by "refusing" hides the reason.
-    let refused = false
-    if (f.apply && !empty) this.refuseUnsafe(plan, snapshot)
-    else {
-      // A cell that is not the cell nova maps to makes even "nothing to do" untrue; a dry run shows
-      // the plan and says which guard would refuse it.
-      const refusals = this.guardRefusals(plan)
-      if (f.apply && refusals.length > 0) throw refusals[0]
-      refused = refusals.length > 0
-      for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message.replace(/^refusing: /, '')}`)
-    }
+    // With --apply a non-empty plan needs a live source, every cell it touches read, and the guards;
+    // otherwise (a dry run, or nothing to do) a cell that is not the cell nova maps to still makes
+    // "nothing to do" untrue: the plan is shown with the guard that would refuse it.
+    const ctx = {model: this.planModel, snapshot, maxDelete: f['max-delete']}
+    const refusals = f.apply && !empty ? applyRefusals(plan, ctx) : guardRefusals(plan, ctx)
+    if (f.apply && refusals.length > 0) throw refusals[0]
+    const refused = refusals.length > 0
+    for (const e of refusals) plan.notes.push(`--apply would be refused: ${e.message.replace(/^refusing: /, '')}`)
     // Never "nothing to do" while a cell was not read: each unread cell is listed, so the exit is 3.
     if (this.planModel) listUnreadCells(this.planModel, plan)
     // Least privilege: the server is asked whether this account may run every statement of the plan,
@@ -152,70 +148,6 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     }
     preflightWritablePaths(f['undo-dir'] ?? join(stateDir(), 'undo'), f['audit-log'] ?? join(stateDir(), 'audit.log'))
     return this.confirmAndExecute(plan)
-  }
-
-  private refuseUnsafe(plan: RepairPlan, snapshot: Snapshot | null): void {
-    if (snapshot && snapshot.source.kind !== 'live')
-      throw new CloudctlError(`refusing to apply a plan made from a ${snapshot.source.kind} snapshot (${snapshot.source.description})`, {
-        exitCode: ExitCode.CONFIG,
-        code: 'RepairNeedsLiveSource',
-        hint: 'Repairs re-read and lock the live rows: run against the databases (--api-db / --nova-conf / a profile), not --snapshot.',
-      })
-    if (this.planModel) {
-      const blocked = outageBlockedSteps(this.planModel, plan)
-      if (blocked.length > 0) {
-        const names = [...new Set(blocked.flatMap((x) => x.cells))].map((u) => this.planModel?.cellLabel(u) ?? u)
-        throw new CloudctlError(`refusing to apply: ${blocked.length} step(s) depend on cell ${names.join(', ')}, which could not be read (first: ${blocked[0].step.op} ${blocked[0].step.table}: ${blocked[0].reason})`, {
-          exitCode: ExitCode.CONFIG,
-          code: 'CellUnavailable',
-          hint: 'An unreadable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
-        })
-      }
-    }
-    if (snapshot) {
-      const involved = new Set(plan.db_order.filter((d) => d.startsWith('cell:')).map((d) => d.slice(5)))
-      const down = snapshot.cells.filter((c) => c.status !== 'available' && involved.has(c.uuid))
-      if (down.length > 0)
-        throw new CloudctlError(`refusing to apply: cell ${down.map((c) => c.name ?? c.uuid).join(', ')} could not be read (${down[0].error ?? 'unavailable'})`, {
-          exitCode: ExitCode.CONFIG,
-          code: 'CellUnavailable',
-          hint: 'An unreachable cell is never treated as empty. Make it reachable (or pass --cell-db NAME=URL), then re-run.',
-        })
-    }
-    const [refusal] = this.guardRefusals(plan)
-    if (refusal) throw refusal
-  }
-
-  /**
-   * The guards on what a plan was made from and how much it takes, whatever its cause: every cell
-   * proves it is the cell nova maps to, and the plan stays within the blast-radius limit
-   * (docs/repairs.md). Undo plans have no model: an undo file restores exactly what a repair did.
-   */
-  private guardRefusals(plan: RepairPlan): CloudctlError[] {
-    const model = this.planModel
-    if (!model) return []
-    const out: CloudctlError[] = []
-    const unproven = unprovenCells(model)
-    if (unproven.length > 0) {
-      const reasons = unproven.flatMap((u) => u.reasons)
-      out.push(
-        new CloudctlError(`refusing: ${[...new Set(reasons)].join('; ')}`, {
-          exitCode: ExitCode.CONFIG,
-          code: 'CellIdentityUnproven',
-          hint: 'Check --cell-db and cell_mappings.database_connection: each cell must be read from its own database (`cloudctl audit cells` shows the evidence as cell.identity-unproven).',
-        }),
-      )
-    }
-    const over = overLimit(model, plan, this.flags['max-delete'])
-    if (over.length > 0)
-      out.push(
-        new CloudctlError(`refusing: ${over.map(describeOverLimit).join('; ')}`, {
-          exitCode: ExitCode.CONFIG,
-          code: 'BlastRadius',
-          hint: over[0].explicit ? 'Raise --max-delete N if this many is meant, or run in batches with --max-count.' : 'Check the cell URLs, or raise it with --max-delete N.',
-        }),
-      )
-    return out
   }
 
   private async confirmAndExecute(plan: RepairPlan): Promise<RepairOutcome> {

@@ -7,7 +7,8 @@
 import {runChecks} from '../checks/index.js'
 import type {CheckName, FindingSubject} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
-import {CloudctlError, ExitCode} from '../errors.js'
+import type {Snapshot} from '../domain/snapshot.js'
+import {CloudctlError, ExitCode, NotFoundError} from '../errors.js'
 
 const SHOWN = 8
 
@@ -26,6 +27,12 @@ function withFindings(model: CloudModel, check: CheckName, pick: (s: FindingSubj
 
 function unknown(what: string, hint: string): CloudctlError {
   return new CloudctlError(what, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint})
+}
+
+/** --cell of the audits and `hosts list`: a cell_mappings name or uuid. */
+export function requireKnownCell(snapshot: Pick<Snapshot, 'cells'>, cell: string | undefined): void {
+  if (cell === undefined || snapshot.cells.some((c) => c.name === cell || c.uuid === cell)) return
+  throw new NotFoundError(`cell "${cell}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
 }
 
 /** --consumer of `repair leaks`: an allocation consumer, a placement consumer, an instance or a migration. */

@@ -1,6 +1,8 @@
 /**
- * Streaming a query's rows: each row handed on as the driver reads its packet, parsed by the
- * driver (eachRow) or decoded from the packet's bytes (eachDecodedRow, row-decoder.ts).
+ * Streaming a query's rows: each row handed on as the driver parses its packet, as an object
+ * (eachRow) or as an array made into a snapshot row (eachDecodedRow, row-converter.ts). Only
+ * mysql2's public query options and events are used (rowsAsArray, 'fields', 'result'), so a patch
+ * release of the driver cannot change what is read.
  */
 import {type Connection, type DbErrorContext, mapDbError, rawConnection} from './connection.js'
 import {dbTimeouts, noAnswerError} from './timeouts.js'
@@ -18,26 +20,16 @@ export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: stri
   return stream(conn, sql, params, onRow, ctx, asArrays, undefined)
 }
 
-/** How eachDecodedRow turns a row packet into a row. */
+/** How eachDecodedRow turns the driver's row (an array in SELECT order) into a row. */
 export interface PacketDecoder<T> {
   /** The SELECT's column names, in order: checked against the result's before the first row. */
   names: readonly string[]
-  /** The row whose first column starts at `offset` in `buffer`. */
-  decode(buffer: Buffer, offset: number): T
+  decode(columns: unknown[]): T
 }
 
-/**
- * As eachRow, each row made by `decoder` from the bytes of its packet (row-decoder.ts) instead of
- * by the driver. The driver still reads the packets, the column definitions and errors; only its
- * row parser is replaced, on this query alone.
- */
+/** As eachRow, each row the driver parsed as an array made into a row by `decoder`. */
 export function eachDecodedRow<T>(conn: Connection, sql: string, params: unknown[], decoder: PacketDecoder<T>, onRow: (row: T) => void, ctx: DbErrorContext = {}): Promise<number> {
   return stream(conn, sql, params, onRow, ctx, true, decoder)
-}
-
-interface DriverPacket {
-  buffer: Buffer
-  offset: number
 }
 
 function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext, asArrays: boolean, decoder: PacketDecoder<T> | undefined): Promise<number> {
@@ -82,31 +74,21 @@ function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row
     }
     raw.on('error', onLost)
     const q = raw.query({sql, rowsAsArray: asArrays}, params)
-    q.on('fields', () => activity++)
-    // Rows the decoder made: a row the driver parsed itself would mean its internals moved.
-    let decoded = 0
-    if (decoder) {
-      const parser = {
-        next(packet: DriverPacket, fields: ReadonlyArray<{name: string}>): T {
-          if (decoded === 0) checkColumns(fields, decoder.names)
-          decoded++
-          return decoder.decode(packet.buffer, packet.offset)
-        },
+    q.on('fields', (fields: ReadonlyArray<{name: string}>) => {
+      activity++
+      if (decoder && failed === undefined) {
+        try {
+          checkColumns(fields, decoder.names)
+        } catch (error) {
+          failed = error
+        }
       }
-      // mysql2 makes a query's row parser when the column definitions arrive and calls its next()
-      // for each row packet; this query's own property hands it ours.
-      if (!Object.hasOwn(q, '_rowParser')) throw new Error('mysql2 query has no _rowParser: the packet decoder needs updating for this mysql2')
-      Object.defineProperty(q, '_rowParser', {configurable: true, get: () => parser, set: () => {}})
-    }
+    })
     q.on('result', (row) => {
       activity++
       if (failed !== undefined) return
-      if (decoder && decoded !== n + 1) {
-        failed = new Error('mysql2 parsed a row itself: the packet decoder needs updating for this mysql2')
-        return
-      }
       try {
-        onRow(row as T)
+        onRow(decoder ? decoder.decode(row as unknown as unknown[]) : (row as T))
         n++
       } catch (error) {
         failed = error ?? new Error('row handler failed')

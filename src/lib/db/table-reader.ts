@@ -1,6 +1,6 @@
 /**
  * Reading one table into snapshot rows, driven by its spec (domain/tables): the SELECT lists the
- * row's columns, ordered by the primary key, and the packet decoder (row-decoder.ts) is compiled
+ * row's columns, ordered by the primary key, and the row converter (row-converter.ts) is compiled
  * from the column types.
  * Family readers (read-nova-api.ts, read-cell.ts, read-placement.ts) and targeted reads use it.
  *
@@ -12,7 +12,7 @@ import type {ProgressSink} from '../snapshot/source.js'
 import {type RowOf, sqlKind, type TableSpec} from '../domain/tables/define.js'
 import {beginConsistentRead, closeConnection, type Connection, connectionContext, type DbErrorContext, openConnection, type OpenOptions} from './connection.js'
 import {eachDecodedRow, eachRow, type PacketDecoder} from './row-stream.js'
-import {compileDecoder, type MakeDecode} from './row-decoder.js'
+import {rowConverter} from './row-converter.js'
 import type {DbUrl} from './url.js'
 
 export type Row = Record<string, unknown>
@@ -112,20 +112,11 @@ export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {
   return `SELECT ${list.join(', ')} FROM ${id(spec.name)}${opts.where ? ` WHERE ${opts.where}` : ''} ORDER BY ${primaryKey(spec).map(id).join(', ')}`
 }
 
-const decoders = new WeakMap<TableSpec, Map<string, MakeDecode>>()
-
-/** A packet decoder for one read of `spec`'s rows, the `also` columns' values written to `also`. */
+/** A row converter for one read of `spec`'s rows, the `also` columns' values written to `also`. */
 function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also: unknown[]): PacketDecoder<RowOf<T>> {
-  const newer = newerPresent(spec, opts.present)
-  const extra = opts.also ?? []
-  let bySpec = decoders.get(spec)
-  if (!bySpec) decoders.set(spec, (bySpec = new Map()))
-  const key = `${newer.join(',')}|${extra.join(',')}`
-  let make = bySpec.get(key)
-  if (!make) bySpec.set(key, (make = compileDecoder(spec, {newer, also: extra})))
-  const decode = make()
+  const convert = rowConverter(spec, newerPresent(spec, opts.present), opts.also ?? [])
   const cell = opts.cellUuid
-  return {names: selectedNames(spec, opts), decode: (buffer, offset) => decode(buffer, offset, cell, also) as RowOf<T>}
+  return {names: selectedNames(spec, opts), decode: (columns) => convert(columns, cell, also) as RowOf<T>}
 }
 
 /**

@@ -4,6 +4,7 @@
  * each release's nova/conf/scheduler.py, nova/conf/compute.py, placement/conf/placement.py and its
  * scheduler/weights and scheduler/filters directories.
  */
+import {NOVA_DEFAULT_AVAILABILITY_ZONE} from '../domain/availability-zone.js'
 import {ConfigError} from '../errors.js'
 
 /** The releases whose defaults the engine knows (each verified against that release's own code). */
@@ -170,7 +171,7 @@ export function defaultSchedulerConfig(release: EngineRelease = 'zed'): Schedule
     enable_isolated_aggregate_filtering: false,
     image_metadata_prefilter: false,
     service_down_time: 60,
-    default_availability_zone: 'nova',
+    default_availability_zone: NOVA_DEFAULT_AVAILABILITY_ZONE,
     cpu_allocation_ratio: null,
     ram_allocation_ratio: null,
     disk_allocation_ratio: null,

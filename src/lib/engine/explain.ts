@@ -1,7 +1,7 @@
 /** Why each compute node was not chosen (the placement stage and after), and the one-line summary. */
 import type {CloudModel} from '../domain/model.js'
 import type {CandidateResult, ProviderIndex} from './placement.js'
-import type {RequestSpec} from './request.js'
+import type {RequestSpec} from './request-spec.js'
 import type {HostVerdict, SimulationResult} from './result.js'
 
 export function collectPlacementVerdicts(model: CloudModel, idx: ProviderIndex, cands: CandidateResult, spec: RequestSpec, verdicts: Map<string, HostVerdict>): void {

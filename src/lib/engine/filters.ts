@@ -7,7 +7,7 @@ import type {Service} from '../domain/snapshot.js'
 import {aggregateMetadata, aggregateNumber, type PciPool} from './host-state.js'
 import {type HostFilter, reject} from './host-filter.js'
 import {fitInstanceToHost} from './numa.js'
-import type {PciRequest} from './request.js'
+import type {PciRequest} from './request-spec.js'
 import {AggregateInstanceExtraSpecsFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter} from './spec-filters.js'
 
 // The engine and the tests know the filters as one module.

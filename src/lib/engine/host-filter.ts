@@ -5,7 +5,7 @@
 import type {SchedulerConfig} from './config.js'
 import type {HostState} from './host-state.js'
 import type {FittedCell} from './numa.js'
-import type {RequestSpec} from './request.js'
+import type {RequestSpec} from './request-spec.js'
 
 export interface Reason {
   /** Short label for the "0/N hosts are available" histogram, e.g. "insufficient free pCPUs". */

@@ -9,7 +9,7 @@ import type {ComputeNode} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
 import {buildHostState, hostStateBase, type HostState} from './host-state.js'
 import type {CandidateResult, ProviderIndex} from './placement.js'
-import type {RequestSpec} from './request.js'
+import type {RequestSpec} from './request-spec.js'
 import type {HostVerdict, SimulationResult} from './result.js'
 import type {EngineState} from './state.js'
 

@@ -3,7 +3,7 @@ export {simulateBoot, createEngineState, EngineState, consumeHost} from './pipel
 export type {SimulationResult, SimulateOptions, HostVerdict, InstanceOutcome, FilterStep, WeighedView, Refusal} from './pipeline.js'
 export {defaultSchedulerConfig, applyNovaConf, parseMultiplier, ZED_DEFAULT_FILTERS, ALL_WEIGHERS, MULTIPLIER_ALIASES, ENGINE_RELEASES, allWeighers, type EngineRelease} from './config.js'
 export type {SchedulerConfig, PciAlias} from './config.js'
-export type {BootRequest, MoveRequest, RequestSpec} from './request.js'
+export type {BootRequest, MoveRequest, RequestSpec} from './request-spec.js'
 export {availableZones, buildRequestSpec, placementRequestFor, runRequestFilters, findFlavor} from './request.js'
 export {allocationCandidates, providerIndex, toQueryString, checkCandidateCapacity, checkClaimCapacity} from './placement.js'
 export {FILTERS, resolveFilters} from './filters.js'

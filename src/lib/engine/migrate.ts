@@ -16,7 +16,7 @@ import type {ComputeNode, Instance} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
 import {serviceDown} from './filters.js'
 import {simulateBoot} from './pipeline.js'
-import type {BootRequest} from './request.js'
+import type {BootRequest} from './request-spec.js'
 import type {Refusal, SimulationResult} from './result.js'
 import {NotFoundError} from '../errors.js'
 

@@ -3,6 +3,7 @@
  * works it out (Zed), with its exceptions and messages: what nova-api refuses before scheduling.
  * Apart from numa.ts, which fits the result onto hosts: this half reads extra specs, never a host.
  */
+import {boolFromString} from '../domain/strutils.js'
 
 export type CpuPolicy = 'shared' | 'dedicated' | 'mixed'
 export type ThreadPolicy = 'prefer' | 'isolate' | 'require'
@@ -111,11 +112,6 @@ const CPU_POLICIES = ['dedicated', 'shared', 'mixed'] as const
 const THREAD_POLICIES = ['prefer', 'isolate', 'require'] as const
 const EMULATOR_POLICIES = ['share', 'isolate'] as const
 const pyTuple = (xs: readonly string[]) => `(${xs.map((x) => `'${x}'`).join(', ')})`
-
-/** oslo strutils.bool_from_string (strict=False). */
-export function boolFromString(v: string | undefined): boolean {
-  return v !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(v.trim().toLowerCase())
-}
 
 /** ImageMetaProps.traits_required: the image's `trait:NAME=required` properties. */
 function imageTraitsRequired(props: Record<string, string>): string[] {

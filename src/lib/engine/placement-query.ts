@@ -3,7 +3,14 @@
  * (ResourceRequest.to_querystring) and the 400s placement 8 answers it with, in the order its
  * handler finds them. The search itself is in placement.ts.
  */
-import type {PlacementRequest, ProviderIndex} from './placement.js'
+import type {CloudModel} from '../domain/model.js'
+import type {PlacementRequest} from './placement-request.js'
+
+/** What the validator needs of the provider index: the traits and resource classes placement knows. */
+export interface KnownNames {
+  knownTraits: ReadonlySet<string>
+  model: Pick<CloudModel, 'rc'>
+}
 
 export function rootRequiredText(req: PlacementRequest): string {
   return [...[...req.rootRequired].sort(), ...[...req.rootForbidden].sort().map((t) => `!${t}`)].join(',')
@@ -105,7 +112,7 @@ function conflictError(req: PlacementRequest): string | null {
  * request-wide first, then group by group. null when none. nova's reaction to any of them is
  * NoValidHost.
  */
-export function placementBadRequest(idx: ProviderIndex, req: PlacementRequest): string | null {
+export function placementBadRequest(idx: KnownNames, req: PlacementRequest): string | null {
   const params = queryParams(req)
   // the JSON schema, over dict(req.GET)
   if (req.limit !== null && !(Number.isInteger(req.limit) && req.limit >= 1)) return invalid(`'${req.limit}' does not match '^[1-9][0-9]*$'`)

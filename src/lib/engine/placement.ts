@@ -23,6 +23,7 @@ import {capacityOf, floatRead, floatStored, SHARING_TRAIT, sqlCapacityOf, summar
 import type {Inventory, ResourceProvider} from '../domain/snapshot.js'
 import {push} from '../util/multimap.js'
 import {placementBadRequest, rootRequiredText} from './placement-query.js'
+import type {PlacementGroup, PlacementRequest} from './placement-request.js'
 
 export interface ProviderInventory {
   rcId: number
@@ -63,8 +64,16 @@ export type CapacityVerdict = {ok: true} | {ok: false; why: 'no_inventory' | 'ca
 /** The candidate-search rule (SQL): why a provider cannot give `amount`, or ok. */
 const FITS: CapacityVerdict = {ok: true}
 
+/**
+ * research_context._capacity_check_clause: the SQL capacity bound and the unit constraints. The one
+ * spelling of the test: the candidate scan's hot loop calls it, checkCandidateCapacity explains a no.
+ */
+export function candidateFits(inv: ProviderInventory, used: number, amount: number): boolean {
+  return used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0
+}
+
 export function checkCandidateCapacity(inv: ProviderInventory | undefined, used: number, amount: number, rc: string): CapacityVerdict {
-  if (inv && used + amount <= inv.sqlCapacity && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) return FITS
+  if (inv && candidateFits(inv, used, amount)) return FITS
   if (!inv) return {ok: false, why: 'no_inventory', detail: `no ${rc} inventory`}
   if (!(used + amount <= inv.sqlCapacity)) {
     return {ok: false, why: 'capacity', detail: capacityDetail(inv, used, amount, rc)}
@@ -166,16 +175,14 @@ export class ProviderIndex {
     if (col) return col
     const infos = this.byResourceClass.get(rcId) ?? []
     const invs = infos.map((i) => i.inventories.get(rcId) as ProviderInventory)
-    const sqlCap = new Float64Array(infos.length)
     const summaryCap = new Float64Array(infos.length)
     const base = new Float64Array(infos.length)
     infos.forEach((info, i) => {
       const inv = invs[i] as ProviderInventory
-      sqlCap[i] = inv.sqlCapacity
       summaryCap[i] = inv.summaryCapacity
       base[i] = this.baseUsage.get(info.id)?.get(rcId) ?? 0
     })
-    col = {rcId, infos, invs, sqlCap, summaryCap, base}
+    col = {rcId, infos, invs, summaryCap, base}
     this.columns.set(rcId, col)
     return col
   }
@@ -209,8 +216,6 @@ export interface ResourceColumn {
   rcId: number
   infos: ProviderInfo[]
   invs: ProviderInventory[]
-  /** (total - reserved) x float32(ratio), per provider */
-  sqlCap: Float64Array
   /** int((total - reserved) x text(ratio)), per provider */
   summaryCap: Float64Array
   /** the snapshot's usage of the class, per provider */
@@ -239,52 +244,6 @@ export interface UsageView {
    */
   base?: Map<number, Map<number, number>>
   delta?: Map<number, Map<number, number>>
-}
-
-// ---------------------------------------------------------------- request shape
-
-export interface PlacementGroup {
-  /** '' for the unsuffixed group. */
-  suffix: string
-  /** resource class name -> amount */
-  resources: Map<string, number>
-  /** Traits the group's provider(s) must all carry. */
-  required: Set<string>
-  /**
-   * `required$S=in:A,B` (microversion 1.39): each list is any-of, and every list must be matched,
-   * as `required` must; on a group spread over a tree, by the providers of an allocation together.
-   */
-  requiredAnyOf?: string[][]
-  forbidden: Set<string>
-  /** AND of ORs of aggregate uuids. */
-  memberOf: string[][]
-  forbiddenAggregates: Set<string>
-  inTree: string | null
-}
-
-export interface PlacementRequest {
-  groups: PlacementGroup[]
-  /** 'none' | 'isolate'; anything else is placement's schema 400 */
-  groupPolicy: string | null
-  limit: number | null
-  rootRequired: Set<string>
-  rootForbidden: Set<string>
-  /**
-   * `same_subtree=_A,_B` (1.36), one list per parameter: the providers the listed groups map to
-   * must all sit under one of them (see satisfiesSameSubtree).
-   */
-  sameSubtree?: string[][]
-  /** The microversion asked for, '1.36' (nova Zed's) unless given; 1.39 accepts `in:` traits. */
-  microversion?: string
-  /**
-   * The query string as sent, when it is not the one nova renders from these groups (a replayed
-   * request): placement validates what was sent, e.g. a resourceless group without `resources$S=`.
-   */
-  query?: Array<[string, string]>
-}
-
-export function emptyGroup(suffix: string): PlacementGroup {
-  return {suffix, resources: new Map(), required: new Set(), forbidden: new Set(), memberOf: [], forbiddenAggregates: new Set(), inTree: null}
 }
 
 // ---------------------------------------------------------------- results
@@ -484,7 +443,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
       let best: {free: number; rp: ProviderInfo} | null = null
       // The hot loop of a boot on a big cloud: typed columns, no allocation unless a provider fails.
       const col = idx.column(r.rcId)
-      const {infos, invs, sqlCap, summaryCap} = col
+      const {infos, invs, summaryCap} = col
       const amount = r.amount
       const summaryHits = ctx.summaryHits
       for (let i = 0; i < infos.length; i++) {
@@ -496,7 +455,7 @@ export function allocationCandidates(idx: ProviderIndex, req: PlacementRequest, 
           if (delta.size > 0) used += delta.get(info.id)?.get(r.rcId) ?? 0
         } else used = usage.used(info.id, r.rcId)
         const inv = invs[i] as ProviderInventory
-        if (used + amount <= (sqlCap[i] as number) && inv.minUnit <= amount && inv.maxUnit >= amount && inv.stepSize > 0 && amount % inv.stepSize === 0) {
+        if (candidateFits(inv, used, amount)) {
           list.push(info)
           if (used + amount <= (summaryCap[i] as number)) summaryHits[info.ord] = (summaryHits[info.ord] as number) + 1
           continue

@@ -7,7 +7,7 @@
  * from compute_nodes.stats, as nova's HostState does, and read no instance rows.
  */
 import type {InstanceGroup} from '../domain/snapshot.js'
-import type {BootRequest} from './request.js'
+import type {BootRequest} from './request-spec.js'
 
 export function instancesRequestReads(groups: readonly InstanceGroup[], request: Pick<BootRequest, 'hints' | 'move'>): string[] {
   const out = new Set<string>()

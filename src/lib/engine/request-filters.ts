@@ -3,10 +3,12 @@
  * nova/scheduler/request_filter.py ALL_REQUEST_FILTERS in order: each narrows the placement query
  * (member_of, root_required) or ends the request with NoValidHost. Each leaves a line of trace.
  */
+import {hostZones} from '../domain/availability-zone.js'
 import type {CloudModel} from '../domain/model.js'
+import {XS_KEYPAT} from '../domain/resource-request.js'
 import type {Aggregate} from '../domain/snapshot.js'
 import type {SchedulerConfig} from './config.js'
-import type {PrefilterTrace, RequestSpec} from './request.js'
+import type {PrefilterTrace, RequestSpec} from './request-spec.js'
 
 /** A request filter ended the request: NoValidHost (the trace up to it is kept). */
 export class RequestFilterFailed extends Error {
@@ -26,13 +28,11 @@ export class RequestRefused extends Error {
   }
 }
 
-export const TRAIT_KEY = /^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$/
-
 /** Traits the flavor and image require (ResourceRequest.all_required_traits). */
 function allRequiredTraits(spec: RequestSpec): Set<string> {
   const out = new Set<string>()
   for (const [k, v] of Object.entries(spec.extraSpecs)) {
-    const m = TRAIT_KEY.exec(k)
+    const m = XS_KEYPAT.exec(k)
     if (m && m[1] === 'trait' && v === 'required') out.add(m[3] as string)
   }
   for (const t of imageTraitsRequired(spec.image.properties)) out.add(t)
@@ -67,14 +67,10 @@ const IMAGE_METADATA_PREFIXES: Record<string, string> = {
  * with availability_zone metadata, else default_availability_zone.
  */
 export function availableZones(model: CloudModel, cfg: SchedulerConfig): string[] {
-  const az = new Map<string, string>()
-  for (const a of [...model.snapshot.nova_api.aggregates].sort((x, y) => x.id - y.id)) {
-    const zone = a.metadata.availability_zone
-    if (zone !== undefined) for (const h of a.hosts) if (!az.has(h)) az.set(h, zone)
-  }
+  const zoneOf = hostZones(model.snapshot.nova_api.aggregates, cfg.default_availability_zone)
   const zones = new Set<string>()
   for (const [host, services] of model.liveServicesByHost) {
-    if (services.some((s) => s.binary === 'nova-compute' && !s.disabled)) zones.add(az.get(host) ?? cfg.default_availability_zone)
+    if (services.some((s) => s.binary === 'nova-compute' && !s.disabled)) zones.add(zoneOf(host))
   }
   return [...zones].sort()
 }

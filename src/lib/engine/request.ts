@@ -5,115 +5,16 @@
 import {NotFoundError, ConfigError} from '../errors.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode, Flavor} from '../domain/snapshot.js'
-import type {PciAlias, SchedulerConfig} from './config.js'
+import type {SchedulerConfig} from './config.js'
 import {instanceTopologyFor, NumaRequestError, type InstanceTopologyRequest} from './numa.js'
-import {boolFromString} from './numa-constraints.js'
-import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement.js'
-import {imageTraitsRequired, TRAIT_KEY} from './request-filters.js'
+import {boolFromString} from '../domain/strutils.js'
+import {emptyGroup, type PlacementGroup, type PlacementRequest} from './placement-request.js'
+import {imageTraitsRequired} from './request-filters.js'
+import {SIMULATED_PROJECT, SIMULATED_USER, type BootRequest, type PciRequest, type RequestSpec, type ServerGroupSpec} from './request-spec.js'
+import {buildResourceRequest, type CpuPinning, memEncryptionRequested, type ResourceRequest} from '../domain/resource-request.js'
 import {nearest} from '../util/did-you-mean.js'
 
 export {availableZones, RequestFilterFailed, RequestRefused, runRequestFilters} from './request-filters.js'
-
-export interface BootRequest {
-  /** Flavor name, flavorid, or numeric id. */
-  flavor: string
-  /** Extra specs layered over the flavor's (for what-if runs). */
-  extraSpecs?: Record<string, string>
-  imageProperties?: Record<string, string>
-  imageId?: string | null
-  imageDiskFormat?: string | null
-  availabilityZone?: string | null
-  numInstances?: number
-  hints?: {group?: string; same_host?: string[]; different_host?: string[]}
-  projectId?: string
-  userId?: string
-  bootFromVolume?: boolean
-  host?: string | null
-  node?: string | null
-  /** The flavor as a RequestSpec recorded it (replaces the lookup of `flavor`: it may since be deleted or changed). */
-  flavorRecord?: Flavor
-  /** RequestSpec ignore_hosts / force_hosts / force_nodes (host_manager.get_filtered_hosts). */
-  ignoreHosts?: string[]
-  forceHosts?: string[]
-  forceNodes?: string[]
-  /**
-   * nova-api checks the zone of a new boot (400 when no enabled host is in it); a replay or a move
-   * does not (false: say so in the trace; unset: a library caller, no trace line).
-   */
-  validateZone?: boolean
-  /** A move (cold or live migration) of an existing instance: it is scheduled itself, alone. */
-  move?: MoveRequest
-}
-
-/** What select_destinations is told about the instance a migration moves. */
-export interface MoveRequest {
-  instanceUuid: string
-  /** instance.host: nova puts it in ignore_hosts (unless a same-host cold migration is allowed). */
-  sourceHost: string
-  /** requested_destination.cell: the host manager loads only this cell's compute nodes. */
-  cellUuid: string | null
-}
-
-export interface ServerGroupSpec {
-  uuid: string
-  name: string | null
-  policy: string | null
-  rules: Record<string, number>
-  /** Member instance uuids (the instances being booted are added as members, as nova-api does). */
-  members: Set<string>
-  /** Hosts of the members, growing as instances of this request are placed. */
-  hosts: string[]
-}
-
-export interface PciRequest {
-  alias: string
-  count: number
-  spec: PciAlias
-}
-
-export interface RequestSpec {
-  flavor: Flavor
-  extraSpecs: Record<string, string>
-  image: {id: string | null; diskFormat: string | null; properties: Record<string, string>}
-  projectId: string
-  userId: string
-  availabilityZone: string | null
-  numInstances: number
-  hints: {group?: string; same_host?: string[]; different_host?: string[]}
-  group: ServerGroupSpec | null
-  isBfv: boolean
-  requestedDestination: {host: string; node: string | null; nodes: ComputeNode[]} | null
-  ignoreHosts: string[]
-  forceHosts: string[]
-  forceNodes: string[]
-  vcpus: number
-  memoryMb: number
-  rootGb: number
-  ephemeralGb: number
-  swap: number
-  numaTopology: InstanceTopologyRequest | null
-  pciRequests: PciRequest[]
-  /** Set by request filters (Destination.require_aggregates / append_forbidden_aggregates). */
-  requiredAggregates: string[][]
-  forbiddenAggregates: Set<string>
-  rootRequired: Set<string>
-  rootForbidden: Set<string>
-  /** nova-api's zone check (BootRequest.validateZone). */
-  validateZone?: boolean
-  /** Set for a move: the instance being scheduled, its source host and cell. */
-  instanceUuid?: string | null
-  moveSource?: string | null
-  cellUuid?: string | null
-}
-
-export interface PrefilterTrace {
-  name: string
-  ran: boolean
-  effect: string
-}
-
-export const SIMULATED_PROJECT = 'simulated-project'
-export const SIMULATED_USER = 'simulated-user'
 
 export function findFlavor(model: CloudModel, ref: string): Flavor {
   const f = model.flavorsByName.get(ref) ?? model.flavorsByFlavorid.get(ref) ?? (/^\d+$/.test(ref) ? model.flavorsById.get(Number(ref)) : undefined)
@@ -230,101 +131,27 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
   }
 }
 
-function toInt(v: string): number | null {
-  if (!/^\s*\d+\s*$/.test(v)) return null
-  return Number(v)
-}
-
-/** The request groups being built, with the warnings nova would log while building them. */
-class Groups {
-  readonly map = new Map<string, PlacementGroup>()
-  readonly warnings: string[] = []
-  policy: 'none' | 'isolate' | null = null
-
-  constructor(private readonly model: CloudModel) {}
-
-  group(suffix: string): PlacementGroup {
-    return this.map.get(suffix) ?? (this.map.set(suffix, emptyGroup(suffix)).get(suffix) as PlacementGroup)
-  }
-
-  addResource(rc: string, amount: number, suffix = ''): void {
-    if (!rc.startsWith('CUSTOM_') && this.model.rc.id(rc) === undefined) {
-      this.warnings.push(`invalid resource class ${rc} ignored (nova logs "Received an invalid ResourceClass")`)
-      return
-    }
-    this.group(suffix).resources.set(rc, amount)
-  }
-
-  addTrait(t: string, kind: string, suffix = ''): void {
-    if (kind === 'required') this.group(suffix).required.add(t)
-    else if (kind === 'forbidden') this.group(suffix).forbidden.add(t)
-    else this.warnings.push(`trait ${t}=${kind} ignored (only required|forbidden)`)
-  }
-
-  suffixedCount(): number {
-    return [...this.map.keys()].filter((s) => s !== '').length
-  }
-}
-
-/** ResourceRequest._process_extra_specs: resources*, trait* and group_policy. */
-function processExtraSpecs(g: Groups, spec: RequestSpec): void {
-  for (const [key, val] of Object.entries(spec.extraSpecs)) {
-    if (key === 'group_policy') {
-      if (val === 'none' || val === 'isolate') g.policy = val
-      else g.warnings.push(`invalid group_policy ${val} ignored`)
-      continue
-    }
-    const m = TRAIT_KEY.exec(key)
-    if (!m) continue
-    const suffix = m[2] ?? ''
-    if (m[1] === 'resources') {
-      const n = toInt(val)
-      if (n === null) g.warnings.push(`resources${suffix}:${m[3]}=${val} ignored (not a non-negative integer)`)
-      else g.addResource(m[3] as string, n, suffix)
-    } else g.addTrait(m[3] as string, val, suffix)
-  }
-}
-
-/** _translate_pinning_policies: dedicated / mixed CPUs as PCPU, thread policies as a trait. */
-function translatePinningPolicies(g: Groups, spec: RequestSpec): void {
-  const cpuPolicy = spec.extraSpecs['hw:cpu_policy'] ?? spec.image.properties.hw_cpu_policy
-  const threadPolicy = spec.extraSpecs['hw:cpu_thread_policy'] ?? spec.image.properties.hw_cpu_thread_policy
-  let pcpus = 0
-  if (cpuPolicy === 'dedicated') {
-    pcpus = spec.vcpus
-    g.addResource('VCPU', 0)
-  }
-  if (cpuPolicy === 'mixed') {
+/** The pinning the request asks for: flavor first, then image; mixed counts the guest topology's dedicated CPUs. */
+function pinningOf(spec: RequestSpec): CpuPinning {
+  return {
+    policy: spec.extraSpecs['hw:cpu_policy'] ?? spec.image.properties.hw_cpu_policy ?? null,
     // len(dedicated mask or realtime mask): the pCPUs of the guest topology numa_get_constraints built
-    pcpus = spec.numaTopology?.cells.reduce((n, c) => n + c.pcpuset.length, 0) ?? 0
-    g.addResource('VCPU', spec.vcpus - pcpus)
+    mixedPcpus: spec.numaTopology?.cells.reduce((n, c) => n + c.pcpuset.length, 0) ?? 0,
+    isolateEmulator: spec.extraSpecs['hw:emulator_threads_policy'] === 'isolate',
+    threadPolicy: spec.extraSpecs['hw:cpu_thread_policy'] ?? spec.image.properties.hw_cpu_thread_policy ?? null,
   }
-  if (cpuPolicy === 'dedicated' || cpuPolicy === 'mixed') {
-    if (spec.extraSpecs['hw:emulator_threads_policy'] === 'isolate') pcpus += 1
-    g.addResource('PCPU', pcpus)
-  }
-  if (threadPolicy === 'isolate') g.addTrait('HW_CPU_HYPERTHREADING', 'forbidden')
-  if (threadPolicy === 'require') g.addTrait('HW_CPU_HYPERTHREADING', 'required')
 }
 
-/** The flavor's own resources unless extra specs override them, and the feature traits. */
-function flavorResources(g: Groups, spec: RequestSpec): void {
-  const merged = new Set<string>()
-  for (const x of g.map.values()) for (const rc of x.resources.keys()) merged.add(rc)
-  if (!merged.has('VCPU') && !merged.has('PCPU')) g.addResource('VCPU', spec.vcpus)
-  if (!merged.has('MEMORY_MB')) g.addResource('MEMORY_MB', spec.memoryMb)
-  if (!merged.has('DISK_GB')) {
-    let disk = spec.ephemeralGb + Math.ceil(spec.swap / 1024)
-    if (!spec.isBfv) disk += spec.rootGb
-    if (disk) g.addResource('DISK_GB', disk)
-  }
-  if (spec.extraSpecs['hw:mem_encryption'] === 'True' || spec.extraSpecs['hw:mem_encryption'] === 'true') g.addResource('MEM_ENCRYPTION_CONTEXT', 1)
-  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket') g.addTrait('COMPUTE_SOCKET_PCI_NUMA_AFFINITY', 'required')
-  if ((spec.extraSpecs['os:secure_boot'] ?? spec.image.properties.os_secure_boot) === 'required') g.addTrait('COMPUTE_SECURITY_UEFI_SECURE_BOOT', 'required')
+/** Traits of the unsuffixed group nova derives from flavor and image after the amounts. */
+function derivedTraits(spec: RequestSpec): string[] {
+  const out: string[] = []
+  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket') out.push('COMPUTE_SOCKET_PCI_NUMA_AFFINITY')
+  if ((spec.extraSpecs['os:secure_boot'] ?? spec.image.properties.os_secure_boot) === 'required') out.push('COMPUTE_SECURITY_UEFI_SECURE_BOOT')
+  return out
 }
 
 /** resources_from_request_spec: destination aggregates, in_tree and the limit (dropped for hints). */
-function destinationScope(g: Groups, model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {limit: number | null; fatal: string | null} {
+function destinationScope(g: ResourceRequest<PlacementGroup>, model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {limit: number | null; fatal: string | null} {
   let limit: number | null = cfg.max_placement_results
   let fatal: string | null = null
   if (spec.requiredAggregates.length > 0) g.group('').memberOf = spec.requiredAggregates.map((l) => [...l])
@@ -351,18 +178,16 @@ function destinationScope(g: Groups, model: CloudModel, spec: RequestSpec, cfg: 
 
 /** ResourceRequest.from_request_spec + resources_from_request_spec. Also returns warnings nova logs. */
 export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {request: PlacementRequest; warnings: string[]; fatal: string | null} {
-  const g = new Groups(model)
-  processExtraSpecs(g, spec)
-  const suffixedFromFlavor = g.suffixedCount()
-  // _process_image_meta
-  for (const t of imageTraitsRequired(spec.image.properties)) g.addTrait(t, 'required')
-  translatePinningPolicies(g, spec)
-  flavorResources(g, spec)
-  // strip_zeros
-  for (const [suffix, x] of [...g.map]) {
-    for (const [rc, n] of [...x.resources]) if (n === 0) x.resources.delete(rc)
-    if (x.resources.size === 0 && x.required.size === 0 && x.forbidden.size === 0 && x.memberOf.length === 0 && x.forbiddenAggregates.size === 0 && !x.inTree) g.map.delete(suffix)
-  }
+  const flavorAmounts = {vcpus: spec.vcpus, memory_mb: spec.memoryMb, root_gb: spec.rootGb, ephemeral_gb: spec.ephemeralGb, swap: spec.swap, extra_specs: spec.extraSpecs}
+  const g = buildResourceRequest(flavorAmounts, {
+    bootFromVolume: spec.isBfv,
+    pinning: pinningOf(spec),
+    imageTraits: imageTraitsRequired(spec.image.properties),
+    memEncryption: memEncryptionRequested(spec.extraSpecs, spec.image.properties),
+    requiredTraits: derivedTraits(spec),
+    newGroup: emptyGroup,
+  })
+  const suffixedFromFlavor = g.suffixedFromFlavor
   const scope = destinationScope(g, model, spec, cfg)
   let fatal = scope.fatal
   if (g.suffixedCount() >= 2 && !g.policy) {
@@ -370,7 +195,7 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
     else fatal = 'more than one numbered request group and no group_policy: placement answers 400 and nova raises NoValidHost'
   }
   // Unsuffixed group first, then suffixes in the order they appeared (nova's dict order).
-  const ordered = [...g.map.values()].sort((a, b) => (a.suffix === '' ? -1 : b.suffix === '' ? 1 : 0))
+  const ordered = [...g.groups.values()].sort((a, b) => (a.suffix === '' ? -1 : b.suffix === '' ? 1 : 0))
   return {
     request: {groups: ordered, groupPolicy: g.policy, limit: scope.limit, rootRequired: new Set(spec.rootRequired), rootForbidden: new Set(spec.rootForbidden)},
     warnings: g.warnings,

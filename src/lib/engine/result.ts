@@ -1,6 +1,6 @@
 /** What `simulateBoot` returns: the request as understood, each stage's trace, per-host verdicts. */
 import type {WeightPart} from './weighers.js'
-import type {PrefilterTrace, RequestSpec} from './request.js'
+import type {PrefilterTrace, RequestSpec} from './request-spec.js'
 
 export interface FilterStep {
   name: string

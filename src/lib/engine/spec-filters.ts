@@ -6,7 +6,7 @@
  */
 import {aggregateMetadata, pyFloat, type HostState} from './host-state.js'
 import {type HostFilter, reject} from './host-filter.js'
-import type {RequestSpec} from './request.js'
+import type {RequestSpec} from './request-spec.js'
 
 // ---------------------------------------------------------------- extra_specs_ops
 

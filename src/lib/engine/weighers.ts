@@ -8,7 +8,7 @@
 import type {SchedulerConfig} from './config.js'
 import {ConfigError} from '../errors.js'
 import {aggregateNumber, type HostState} from './host-state.js'
-import type {RequestSpec} from './request.js'
+import type {RequestSpec} from './request-spec.js'
 
 export interface Weigher {
   name: string

@@ -4,7 +4,7 @@
  * command, and per host a strip of placement capacity against usage per resource class, with the
  * host's findings marked on it. Every string from a database goes through escapeHtml.
  */
-import {capacityOf} from '../checks/context.js'
+import {capacityOf} from '../domain/placement-capacity.js'
 import type {AuditReport} from '../checks/types.js'
 import type {Finding, Severity} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'

@@ -9,7 +9,7 @@
  * exists for it; the HELP text says so.
  */
 import type {CapacityReport} from '../capacity/types.js'
-import {capacityOf, floatColumn} from '../checks/context.js'
+import {capacityOf, floatRead} from '../domain/placement-capacity.js'
 import type {AuditReport} from '../checks/types.js'
 import type {Severity} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
@@ -119,7 +119,7 @@ export function auditMetricFamilies(input: AuditMetricsInput): Family[] {
       const labels = {provider: rp.name ?? '', provider_uuid: rp.uuid, resource_class: model.rc.name(inv.resource_class_id)}
       inventory.push({labels, value: inv.total})
       reserved.push({labels, value: inv.reserved})
-      ratio.push({labels, value: floatColumn(inv.allocation_ratio)})
+      ratio.push({labels, value: floatRead(inv.allocation_ratio)})
       capacity.push({labels, value: capacityOf(inv)})
       used.push({labels, value: model.usage(rp.id, inv.resource_class_id)})
     }

@@ -9,7 +9,7 @@
  * exactly the observed rows.
  */
 import {runChecks} from '../checks/index.js'
-import {capacityOf} from '../checks/context.js'
+import {capacityOf} from '../domain/placement-capacity.js'
 import type {Finding, FindingOf} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {Allocation, ResourceProvider} from '../domain/snapshot.js'

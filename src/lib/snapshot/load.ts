@@ -7,8 +7,6 @@ import {pipeline} from 'node:stream/promises'
 
 import {CloudctlError, ConfigError} from '../errors.js'
 import {readSnapshotFile} from './file.js'
-import {setLoadedReadFrom, setLoadedRelease} from './loaded-release.js'
-import {readFrom} from './read-from.js'
 import type {ProgressSink, SourceOptions} from './source.js'
 
 /**
@@ -24,8 +22,6 @@ export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink)
     const {captureLive} = await import('../db/capture.js')
     snapshot = await captureLive(opts, progress)
   }
-  setLoadedRelease(snapshot.release)
-  setLoadedReadFrom(readFrom(snapshot))
   return snapshot
 }
 

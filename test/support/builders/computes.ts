@@ -5,7 +5,8 @@
  */
 import type {ComputeNode, HostMapping, Inventory, Service} from '../../../src/lib/domain/snapshot.js'
 import {cpuInfo, formatTs, type HostNumaCellState, hostNumaTopologyBlob, PCI_STATS_EMPTY, pyDumps, SUPPORTED_INSTANCES} from './blobs.js'
-import {floatColumn, parseCpuSet} from './resources.js'
+import {floatStored} from '../../../src/lib/domain/placement-capacity.js'
+import {parseCpuSet} from './resources.js'
 import type {HostRec, HostSpec, IronicNodeSpec} from './specs.js'
 import {NovaApiFamily} from './nova-api.js'
 
@@ -105,9 +106,9 @@ export abstract class ComputeFamily extends NovaApiFamily {
       disk_available_least: spec.local_gb,
       current_workload: 0,
       running_vms: 0,
-      cpu_allocation_ratio: floatColumn(cpuRatio),
-      ram_allocation_ratio: floatColumn(ramRatio),
-      disk_allocation_ratio: floatColumn(diskRatio),
+      cpu_allocation_ratio: floatStored(cpuRatio),
+      ram_allocation_ratio: floatStored(ramRatio),
+      disk_allocation_ratio: floatStored(diskRatio),
       cpu_info: cpuInfo(numa.length, spec.vcpus, numa.some((c) => c.siblings.length > 0) ? 2 : 1),
       supported_instances: SUPPORTED_INSTANCES,
       pci_stats: PCI_STATS_EMPTY,
@@ -219,9 +220,9 @@ export abstract class ComputeFamily extends NovaApiFamily {
       disk_available_least: spec.local_gb,
       current_workload: 0,
       running_vms: 0,
-      cpu_allocation_ratio: floatColumn(1),
-      ram_allocation_ratio: floatColumn(1),
-      disk_allocation_ratio: floatColumn(1),
+      cpu_allocation_ratio: floatStored(1),
+      ram_allocation_ratio: floatStored(1),
+      disk_allocation_ratio: floatStored(1),
       cpu_info: '',
       supported_instances: pyDumps([['x86_64', 'baremetal', 'hvm']]),
       pci_stats: PCI_STATS_EMPTY,

@@ -9,7 +9,7 @@ import type {Aggregate, ComputeNode, Flavor, Service} from '../../../src/lib/dom
 import {defaultSchedulerConfig, type SchedulerConfig} from '../../../src/lib/engine/config.js'
 import type {FilterContext} from '../../../src/lib/engine/filters.js'
 import type {HostState} from '../../../src/lib/engine/host-state.js'
-import type {RequestSpec} from '../../../src/lib/engine/request.js'
+import type {RequestSpec} from '../../../src/lib/engine/request-spec.js'
 
 export const NOW = new Date('2024-06-03T05:03:40Z')
 export const NOW_DB = '2024-06-03 05:03:40'

@@ -4,7 +4,7 @@
  * bumps the generations it touches), and the resolution of an instance's resources to providers.
  */
 import type {Consumer, Inventory} from '../../../src/lib/domain/snapshot.js'
-import {floatColumn} from './resources.js'
+import {floatStored} from '../../../src/lib/domain/placement-capacity.js'
 import {type ChildProviderSpec, type HostRec, type ProviderRec, type SharingProviderSpec, CONSUMER_TYPE_INSTANCE} from './specs.js'
 import {BuilderState} from './state.js'
 
@@ -40,7 +40,7 @@ export abstract class PlacementFamily extends BuilderState {
         min_unit: inv.min_unit ?? 1,
         max_unit: inv.max_unit ?? inv.total,
         step_size: inv.step_size ?? 1,
-        allocation_ratio: floatColumn(inv.allocation_ratio ?? 1),
+        allocation_ratio: floatStored(inv.allocation_ratio ?? 1),
       })
     }
     rp.row.generation = (rp.row.generation ?? 0) + 1
@@ -105,7 +105,7 @@ export abstract class PlacementFamily extends BuilderState {
     const inv = rp.inventories.get(this.rcId(rcName))
     if (!inv) throw new Error(`${rp.row.name} has no ${rcName} inventory`)
     Object.assign(inv, patch)
-    if (patch.allocation_ratio !== undefined) inv.allocation_ratio = floatColumn(patch.allocation_ratio)
+    if (patch.allocation_ratio !== undefined) inv.allocation_ratio = floatStored(patch.allocation_ratio)
     rp.row.generation = (rp.row.generation ?? 0) + 1
     return inv
   }

@@ -1,4 +1,5 @@
 /** Builder family: what a flavor asks placement for, as nova derives it (cpu sets, resources:* overrides). */
+import {memEncryptionRequested, resourcesFromFlavor} from '../../../src/lib/domain/resource-request.js'
 import {type Flavor} from '../../../src/lib/domain/snapshot.js'
 
 // ---------------------------------------------------------------- resources
@@ -40,16 +41,9 @@ export interface FlavorResources {
   isolateEmulator: boolean
 }
 
-const XS_KEY = /^resources([1-9][0-9]*|_[a-zA-Z0-9_-]{1,64})?:(.+)$/
-
-/** What nova asks placement for, for a flavor (nova.scheduler.utils.resources_from_flavor + PCPU). */
+/** What nova asks placement for, for a flavor: the one rule (domain/resource-request.ts), with the pinned vCPU ids the builders need. */
 export function flavorResources(f: Flavor, bootFromVolume: boolean): FlavorResources {
   const specs = f.extra_specs
-  const res: Record<string, number> = {}
-  for (const [k, v] of Object.entries(specs)) {
-    const m = XS_KEY.exec(k)
-    if (m) res[m[2]] = (res[m[2]] ?? 0) + Number.parseInt(v, 10)
-  }
   const policy = (specs['hw:cpu_policy'] ?? 'shared') as FlavorResources['cpuPolicy']
   const isolate = specs['hw:emulator_threads_policy'] === 'isolate' && policy !== 'shared'
   let dedicated: number[] = []
@@ -59,18 +53,10 @@ export function flavorResources(f: Flavor, bootFromVolume: boolean): FlavorResou
     if (!mask) throw new Error(`flavor ${f.name}: hw:cpu_policy=mixed needs hw:cpu_dedicated_mask`)
     dedicated = dedicatedVcpus(mask, f.vcpus)
   }
-  if (!('VCPU' in res) && !('PCPU' in res)) {
-    if (policy === 'shared') res.VCPU = f.vcpus
-    else {
-      res.PCPU = dedicated.length + (isolate ? 1 : 0)
-      if (policy === 'mixed') res.VCPU = f.vcpus - dedicated.length
-    }
-  }
-  if (!('MEMORY_MB' in res)) res.MEMORY_MB = f.memory_mb
-  if (!('DISK_GB' in res)) res.DISK_GB = (bootFromVolume ? 0 : (f.root_gb ?? 0)) + (f.ephemeral_gb ?? 0) + Math.ceil(f.swap / 1024)
-  for (const k of Object.keys(res)) if (!res[k]) delete res[k]
-  return {resources: res, cpuPolicy: policy, dedicated, isolateEmulator: isolate}
+  const resources = resourcesFromFlavor(f, {
+    bootFromVolume,
+    pinning: {policy, mixedPcpus: dedicated.length, isolateEmulator: isolate},
+    memEncryption: memEncryptionRequested(specs),
+  })
+  return {resources, cpuPolicy: policy, dedicated, isolateEmulator: isolate}
 }
-
-/** What a MySQL FLOAT column gives back: single precision widened to double. */
-export const floatColumn = (v: number): number => Math.fround(v)

@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {Aggregate} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggRow, aggregateIndex} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.az-conflict': [FindingSubject, Open]
+  }
+}
 
 /** A host in two availability zones: nova refuses to create this, a direct DB edit does not. */
 export const azConflict: CheckUnit = {

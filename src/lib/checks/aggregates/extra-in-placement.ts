@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {AggregateLinkEvidence, Finding, FindingSubject} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggRow, aggregateIndex} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.extra-in-placement': [FindingSubject, AggregateLinkEvidence]
+  }
+}
 
 /** Compute node providers in a nova aggregate's placement aggregate whose host the aggregate does not list. */
 export const extraInPlacement: CheckUnit = {

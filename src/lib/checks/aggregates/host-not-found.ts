@@ -1,15 +1,21 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {Aggregate} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggLabel, aggRow, aggregateIndex} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.host-not-found': [FindingSubject, Open]
+  }
+}
 
 /**
  * Hosts a (uuid-carrying) aggregate lists that have no live compute node. While a cell is unreadable
  * a host mapped to it, or mapped nowhere, may live there: it is counted as undecided instead.
  */
 export function listedHostsWithoutNode(ctx: AuditContext): {missing: Array<{agg: Aggregate; host: string}>; undecided: number} {
-  return ctx.once('aggregate:host-not-found', () => {
+  return ctx.once(listedHostsWithoutNode, () => {
     const {model} = ctx
     const {liveNodesByHost} = aggregateIndex(ctx)
     const missing: Array<{agg: Aggregate; host: string}> = []

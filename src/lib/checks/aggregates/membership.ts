@@ -19,7 +19,7 @@ export interface AggregateIndex {
 }
 
 export function aggregateIndex(ctx: AuditContext): AggregateIndex {
-  return ctx.once('aggregates', () => {
+  return ctx.once(aggregateIndex, () => {
     const byUuid = new Map<string, Aggregate>()
     const aggregatesByHost = new Map<string, Aggregate[]>()
     const hostSets = new Map<Aggregate, Set<string>>()

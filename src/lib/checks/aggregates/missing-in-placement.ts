@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {AggregateLinkEvidence, Finding, FindingSubject} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggLabel, aggRow, aggregateIndex} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.missing-in-placement': [FindingSubject, AggregateLinkEvidence]
+  }
+}
 
 export const missingInPlacement: CheckUnit = {
   code: 'aggregate.missing-in-placement',

@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, aggLabel, aggRow} from './membership.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'aggregate.no-uuid': [FindingSubject, Open]
+  }
+}
 
 export const noUuid: CheckUnit = {
   code: 'aggregate.no-uuid',

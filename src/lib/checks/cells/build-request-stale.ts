@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {inConductor, instRow} from './mappings.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.build-request-stale': [FindingSubject, Open]
+  }
+}
 
 /** build_requests whose instance already exists in a cell. */
 export const buildRequestStale: CheckUnit = {

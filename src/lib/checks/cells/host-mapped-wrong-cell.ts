@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, HostMappingWrongCellEvidence} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR_HOSTS, computeServices} from './hosts.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.host-mapped-wrong-cell': [FindingSubject, HostMappingWrongCellEvidence]
+  }
+}
 
 export const hostMappedWrongCell: CheckUnit = {
   code: 'cell.host-mapped-wrong-cell',

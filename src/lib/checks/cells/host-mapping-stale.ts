@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, HostMappingStaleEvidence} from '../../domain/finding.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {REPAIR_HOSTS, computeServices} from './hosts.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.host-mapping-stale': [FindingSubject, HostMappingStaleEvidence]
+  }
+}
 
 export const hostMappingStale: CheckUnit = {
   code: 'cell.host-mapping-stale',

@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR_HOSTS, computeServices} from './hosts.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.host-unmapped': [FindingSubject, Open]
+  }
+}
 
 export const hostUnmapped: CheckUnit = {
   code: 'cell.host-unmapped',

@@ -13,7 +13,7 @@ export interface ComputeService {
 }
 
 export function computeServices(ctx: AuditContext): {services: ComputeService[]; hosts: ReadonlySet<string>} {
-  return ctx.once('cells:services', () => {
+  return ctx.once(computeServices, () => {
     const {model} = ctx
     // Live compute nodes per service host and cell, built once (a scan per service is quadratic at 10k hosts).
     const nodesByHostCell = new Map<string, ComputeNode[]>()

@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, InstanceSubject, Open} from '../../domain/finding.js'
 import type {Instance} from '../../domain/snapshot.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.instance-duplicate': [InstanceSubject, Open]
+  }
+}
 
 export const instanceDuplicate: CheckUnit = {
   code: 'cell.instance-duplicate',

@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, InstanceSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {inConductor, instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.instance-mapped-wrong-cell': [InstanceSubject, Open]
+  }
+}
 
 export const instanceMappedWrongCell: CheckUnit = {
   code: 'cell.instance-mapped-wrong-cell',

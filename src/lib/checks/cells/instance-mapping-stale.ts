@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {type CellInfo, MAP_INSTANCES_MARKER_PROJECT} from '../../domain/snapshot.js'
 import type {CheckUnit} from '../unit.js'
 import {liveMappings} from './mappings.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.instance-mapping-stale': [FindingSubject, Open]
+  }
+}
 
 /** A mapping whose instance was deleted longer ago than this is kept for nothing. */
 export const STALE_MAPPING_DAYS = 30

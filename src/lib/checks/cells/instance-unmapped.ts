@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {instRow, instanceSubject, liveMappings} from './mappings.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'cell.instance-unmapped': [FindingSubject, Open]
+  }
+}
 
 export const instanceUnmapped: CheckUnit = {
   code: 'cell.instance-unmapped',

@@ -23,7 +23,7 @@ export interface LiveMappings {
  * Live instances mark their mapping; the mappings left unmarked belong to no live instance.
  */
 export function liveMappings(ctx: AuditContext): LiveMappings {
-  return ctx.once('cells:mappings', () => {
+  return ctx.once(liveMappings, () => {
     const {model} = ctx
     const mappings = model.snapshot.nova_api.instance_mappings
     const mappingOfConsumer = new Int32Array(model.consumerIds.length).fill(-1)

@@ -13,10 +13,8 @@ import type {CloudModel} from '../../domain/model.js'
 import type {Allocation, Consumer, Instance, Migration} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
 import {type AuditContext, awaitsClaim, holdsResources, isMigrationInProgress} from '../context.js'
-import {amountMismatchOf} from './amount-mismatch.js'
 import {AmountMatcher} from './amounts.js'
-import {consumerProblem} from './consumer-incomplete.js'
-import {evacuationOf} from './evacuation-leftover.js'
+import {amountMismatchOf, consumerProblem, evacuationOf} from './predicates.js'
 import {Residence} from './residence.js'
 import type {Group} from './shared.js'
 import type {LeakClassification, LeakVerdicts} from './verdicts.js'
@@ -27,7 +25,7 @@ const NO_MIGRATIONS: readonly Migration[] = []
 const NO_ROWS: readonly Instance[] = []
 
 export function classifyAllocations(ctx: AuditContext): LeakClassification {
-  return ctx.once('leaks', () => new Classifier(ctx).run())
+  return ctx.once(classifyAllocations, () => new Classifier(ctx).run())
 }
 
 class Classifier {

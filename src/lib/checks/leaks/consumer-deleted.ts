@@ -1,7 +1,14 @@
+import type {ConsumerSubject, LeakEvidence} from '../../domain/finding.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, consumerRow, groupSubject, instanceRow, providerLabel, summarize} from './shared.js'
 import {providerRow} from '../rows.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.consumer-deleted': [ConsumerSubject, LeakEvidence]
+  }
+}
 
 /** Every instance row of the consumer is deleted, yet it holds allocations. */
 export const consumerDeleted: CheckUnit = {

@@ -1,18 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
-import type {Consumer} from '../../domain/snapshot.js'
-import {type AuditContext, INCOMPLETE_CONSUMER_ID} from '../context.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, groupSubject} from './shared.js'
 
-/** What is wrong with a consumer's placement.consumers row, if anything (judged only where its allocations are right). */
-export function consumerProblem(ctx: AuditContext, c: Consumer | undefined): string | undefined {
-  if (!c) return 'has no row in placement.consumers'
-  const project = ctx.model.projectsById.get(c.project_id)
-  if (project === undefined || project === INCOMPLETE_CONSUMER_ID) return 'has no project (incomplete consumer)'
-  const user = ctx.model.usersById.get(c.user_id)
-  if (user === undefined || user === INCOMPLETE_CONSUMER_ID) return 'has no user (incomplete consumer)'
-  return undefined
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.consumer-incomplete': [FindingSubject, Open]
+  }
 }
 
 export const consumerIncomplete: CheckUnit = {

@@ -1,7 +1,14 @@
+import type {ConsumerSubject, LeakEvidence} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {providerRow} from '../rows.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, consumerRow, groupSubject, providerLabel, summarize} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.consumer-unknown': [ConsumerSubject, LeakEvidence]
+  }
+}
 
 /** The consumer is no instance row in any readable cell, no migration and no build request. */
 export const consumerUnknown: CheckUnit = {

@@ -1,24 +1,13 @@
-import type {ComputeNode, Instance, Migration} from '../../domain/snapshot.js'
-import type {AuditContext} from '../context.js'
+import type {ConsumerSubject, MigrationLeakEvidence} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {classifyAllocations} from './classify.js'
-import {REPAIR, type Group, allocRows, groupSubject, instanceRow, migrationRow, summarize} from './shared.js'
+import {REPAIR, allocRows, groupSubject, instanceRow, migrationRow, summarize} from './shared.js'
 
-/**
- * The done evacuation that explains an instance's allocation on a provider it does not live on:
- * from that provider's node to the host the instance now runs on.
- */
-export function evacuationOf(ctx: AuditContext, consumer: string, cn: ComputeNode | undefined, g: Group, inst: Instance): Migration | undefined {
-  return (ctx.model.migrationsByInstance.get(consumer) ?? []).find(
-    (m) =>
-      m.deleted === 0 &&
-      m.migration_type === 'evacuation' &&
-      (m.status === 'done' || m.status === 'completed') &&
-      (cn ? ctx.movesFrom(m, cn) : m.source_node === g.rp.name) &&
-      // The hosts by compute ids where they name live nodes (2023.2+), else by the names (Zed).
-      (ctx.model.migrationDestNode(m)?.host ?? m.dest_compute) === (ctx.model.nodeOfInstance(inst)?.host ?? inst.host),
-  )
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.evacuation-leftover': [ConsumerSubject, MigrationLeakEvidence]
+  }
 }
 
 export const evacuationLeftover: CheckUnit = {

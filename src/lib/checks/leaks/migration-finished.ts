@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {ConsumerSubject, Finding, MigrationLeakEvidence} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, consumerRow, groupSubject, migrationRow, providerLabel, summarize} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.migration-finished': [ConsumerSubject, MigrationLeakEvidence]
+  }
+}
 
 /** A migration consumer whose migration is over still holds allocations. */
 export const migrationFinished: CheckUnit = {

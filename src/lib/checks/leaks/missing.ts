@@ -1,8 +1,14 @@
-import type {Finding, FindingSubject} from '../../domain/finding.js'
+import type {Finding, FindingSubject, MissingEvidence} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, instanceRow} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.missing': [FindingSubject, MissingEvidence]
+  }
+}
 
 /** A live instance on a host, asking for resources, that holds no allocation at all. */
 export const allocationMissing: CheckUnit = {

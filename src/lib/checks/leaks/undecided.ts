@@ -1,6 +1,12 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {UNDECIDED_EXPLANATION, type CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.undecided': [FindingSubject, Open]
+  }
+}
 
 /**
  * Consumers whose judgement depends on an unreadable cell are counted per cell; a cell no consumer

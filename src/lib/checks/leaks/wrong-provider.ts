@@ -1,10 +1,16 @@
-import type {Finding} from '../../domain/finding.js'
+import type {ConsumerSubject, Finding, WrongProviderEvidence} from '../../domain/finding.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {classifyAllocations} from './classify.js'
 import {REPAIR, allocRows, groupSubject, instanceRow, migrationRow, providerLabel, summarize} from './shared.js'
 import type {WrongProvider} from './verdicts.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'allocation.wrong-provider': [ConsumerSubject, WrongProviderEvidence]
+  }
+}
 
 /**
  * A live instance holds a provider that is not its node's (nor a sharing provider of its aggregates)

@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, NodeEvidence} from '../../domain/finding.js'
 import {sortedNumbers} from '../context.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {cellPins, nodePins, pinningFinding} from './node-pins.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'pinning.leaked': [FindingSubject, NodeEvidence]
+  }
+}
 
 /** One finding per node: its repair rewrites the node's numa_topology once. */
 export const pinningLeaked: CheckUnit = {

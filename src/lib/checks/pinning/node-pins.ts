@@ -33,7 +33,7 @@ export interface NodePins {
 
 /** Live nodes with a readable NUMA topology whose instances' topologies could all be read. */
 export function nodePins(ctx: AuditContext): NodePins[] {
-  return ctx.once('pinning:nodes', () => {
+  return ctx.once(nodePins, () => {
     const out: NodePins[] = []
     for (const cn of ctx.model.liveComputeNodes) {
       const topo = ctx.hostNumaTopology(cn)

@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {sortedNumbers} from '../context.js'
 import type {CheckUnit} from '../unit.js'
 import {cellLabel, cellPins, nodePins, ownersOf, pinningFinding, soleOwner} from './node-pins.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'pinning.outside-dedicated-set': [FindingSubject, Open]
+  }
+}
 
 export const outsideDedicatedSet: CheckUnit = {
   code: 'pinning.outside-dedicated-set',

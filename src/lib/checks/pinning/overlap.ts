@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {sortedNumbers} from '../context.js'
 import type {CheckUnit} from '../unit.js'
 import {cellLabel, cellPins, nodePins, ownersOf, pinningFinding} from './node-pins.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'pinning.overlap': [FindingSubject, Open]
+  }
+}
 
 export const pinningOverlap: CheckUnit = {
   code: 'pinning.overlap',

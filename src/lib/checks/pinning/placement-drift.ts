@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CloudModel} from '../../domain/model.js'
 import {type LeakClassification, classifyAllocations} from '../leaks/classify.js'
 import type {CheckUnit} from '../unit.js'
 import {nodeEvidence, nodePins} from './node-pins.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'pinning.placement-drift': [FindingSubject, Open]
+  }
+}
 
 /** Placement PCPU usage versus the pins nova holds; allocations already reported by leaks are left out. */
 export const placementDrift: CheckUnit = {

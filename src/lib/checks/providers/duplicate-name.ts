@@ -1,4 +1,4 @@
-import type {Finding} from '../../domain/finding.js'
+import type {DuplicateNameEvidence, Finding, FindingSubject} from '../../domain/finding.js'
 import type {ResourceProvider} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
 import {type AuditContext, shortHostName} from '../context.js'
@@ -6,6 +6,12 @@ import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, absenceDecidable, cnRow, nodeRoots, treeAllocations} from './shared.js'
 import {nodesWithoutProvider} from './uuid-mismatch.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.duplicate-name': [FindingSubject, DuplicateNameEvidence]
+  }
+}
 
 interface DuplicateGroup {
   hostname: string
@@ -20,7 +26,7 @@ interface DuplicateGroup {
  * `claimed`: the providers explained so far (uuid-mismatch's and these extras): provider.stale skips them.
  */
 export function duplicateNames(ctx: AuditContext): {groups: DuplicateGroup[]; claimed: ReadonlySet<number>} {
-  return ctx.once('providers:duplicate-names', () => {
+  return ctx.once(duplicateNames, () => {
     const claimed = new Set<number>()
     for (const {named} of nodesWithoutProvider(ctx)) for (const rp of named) claimed.add(rp.id)
     const byHostname = new Map<string, ResourceProvider[]>()

@@ -1,8 +1,14 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {isIronicNode} from '../ironic.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, cnRow} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.inventory-drift': [FindingSubject, Open]
+  }
+}
 
 /** Inventory versus what the compute node reports (libvirt resources; ironic nodes are skipped). */
 export const inventoryDrift: CheckUnit = {

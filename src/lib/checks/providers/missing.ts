@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
 import {cnRow} from './shared.js'
 import {nodesWithoutProvider} from './uuid-mismatch.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.missing': [FindingSubject, Open]
+  }
+}
 
 export const providerMissing: CheckUnit = {
   code: 'provider.missing',

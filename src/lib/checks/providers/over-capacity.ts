@@ -1,9 +1,15 @@
-import type {Finding} from '../../domain/finding.js'
-import {capacityOf, floatColumn} from '../context.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
+import {capacityOf, floatRead} from '../../domain/placement-capacity.js'
 import {isIronicNode} from '../ironic.js'
 import {providerRow} from '../rows.js'
 import type {CheckUnit} from '../unit.js'
 import {REPAIR, fmt, providerSubject} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.over-capacity': [FindingSubject, Open]
+  }
+}
 
 /** Placement refuses any allocation write to a provider whose usage exceeds capacity. */
 export const overCapacity: CheckUnit = {
@@ -32,19 +38,19 @@ export const overCapacity: CheckUnit = {
         // or while the node is unavailable: reserved there says "taken", not "held back", and
         // placement takes that inventory over the allocation already on it. Only more than the
         // node's total is over capacity.
-        if (inv && isIronicNode(cn) && used <= inv.total * floatColumn(inv.allocation_ratio) + 1e-6) continue
+        if (inv && isIronicNode(cn) && used <= inv.total * floatRead(inv.allocation_ratio) + 1e-6) continue
         findings.push({
           check: 'providers',
           code: 'provider.over-capacity',
           severity: 'error',
           subject: providerSubject(ctx, rp, cn),
-          message: `${rc.name(rcId)} on ${rp.name ?? rp.uuid}: ${used} used, capacity ${fmt(capacity)}${inv ? ` = (${inv.total} - ${inv.reserved}) x ${floatColumn(inv.allocation_ratio)}` : ' (no inventory)'}; placement refuses every allocation change on it.`,
+          message: `${rc.name(rcId)} on ${rp.name ?? rp.uuid}: ${used} used, capacity ${fmt(capacity)}${inv ? ` = (${inv.total} - ${inv.reserved}) x ${floatRead(inv.allocation_ratio)}` : ' (no inventory)'}; placement refuses every allocation change on it.`,
           evidence: {
             provider: providerRow(rp),
             resource_class: rc.name(rcId),
             used,
             capacity,
-            inventory: inv ? {id: inv.id, total: inv.total, reserved: inv.reserved, allocation_ratio: floatColumn(inv.allocation_ratio)} : null,
+            inventory: inv ? {id: inv.id, total: inv.total, reserved: inv.reserved, allocation_ratio: floatRead(inv.allocation_ratio)} : null,
           },
           repair: REPAIR,
         })

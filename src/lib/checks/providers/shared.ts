@@ -57,7 +57,7 @@ export function absenceDecidable(ctx: AuditContext): boolean {
 
 /** Root providers that are not sharing providers: the ones that stand for a compute node. */
 export function nodeRoots(ctx: AuditContext): ResourceProvider[] {
-  return ctx.once('providers:roots', () => ctx.model.snapshot.placement.resource_providers.filter((rp) => rp.parent_provider_id === null && !ctx.isSharing(rp)))
+  return ctx.once(nodeRoots, () => ctx.model.snapshot.placement.resource_providers.filter((rp) => rp.parent_provider_id === null && !ctx.isSharing(rp)))
 }
 
 /** Root providers carrying a name: the candidates nova-compute collides with when it creates its own. */

@@ -1,10 +1,16 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, StaleProviderEvidence} from '../../domain/finding.js'
 import type {ComputeNode, ResourceProvider} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {duplicateNames} from './duplicate-name.js'
 import {REPAIR, absenceDecidable, cnRow, nodeRoots, providerSubject, treeAllocations} from './shared.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.stale': [FindingSubject, StaleProviderEvidence]
+  }
+}
 
 type Cause = 'no-compute-node' | 'compute-node-deleted' | 'service-deleted'
 
@@ -19,7 +25,7 @@ const WHY: Record<Cause, string> = {
  * nova-compute service. `undecided` counts those whose cell could not be read.
  */
 export function staleProviders(ctx: AuditContext): {stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}>; undecided: number} {
-  return ctx.once('providers:stale', () => {
+  return ctx.once(staleProviders, () => {
     const {model} = ctx
     const {claimed} = duplicateNames(ctx)
     const stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}> = []

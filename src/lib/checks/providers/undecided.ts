@@ -1,5 +1,12 @@
+import type {FindingSubject, Open} from '../../domain/finding.js'
 import {undecidedUnit} from '../unit.js'
 import {staleProviders} from './stale.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.undecided': [FindingSubject, Open]
+  }
+}
 
 export const providerUndecided = undecidedUnit(
   'providers',

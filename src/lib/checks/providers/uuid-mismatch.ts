@@ -1,16 +1,22 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, UuidMismatchEvidence} from '../../domain/finding.js'
 import type {ComputeNode, ResourceProvider} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {providerRow} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {REPAIR, cnRow, namedRoots, treeAllocations} from './shared.js'
 
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'provider.uuid-mismatch': [FindingSubject, UuidMismatchEvidence]
+  }
+}
+
 /**
  * Live compute nodes without a provider of their uuid, with the root providers carrying their name
  * (none: provider.missing). The named providers are this fault's; the later codes leave them alone.
  */
 export function nodesWithoutProvider(ctx: AuditContext): Array<{cn: ComputeNode; named: ResourceProvider[]}> {
-  return ctx.once('providers:nodes-without-provider', () => {
+  return ctx.once(nodesWithoutProvider, () => {
     const out: Array<{cn: ComputeNode; named: ResourceProvider[]}> = []
     for (const cn of ctx.model.liveComputeNodes) {
       if (cn.uuid && ctx.model.providersByUuid.has(cn.uuid)) continue

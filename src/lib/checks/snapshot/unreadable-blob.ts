@@ -1,5 +1,12 @@
+import type {FindingSubject, Open} from '../../domain/finding.js'
 import {blobSubject} from '../../domain/model.js'
 import type {CheckUnit} from '../unit.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'snapshot.unreadable-blob': [FindingSubject, Open]
+  }
+}
 
 /** A blob nova wrote that cannot be read is a finding: the checks that need it skip that row. */
 export const unreadableBlob: CheckUnit = {

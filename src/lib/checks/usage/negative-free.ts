@@ -1,7 +1,13 @@
-import type {Finding} from '../../domain/finding.js'
-import {floatColumn} from '../context.js'
+import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
+import {floatRead} from '../../domain/placement-capacity.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {type NodeUsage, nodeUsages, usageEvidence, usageSubject} from './node-usage.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'usage.negative-free': [FindingSubject, Open]
+  }
+}
 
 /** A row that matches its live instances: negative free values are explained by the allocation ratio. */
 export const negativeFree: CheckUnit = {
@@ -42,20 +48,20 @@ function negativeValues(u: NodeUsage): {negatives: Record<string, unknown>; beyo
   const negatives: Record<string, unknown> = {}
   let beyondRatio = false
   if ((cn.free_ram_mb ?? 0) < 0) {
-    const ratio = memInv ? floatColumn(memInv.allocation_ratio) : (cn.ram_allocation_ratio ?? 1.5)
+    const ratio = memInv ? floatRead(memInv.allocation_ratio) : (cn.ram_allocation_ratio ?? 1.5)
     const capacity = (cn.memory_mb - reservedMem) * ratio + reservedMem
     beyondRatio ||= cn.memory_mb_used > capacity + 1e-6
     negatives.free_ram_mb = {value: cn.free_ram_mb, ram_allocation_ratio: ratio, overcommitted_capacity_mb: capacity, memory_mb_used: cn.memory_mb_used}
   }
   // Without DISK_GB on the node's provider, disk comes from a sharing provider: local_gb says nothing.
   if ((cn.free_disk_gb ?? 0) < 0 && diskInv) {
-    const ratio = floatColumn(diskInv.allocation_ratio)
+    const ratio = floatRead(diskInv.allocation_ratio)
     const capacity = cn.local_gb * ratio
     beyondRatio ||= cn.local_gb_used > capacity + 1e-6
     negatives.free_disk_gb = {value: cn.free_disk_gb, disk_allocation_ratio: ratio, overcommitted_capacity_gb: capacity, local_gb_used: cn.local_gb_used}
   }
   if (cn.vcpus_used > cn.vcpus) {
-    const ratio = vcpuInv ? floatColumn(vcpuInv.allocation_ratio) : (cn.cpu_allocation_ratio ?? 16)
+    const ratio = vcpuInv ? floatRead(vcpuInv.allocation_ratio) : (cn.cpu_allocation_ratio ?? 16)
     const capacity = (cn.vcpus - reservedCpus) * ratio
     beyondRatio ||= cn.vcpus_used > capacity + reservedCpus + 1e-6
     negatives.free_vcpus = {value: cn.vcpus - cn.vcpus_used, cpu_allocation_ratio: ratio, overcommitted_capacity: capacity, vcpus_used: cn.vcpus_used}

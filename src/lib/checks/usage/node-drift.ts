@@ -1,10 +1,16 @@
-import type {Finding} from '../../domain/finding.js'
+import type {Finding, FindingSubject, NodeDriftEvidence} from '../../domain/finding.js'
 import type {Instance} from '../../domain/snapshot.js'
 import {push} from '../../util/multimap.js'
 import type {AuditContext} from '../context.js'
 import {DOWN_HOST_NOTE} from '../rows.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {nodeUsages, usageEvidence, usageSubject} from './node-usage.js'
+
+declare module '../../domain/finding.js' {
+  interface FindingShapes {
+    'usage.node-drift': [FindingSubject, NodeDriftEvidence]
+  }
+}
 
 const COUNTERS = ['vcpus_used', 'memory_mb_used', 'local_gb_used', 'running_vms']
 

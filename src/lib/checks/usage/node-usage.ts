@@ -14,7 +14,8 @@ import {nodeKey} from '../../domain/model.js'
 import type {FlavorObject} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
-import {type AuditContext, TextMemo, holdsResources} from '../context.js'
+import {TextMemo} from '../../util/text-memo.js'
+import {type AuditContext, holdsResources} from '../context.js'
 import {bootsFromVolume} from '../flavor-resources.js'
 import {isIronicNode} from '../ironic.js'
 
@@ -58,7 +59,7 @@ interface UsageColumns {
 
 /** Every non-ironic live node whose instances could all be read, in liveComputeNodes order. */
 export function nodeUsages(ctx: AuditContext): NodeUsage[] {
-  return ctx.once('usage:nodes', () => {
+  return ctx.once(nodeUsages, () => {
     const usageOf = flavorUsages(ctx)
     const out: NodeUsage[] = []
     for (const cn of ctx.model.liveComputeNodes) {

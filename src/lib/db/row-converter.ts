@@ -1,16 +1,20 @@
 /**
- * The reference the capture's packet decoder (src/lib/db/row-decoder.ts) is tested against: a
- * snapshot row converted from the driver's own parse of the row (rowsAsArray), column kind by
- * column kind, as the capture made rows before it decoded packets itself.
+ * Snapshot rows from the driver's own parse of each row (mysql2's public rowsAsArray), converted
+ * column kind by column kind (Number, String, !== 0, the enum's values). The capture used to decode
+ * the row packets itself by replacing the driver's private row parser; that gained 10-17 % of a
+ * capture's read time and bound cloudctl to mysql2's internals (docs/bench.md has the figures).
  */
-import {enumValues, nullable, sqlKind, type TableSpec} from '../../src/lib/domain/tables/define.js'
-import {itself, TextMemo} from '../../src/lib/util/text-memo.js'
+import {enumValues, nullable, sqlKind, type TableSpec} from '../domain/tables/define.js'
+import {itself, TextMemo} from '../util/text-memo.js'
 
-type Row = Record<string, unknown>
-/** From the driver's row as an array in SELECT order: no object keyed by column name per row. */
-type Convert = (x: unknown[], cellUuid: string | undefined) => Row
+export type Row = Record<string, unknown>
+/**
+ * From the driver's row as an array in SELECT order (no object keyed by column name per row). The
+ * values of columns selected beyond the row's (the `also` of a read) are written to `also`.
+ */
+export type Convert = (x: unknown[], cellUuid: string | undefined, also: unknown[]) => Row
 /** A converter with its own memo of the spec's repeating values: one per read, dropped with it. */
-type MakeConvert = () => Convert
+export type MakeConvert = () => Convert
 
 /** The expression converting the raw driver value `v` of a column into the row's value. */
 function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null, run: string | null = null): string {
@@ -42,7 +46,7 @@ const INITIAL: Record<string, string> = {o: '{}', a: '[]', 'o?': 'null', 'a?': '
  * loop adding keys one by one is several times slower over a million rows, and a literal gives
  * every row the same shape.
  */
-function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
+export function compileConverter(spec: TableSpec, newer: readonly string[], also: readonly string[] = []): MakeConvert {
   const enums: string[][] = []
   const fields: string[] = []
   const repeats = spec.repeats ?? []
@@ -59,8 +63,10 @@ function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
   newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
   // The positions of selectSql's column list: the row's columns, then the newer ones present.
   const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
+  const alsoAt = spec.row.length + newer.length
+  const alsoLines = also.map((name, i) => `a[${i}] = ${valueExpr(name, spec.columns[name] as string, `x[${alsoAt + i}]`, enums, null)}`)
   const memos = [...repeats.map((_, i) => `const m${i} = new TextMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
-  const body = `return () => {\n${memos}\nreturn (x, c) => {\n${reads.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
+  const body = `return () => {\n${memos}\nreturn (x, c, a) => {\n${reads.join('\n')}\n${alsoLines.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
   // Generated from the constant table specs, never from input.
   const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)
   return make(TextMemo, itself, ...enums.map((values) => new Set(values))) as MakeConvert
@@ -69,12 +75,12 @@ function compileConverter(spec: TableSpec, newer: string[]): MakeConvert {
 const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
 
 /** A converter for one read of `spec`'s rows (its memo of repeating values lives as long as it). */
-export function rowConverter(spec: TableSpec, newer: string[] = []): (x: unknown[], cellUuid?: string) => Row {
+export function rowConverter(spec: TableSpec, newer: readonly string[] = [], also: readonly string[] = []): Convert {
   let bySpec = converters.get(spec)
   if (!bySpec) converters.set(spec, (bySpec = new Map()))
-  const key = newer.join(',')
+  const key = `${newer.join(',')}|${also.join(',')}`
   let f = bySpec.get(key)
-  if (!f) bySpec.set(key, (f = compileConverter(spec, newer)))
+  if (!f) bySpec.set(key, (f = compileConverter(spec, newer, also)))
   return f()
 }
 
