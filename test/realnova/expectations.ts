@@ -1,4 +1,5 @@
-import type {RealNovaRelease} from './support.js'
+import {NESTED_SCENARIOS} from './expectations-nested.js'
+import type {PlayDriver, RealNovaRelease} from './support.js'
 
 /**
  * What cloudctl must report on each scenario real nova plays (driver.py's test_<scenario>), for every
@@ -29,6 +30,22 @@ export interface Scenario {
    * notes[note].refused): the message must match, and the cloud is what that refusal leaves.
    */
   refused?: {note: string; message: RegExp}
+  /** The play module (factory.py DRIVERS) when it is not driver.py. */
+  driver?: PlayDriver
+  /**
+   * Leaks the play planted (a consumer named in its notes): the findings of `code` for that consumer
+   * must hold exactly its allocation rows on the provider tree rooted at `tree` (the compute node and
+   * every child under it) and, with `sharing`, on the sharing providers; `children` is how many child
+   * providers that leak holds. The repairs must remove every such row, bumping the generation of every
+   * provider they held, and `repair undo` must then restore every table exactly.
+   */
+  planted?: Array<{note: string; key: string; code: string; tree: string; sharing: boolean; children: number}>
+  /**
+   * Where real `nova-manage placement audit` is wrong on this cloud after the repairs (it judges each
+   * provider by its root's compute node): `sharing` -- every sharing provider "can not be found" and the
+   * allocations live servers and migrations in progress hold there are called orphaned.
+   */
+  manageWrong?: {sharing: true}
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -76,5 +93,6 @@ const DIFFERENCES: Partial<Record<RealNovaRelease, Record<string, Scenario & {wh
 
 /** Every scenario with what cloudctl must report on the clouds `release`'s own nova wrote. */
 export function scenariosOf(release: RealNovaRelease): Record<string, Scenario> {
-  return {...SCENARIOS, ...DIFFERENCES[release]}
+  // The nested and sharing trees are played on Zed only so far: nova 31's harness has not played them.
+  return {...SCENARIOS, ...(release === 'zed' ? NESTED_SCENARIOS : {}), ...DIFFERENCES[release]}
 }

@@ -37,9 +37,10 @@ CACHE = os.path.join(HERE, '.cache')
 PYTHON = '/usr/bin/python3'
 CELLS = ('cell1', 'cell2')
 CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
-# Play modules and their test class: driver.py's scenarios, and the boots
-# boot_windows.py holds in flight (a subclass of driver.py's class).
-DRIVERS = {'driver': 'RealNovaClouds', 'boot_windows': 'BootWindows'}
+# Play modules: driver.py's scenarios, the boots boot_windows.py holds in
+# flight, and the nested/sharing trees of driver_nested.py. A scenario is
+# played by the class of its module that defines test_<scenario>.
+DRIVERS = ('driver', 'boot_windows', 'driver_nested')
 
 
 def _release():
@@ -236,7 +237,7 @@ def _play_in_chroot(test, path, log, repaired=None):
     with a /proc mounted only for this process tree."""
     with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
         inside = '/tmp/' + os.path.basename(tmp)
-        for name in ('driver.py', 'reboot.py', 'boot_windows.py'):
+        for name in ('reboot.py',) + tuple(d + '.py' for d in DRIVERS):
             with open(os.path.join(HERE, name)) as f:
                 _write_conf(os.path.join(tmp, name), f.read())
         env = dict(os.environ, REALNOVA_DUMP=inside + '/dump.json')
@@ -255,6 +256,19 @@ def _play_in_chroot(test, path, log, repaired=None):
         if rc == 0 and os.path.exists(os.path.join(tmp, 'dump.json')):
             os.replace(os.path.join(tmp, 'dump.json'), path)
         return rc
+
+
+def _class_of(driver, scenario):
+    """The class of the play module whose method test_<scenario> is."""
+    import ast
+    with open(os.path.join(HERE, driver + '.py')) as f:
+        tree = ast.parse(f.read())
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and any(
+                isinstance(n, ast.FunctionDef) and n.name == 'test_' + scenario
+                for n in cls.body):
+            return cls.name
+    raise FactoryError('no scenario %s in %s.py' % (scenario, driver))
 
 
 def ensure_dump(scenario, driver='driver'):
@@ -277,7 +291,8 @@ def ensure_dump(scenario, driver='driver'):
         if os.path.exists(path):
             return path
         log = path[:-5] + '.log'
-        test = '%s.%s.test_%s' % (driver, DRIVERS[driver], scenario)
+        test = '%s.%s.test_%s' % (driver, _class_of(driver, scenario),
+                                  scenario)
         # A play is the real services racing on green threads; once in a
         # while one loses a race that nothing of cloudctl's is about (a CI
         # run once failed hostname_change, which passes under load here).

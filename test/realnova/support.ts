@@ -70,8 +70,11 @@ export async function playScenarios(scenarios: string[], jobs = 2, release: Real
   await factory(['dumps', '--jobs', String(jobs), '--driver', driver, ...scenarios], 1_800_000, release)
 }
 
-/** The play module a scenario is in (factory.py DRIVERS): driver.py, or boot_windows.py (boots held in flight). */
-export type PlayDriver = 'driver' | 'boot_windows'
+/**
+ * The play module a scenario is in (factory.py DRIVERS): driver.py, boot_windows.py (boots held in
+ * flight) or driver_nested.py (nested and sharing provider trees).
+ */
+export type PlayDriver = 'driver' | 'boot_windows' | 'driver_nested'
 
 export async function realCloud(scenario: string, release: RealNovaRelease = 'zed', driver: PlayDriver = 'driver'): Promise<RealCloud> {
   const prefix = `rn_${scenario.slice(0, 12)}_${randomBytes(3).toString('hex')}`
