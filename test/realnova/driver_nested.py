@@ -8,12 +8,18 @@ functional bases for the devices that make child providers:
 - vgpu_sharing: libvirt computes whose fake mdev-capable GPUs are reported
   as child providers (nova's VGPUTestBase), and whose DISK_GB comes from a
   sharing provider in a placement aggregate (the local disk is too small
-  for any flavour). Resizes confirmed and reverted, an evacuation from a
-  dead host, and a confirm whose migration allocation placement refused.
+  for any flavour). Resizes confirmed and reverted, a cold migration, an
+  evacuation from a dead host, and a confirm whose migration allocation
+  placement refused (the leak spans the source, its vGPU child and the
+  sharing provider).
 - qos_bandwidth: computes with neutron-owned bandwidth providers under them
   (nova's PortResourceRequestBasedSchedulingTestBase: the fake driver and
   neutron fixture with ports that carry a resource request), a server
-  with a QoS port migrated and confirmed, and one evacuated from a dead host.
+  with QoS ports migrated and confirmed, then evacuated from a dead host.
+- pci_placement: Zed's [pci]report_in_placement (nova's
+  PlacementPCIReportingTests): each assignable PCI device a child provider
+  with one custom-class unit the resource tracker allocates; a PCI guest
+  migrated, one deleted, one evacuated from a dead host.
 
 Run one scenario (the factory does this):
   REALNOVA_DUMP=/tmp/x.json /usr/bin/python3 -m testtools.run \
@@ -22,11 +28,13 @@ Run one scenario (the factory does this):
 import nova.monkey_patch  # noqa: F401,I100
 
 import fixtures
+from oslo_serialization import jsonutils
 from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova import exception
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.tests.functional.libvirt import test_pci_in_placement
 from nova.tests.functional.libvirt import test_vgpu
 from nova.tests.functional import test_servers_resource_request as qos
 
@@ -156,8 +164,10 @@ class NestedClouds(driver.RealNovaClouds, test_vgpu.VGPUTestBase):
         self.notes['leaked_migration'] = {
             'server': leaky['id'],
             'migration': self.get_migration_uuid_for_instance(leaky['id'])}
-        # host3 dies with a vGPU server on it: evacuated, host3 never back.
-        gone = self._boot_on(self.vgpu, 'host3', 'gpu-evacuated')
+        # host3 dies with a server on it: evacuated, host3 never back. (A
+        # vGPU guest cannot be evacuated on the fake mdevs: the rebuild finds
+        # no mdev-capable device; the PCI and QoS plays evacuate children.)
+        gone = self._boot_on(self.small, 'host3', 'evacuated')
         self._host_down('host3')
         self._evacuate_server(gone, expected_host=None)
         del self.computes['host3']
@@ -180,7 +190,6 @@ class QosClouds(qos.PortResourceRequestBasedSchedulingTestBase):
         # The fake driver's PCI devices carry ids longer than the 4
         # characters of MariaDB's pci_devices columns: they report an
         # Intel 82599 PF/VF pair instead (its device_spec matches by address).
-        from oslo_serialization import jsonutils
         from nova.virt import fake as fake_virt
         real = fake_virt.FakeDriverWithPciResources.get_available_resource
 
@@ -227,5 +236,68 @@ class QosClouds(qos.PortResourceRequestBasedSchedulingTestBase):
         self._evacuate_server(moved, expected_host='host1')
         del self.computes['host2']
         self.notes['evacuated'] = {'server': moved['id']}
+        self._run_periodics()
+        self._dump()
+
+
+class PciClouds(test_pci_in_placement.PlacementPCIReportingTests):
+    """nova's PCI-in-placement base (Zed's [pci]report_in_placement): each
+    PCI device nova may assign is a child provider of its compute node with
+    one CUSTOM_PCI_<vendor>_<product> unit, which the resource tracker
+    allocates to the instance holding the device."""
+
+    PCI_DEVICE_SPEC = [jsonutils.dumps(
+        {'vendor_id': fakelibvirt.PCI_VEND_ID,
+         'product_id': fakelibvirt.PCI_PROD_ID})]
+
+    _dump = driver.RealNovaClouds._dump
+    _heartbeat = driver.RealNovaClouds._heartbeat
+    _stop = driver.RealNovaClouds._stop
+    _host_down = driver.RealNovaClouds._host_down
+
+    def setUp(self):
+        super().setUp()
+        self.notes = {}
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+        self.flags(group='pci', device_spec=self.PCI_DEVICE_SPEC)
+        # The fake hypervisor keeps no disk files to copy on a move.
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.driver.LibvirtDriver'
+            '.migrate_disk_and_power_off', return_value='{}'))
+
+    def test_pci_placement(self):
+        for host in ('host1', 'host2', 'host3'):
+            self.start_compute(
+                hostname=host, pci_info=fakelibvirt.HostPCIDevicesInfo(
+                    num_pci=2, num_pfs=0, num_vfs=0))
+        flavor = self._create_flavor(
+            name='rn.pci', vcpu=1, memory_mb=512, disk=2,
+            extra_spec={'pci_passthrough:alias': 'a-pci-dev:1'})
+        plain = self._create_flavor(name='rn.plain', vcpu=1, memory_mb=512,
+                                    disk=2)
+        boot = (lambda f, host, name: self._create_server(
+            name=name, flavor_id=f, host=host, networks='none'))
+        moved = boot(flavor, 'host1', 'pci-moved')
+        boot(flavor, 'host1', 'pci-stays')
+        boot(plain, 'host2', 'plain')
+        # Cold migrated to host2 and confirmed: its device and the
+        # allocation of that device's provider move with it.
+        self.admin_api.post_server_action(moved['id'],
+                                          {'migrate': {'host': 'host2'}})
+        self._wait_for_state_change(moved, 'VERIFY_RESIZE')
+        self._confirm_resize(moved)
+        gone = boot(flavor, 'host3', 'pci-deleted')
+        self._delete_server(gone)
+        # host3 dies with a PCI server on it; evacuated to host2, host3
+        # never back: its root and the device's child provider keep the
+        # instance's source allocations (the child holds only a custom
+        # class: nova-manage placement audit never looks at it).
+        victim = boot(flavor, 'host3', 'pci-evacuated')
+        self._run_periodics()
+        self._host_down('host3')
+        self._evacuate_server(victim, extra_post_args={'host': 'host2'},
+                              expected_host='host2')
+        del self.computes['host3']
+        self.notes['evacuated'] = {'server': victim['id']}
         self._run_periodics()
         self._dump()

@@ -39,7 +39,20 @@ export interface Scenario {
    * providers that leak holds. The repairs must remove every such row, bumping the generation of every
    * provider they held, and `repair undo` must then restore every table exactly.
    */
-  planted?: Array<{note: string; key: string; code: string; tree: string; sharing: boolean; children: number}>
+  planted?: Array<{
+    note: string
+    key: string
+    code: string
+    tree: string
+    sharing: boolean
+    children: number
+    /**
+     * How many providers of this leak real `nova-manage placement audit` does not name (before the
+     * repairs): it skips a consumer's rows on a provider holding only custom classes (not in its
+     * NOVA_RCS list), e.g. a PCI device's child provider. Default 0.
+     */
+    manageBlind?: number
+  }>
   /**
    * Where real `nova-manage placement audit` is wrong on this cloud after the repairs (it judges each
    * provider by its root's compute node): `sharing` -- every sharing provider "can not be found" and the

@@ -24,7 +24,7 @@ export const migrationFinished: CheckUnit = {
         code: 'allocation.migration-finished',
         severity: 'error',
         subject,
-        message: `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`,
+        message: `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`,
         evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), migration: migrationRow(m)},
         repair: REPAIR,
       }
