@@ -31,7 +31,9 @@ export const NESTED_SCENARIOS: Record<string, Scenario> = {
       {note: 'leaked_migration', key: 'migration', code: 'allocation.migration-finished', tree: 'host2', sharing: true, children: 1},
       {note: 'evacuated', key: 'server', code: 'allocation.evacuation-leftover', tree: 'host3', sharing: false, children: 0},
     ],
-    manageWrong: {sharing: true},
+    // nova-manage placement audit calls the live servers' DISK_GB on shared-disk orphaned, and
+    // heal_allocations stops at the first vGPU guest (HealvGPUAllocationNotSupported, exit 8).
+    manageWrong: {sharing: true, heal: {exit: 8, message: /with vGPU resource request is not supported/}},
   },
   // Zed's [pci]report_in_placement: a PCI guest migrated and confirmed, one deleted, one evacuated
   // from dead host3: the leftover holds host3's root and the device's child provider, whose only

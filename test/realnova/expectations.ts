@@ -54,11 +54,18 @@ export interface Scenario {
     manageBlind?: number
   }>
   /**
-   * Where real `nova-manage placement audit` is wrong on this cloud after the repairs (it judges each
-   * provider by its root's compute node): `sharing` -- every sharing provider "can not be found" and the
-   * allocations live servers and migrations in progress hold there are called orphaned.
+   * Where real nova-manage is wrong on this cloud after the repairs. `sharing`: `placement audit`
+   * judges each provider by its root's compute node, so every sharing provider "can not be found" and
+   * the allocations live servers and migrations in progress hold there are called orphaned.
    */
-  manageWrong?: {sharing: true}
+  manageWrong?: {
+    sharing?: true
+    /**
+     * `heal_allocations --dry-run` does not answer "nothing to heal" (exit 4): its exit code and the
+     * line it stops with (Zed refuses to heal, and so to look past, an instance with a vGPU request).
+     */
+    heal?: {exit: number; message: RegExp}
+  }
 }
 
 export const SCENARIOS: Record<string, Scenario> = {

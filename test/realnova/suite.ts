@@ -487,7 +487,10 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(audited.exitCode, audited.output).toBe(flagged.length === 0 ? 0 : 3)
       const healed = await novaManage(cloud as RealCloud, placement.url, ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'], release)
       expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
-      expect(healed.exitCode, healed.output).toBe(4)
+      // heal_allocations refuses an instance with a vGPU request and stops there (exit 8): on such a
+      // cloud it never gets past the first vGPU guest of a cell (manageWrong.heal says so).
+      if (spec.manageWrong?.heal) expect(healed.output).toMatch(spec.manageWrong.heal.message)
+      expect(healed.exitCode, healed.output).toBe(spec.manageWrong?.heal?.exit ?? 4)
     }, 600_000)
 
     it.runIf(REPORT !== undefined && spec.after !== undefined)('report: real nova-manage placement audit after the repairs', async () => {
