@@ -3,7 +3,7 @@ import type {Scenario} from './expectations.js'
 /**
  * The scenarios of driver_nested.py: nested provider trees (neutron's bandwidth providers, vGPU and
  * PCI children) and a sharing DISK_GB provider, each played by nova's own functional bases for them.
- * expectations.ts merges this table into the one both releases read (Zed only, for now).
+ * expectations.ts merges this table into the one both releases read; nova 31's harness plays them the same.
  */
 export const NESTED_SCENARIOS: Record<string, Scenario> = {
   // A server with a plain, an OVS QoS and an SR-IOV QoS port was migrated host1 -> host2 and
