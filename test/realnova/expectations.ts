@@ -1,4 +1,5 @@
 import {COMPUTE_SCENARIOS} from './expectations-computes.js'
+import {NESTED_SCENARIOS} from './expectations-nested.js'
 import type {PlayDriver, RealNovaRelease} from './support.js'
 
 /**
@@ -30,8 +31,42 @@ export interface Scenario {
    * notes[note].refused): the message must match, and the cloud is what that refusal leaves.
    */
   refused?: {note: string; message: RegExp}
-  /** The play module that defines test_<scenario> (factory.py); driver.py when not given. */
+  /** The play module (factory.py DRIVERS) when it is not driver.py. */
   driver?: PlayDriver
+  /**
+   * Leaks the play planted (a consumer named in its notes): the findings of `code` for that consumer
+   * must hold exactly its allocation rows on the provider tree rooted at `tree` (the compute node and
+   * every child under it) and, with `sharing`, on the sharing providers; `children` is how many child
+   * providers that leak holds. The repairs must remove every such row, bumping the generation of every
+   * provider they held, and `repair undo` must then restore every table exactly.
+   */
+  planted?: Array<{
+    note: string
+    key: string
+    code: string
+    tree: string
+    sharing: boolean
+    children: number
+    /**
+     * How many providers of this leak real `nova-manage placement audit` does not name (before the
+     * repairs): it skips a consumer's rows on a provider holding only custom classes (not in its
+     * NOVA_RCS list), e.g. a PCI device's child provider. Default 0.
+     */
+    manageBlind?: number
+  }>
+  /**
+   * Where real nova-manage is wrong on this cloud after the repairs. `sharing`: `placement audit`
+   * judges each provider by its root's compute node, so every sharing provider "can not be found" and
+   * the allocations live servers and migrations in progress hold there are called orphaned.
+   */
+  manageWrong?: {
+    sharing?: true
+    /**
+     * `heal_allocations --dry-run` does not answer "nothing to heal" (exit 4): its exit code and the
+     * line it stops with (Zed refuses to heal, and so to look past, an instance with a vGPU request).
+     */
+    heal?: {exit: number; message: RegExp}
+  }
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -80,5 +115,5 @@ const DIFFERENCES: Partial<Record<RealNovaRelease, Record<string, Scenario & {wh
 
 /** Every scenario with what cloudctl must report on the clouds `release`'s own nova wrote. */
 export function scenariosOf(release: RealNovaRelease): Record<string, Scenario> {
-  return {...SCENARIOS, ...DIFFERENCES[release]}
+  return {...SCENARIOS, ...NESTED_SCENARIOS, ...DIFFERENCES[release]}
 }

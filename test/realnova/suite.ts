@@ -12,10 +12,11 @@ import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {changedTables, checksums, paused, startCli} from '../adversarial/executor-support.js'
 import {cloudctl} from '../support/cli.js'
 import type {DbKey} from '../../src/lib/repairs/plan.js'
 import {type Dump, type RowChange, closeConnection, diffDumps, dumpAll, openConnection} from '../repairs/support.js'
-import {scenariosOf} from './expectations.js'
+import {type Scenario, scenariosOf} from './expectations.js'
 import {type PlacementServer, type PlayDriver, type RealCloud, type RealNovaRelease, novaManage, playScenarios, realCloud, rebootRepaired, repairedRows, startPlacement} from './support.js'
 
 interface Finding {
@@ -75,6 +76,83 @@ async function liveMigrationDestinations(cloud: RealCloud): Promise<Set<string>>
   }
   return out
 }
+
+/** Sharing providers (MISC_SHARES_VIA_AGGREGATE) by uuid, and `consumer provider` pairs of what live servers and migrations in progress hold there. */
+async function sharingHeld(cloud: RealCloud): Promise<{providers: Set<string>; held: Set<string>}> {
+  const pc = await openConnection(cloud.placement)
+  const providers = new Set<string>()
+  const pairs: Array<[string, string]> = []
+  try {
+    const [rps] = await pc.query(
+      "SELECT rp.uuid FROM resource_providers rp JOIN resource_provider_traits rt ON rt.resource_provider_id = rp.id JOIN traits t ON t.id = rt.trait_id WHERE t.name = 'MISC_SHARES_VIA_AGGREGATE'",
+    )
+    for (const r of rps as Array<{uuid: string}>) providers.add(r.uuid)
+    const [rows] = await pc.query(
+      "SELECT DISTINCT a.consumer_id, rp.uuid FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id JOIN resource_provider_traits rt ON rt.resource_provider_id = rp.id JOIN traits t ON t.id = rt.trait_id WHERE t.name = 'MISC_SHARES_VIA_AGGREGATE'",
+    )
+    for (const r of rows as Array<{consumer_id: string; uuid: string}>) pairs.push([r.consumer_id, r.uuid])
+  } finally {
+    await closeConnection(pc)
+  }
+  const live = new Set<string>()
+  for (const url of Object.values(cloud.cells)) {
+    const c = await openConnection(url)
+    try {
+      const [inst] = await c.query('SELECT uuid FROM instances WHERE deleted = 0')
+      for (const r of inst as Array<{uuid: string}>) live.add(r.uuid)
+      const [migs] = await c.query("SELECT uuid FROM migrations WHERE deleted = 0 AND status IN ('queued', 'pre-migrating', 'migrating', 'post-migrating', 'finished', 'running', 'preparing', 'accepted')")
+      for (const r of migs as Array<{uuid: string}>) live.add(r.uuid)
+    } finally {
+      await closeConnection(c)
+    }
+  }
+  return {providers, held: new Set(pairs.filter(([consumer]) => live.has(consumer)).map(([consumer, rp]) => `${consumer} ${rp}`))}
+}
+
+interface TreeRow {
+  id: number
+  provider_uuid: string
+  resource_provider_id: number
+  parent_provider_id: number | null
+  root_name: string | null
+  sharing: number
+}
+
+/** The consumer's allocation rows with where they sit: the root's name, child or not, sharing or not. */
+async function allocationTree(cloud: RealCloud, consumer: string): Promise<TreeRow[]> {
+  const pc = await openConnection(cloud.placement)
+  try {
+    const [rows] = await pc.query(
+      "SELECT a.id, rp.uuid AS provider_uuid, a.resource_provider_id, rp.parent_provider_id, root.name AS root_name, (SELECT COUNT(*) FROM resource_provider_traits rt JOIN traits t ON t.id = rt.trait_id WHERE rt.resource_provider_id = rp.id AND t.name = 'MISC_SHARES_VIA_AGGREGATE') AS sharing FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id JOIN resource_providers root ON root.id = rp.root_provider_id WHERE a.consumer_id = ? ORDER BY a.id",
+      [consumer],
+    )
+    return (rows as TreeRow[]).map((r) => ({...r, sharing: Number(r.sharing)}))
+  } finally {
+    await closeConnection(pc)
+  }
+}
+
+/** allocationTree, read from a dump of the cloud instead of the live placement database. */
+function allocationsIn(dump: Dump, consumer: string): TreeRow[] {
+  const rowsOf = (table: string) => [...(dump.get(`placement/${table}`)?.values() ?? [])].map((r) => JSON.parse(r) as Record<string, unknown>)
+  const providers = new Map(rowsOf('resource_providers').map((r) => [Number(r.id), r]))
+  const sharingTrait = rowsOf('traits').find((t) => t.name === 'MISC_SHARES_VIA_AGGREGATE')?.id
+  const sharing = new Set(rowsOf('resource_provider_traits').filter((t) => t.trait_id === sharingTrait).map((t) => Number(t.resource_provider_id)))
+  return rowsOf('allocations')
+    .filter((a) => a.consumer_id === consumer)
+    .map((a) => {
+      const rp = providers.get(Number(a.resource_provider_id))
+      const root = providers.get(Number(rp?.root_provider_id))
+      return {id: Number(a.id), provider_uuid: String(rp?.uuid), resource_provider_id: Number(a.resource_provider_id), parent_provider_id: (rp?.parent_provider_id as number | null) ?? null, root_name: (root?.name as string | null) ?? null, sharing: sharing.has(Number(a.resource_provider_id)) ? 1 : 0}
+    })
+    .sort((x, y) => x.id - y.id)
+}
+
+/** The rows a planted leak holds: on `tree` (root and children) and, with `sharing`, on sharing providers. */
+const plantedRows = (rows: TreeRow[], p: NonNullable<Scenario['planted']>[number]): TreeRow[] =>
+  rows.filter((r) => (r.sharing > 0 ? p.sharing : r.root_name === p.tree))
+
+const placementDb = (cloud: RealCloud): string => cloud.databases.find((d) => d.endsWith('_placement')) as string
 
 const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', cloud.placement]
 
@@ -165,9 +243,14 @@ function rowsOfInstance(dump: Dump, db: string, uuid: string): Map<string, Array
  * scenario keeps findings). JSON, and a markdown table beside it.
  */
 export function realNovaSuite(release: RealNovaRelease, available: boolean, reportPath?: string): void {
-  const scenarios = scenariosOf(release)
+  // $REALNOVA_ONLY=a,b: only those scenarios (to iterate on a few without playing the others).
+  const only = process.env.REALNOVA_ONLY?.split(',').filter(Boolean)
+  const scenarios = Object.fromEntries(Object.entries(scenariosOf(release)).filter(([name]) => !only || only.includes(name)))
   const REPORT = reportPath
-  const report: Record<string, {before?: string[]; after?: string[]; manageBefore?: ManageSummary; manageAfter?: ManageSummary}> = {}
+  const report: Record<
+    string,
+    {before?: string[]; repairs?: string[]; after?: string[]; manageBefore?: ManageSummary; manageAfter?: ManageSummary; manageMissed?: string[]; manageWrongAfter?: string[]}
+  > = {}
 
   // A fresh machine plays the uncached scenarios two at a time before the first cloud is loaded.
   beforeAll(async () => {
@@ -181,8 +264,8 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
   afterAll(() => {
     if (!REPORT || Object.keys(report).length === 0) return
     writeFileSync(REPORT, `${JSON.stringify(report, null, 1)}\n`)
-    const rows = Object.entries(report).map(([name, r]) => `| ${name} | ${r.before?.join(', ') || 'none'} | ${r.after?.join(', ') || 'none'} | ${manageText(r.manageBefore)} | ${manageText(r.manageAfter)} |`)
-    writeFileSync(`${REPORT}.md`, ['| scenario | codes before | codes after repairs | nova-manage placement audit before | after |', '|---|---|---|---|---|', ...rows, ''].join('\n'))
+    const rows = Object.entries(report).map(([name, r]) => `| ${name} | ${r.before?.join(', ') || 'none'} | ${r.repairs?.join('; ') || 'none'} | ${r.after?.join(', ') || 'none'} | ${manageText(r.manageBefore)}${r.manageMissed?.length ? `; blind to ${r.manageMissed.length} planted part(s)` : ''} | ${manageText(r.manageAfter)}${r.manageWrongAfter?.length ? ` (${r.manageWrongAfter.length} of them live rows on a sharing provider)` : ''} |`)
+    writeFileSync(`${REPORT}.md`, ['| scenario | codes before | repairs | codes after repairs | nova-manage placement audit before | after |', '|---|---|---|---|---|---|', ...rows, ''].join('\n'))
   })
 
   describe.runIf(available).each(Object.entries(scenarios))(`real nova ${release === 'zed' ? '' : `${release} `}scenario %s`, (scenario, spec) => {
@@ -192,6 +275,8 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
     /** Every row before the repairs (duplicate scenarios: the repair's reach and its undo are compared with it). */
     let beforeRepairs: Dump | undefined
     let repairChanges: RowChange[] = []
+    /** CHECKSUM TABLE of every placement table before the repairs (planted leaks: their undo must restore it). */
+    let placementSums: Map<string, string> | undefined
     /** Undo files of the repairs, in the order they ran. */
     const undoFiles: string[] = []
 
@@ -209,7 +294,7 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
     it(`audit all names the release ${release} and reports exactly ${spec.codes.length === 0 ? 'no error or warning' : spec.codes.join(', ')}`, async () => {
       const {exitCode, findings, release: found} = await audit(cloud as RealCloud)
       expect(found?.name).toBe(release)
-      report[scenario] = {before: incidents(findings), after: spec.repairs.length === 0 ? incidents(findings) : undefined}
+      report[scenario] = {before: incidents(findings), repairs: spec.repairs.map((r) => r.slice(1).join(' ')), after: spec.repairs.length === 0 ? incidents(findings) : undefined}
       expect(incidents(findings)).toEqual(spec.codes)
       if (findings.length === 0) expect(exitCode).toBe(0)
     })
@@ -235,13 +320,65 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(v.exitCode, v.output).toBe(0)
     })
 
-    it.runIf(REPORT !== undefined)('report: real nova-manage placement audit before the repairs', async () => {
-      placement ??= await startPlacement(cloud as RealCloud, release)
-      ;(report[scenario] ??= {}).manageBefore = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release))
-    }, 600_000)
+    it.runIf(REPORT !== undefined || spec.planted !== undefined)(
+      `real nova-manage placement audit before the repairs${spec.planted ? `: names ${spec.planted.some((p) => (p.manageBlind ?? 0) > 0) ? 'every planted part but those on custom-class-only children' : 'every planted part'}` : ''}`,
+      async () => {
+        placement ??= await startPlacement(cloud as RealCloud, release)
+        const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release)
+        ;(report[scenario] ??= {}).manageBefore = summarize(audited)
+        const flagged = new Set([...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => `${m[1]} ${m[2]}`))
+        for (const p of spec.planted ?? []) {
+          // nova-manage's unit is one consumer on one provider: each provider of the leak is a part.
+          const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+          const parts = [...new Set(plantedRows(await allocationTree(cloud as RealCloud, consumer), p).map((r) => r.provider_uuid))]
+          const missed = parts.filter((rp) => !flagged.has(`${consumer} ${rp}`))
+          ;((report[scenario] ??= {}).manageMissed ??= []).push(...missed.map((rp) => `${consumer} ${rp}`))
+          expect(missed.length, `${p.code} of ${consumer}: parts nova-manage does not name\n${audited.output}`).toBe(p.manageBlind ?? 0)
+        }
+      },
+      600_000,
+    )
+
+    it.runIf(spec.planted !== undefined)('every planted leak is found whole: its rows on the compute node, its children and the sharing providers', async () => {
+      const {findings} = await audit(cloud as RealCloud)
+      for (const p of spec.planted ?? []) {
+        const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+        const want = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
+        const found = findings.filter((f) => f.code === p.code && f.subject.consumer_uuid === consumer)
+        const ids = found.flatMap((f) => ((f as unknown as {evidence: {allocations?: Array<{id: number}>}}).evidence.allocations ?? []).map((a) => a.id))
+        expect(ids.sort((a, b) => a - b), `${p.code} of ${consumer}`).toEqual(want.map((r) => r.id))
+        expect(new Set(want.filter((r) => r.parent_provider_id !== null && r.sharing === 0).map((r) => r.resource_provider_id)).size, `child providers of ${consumer}'s leak`).toBe(p.children)
+        if (p.sharing) expect(want.some((r) => r.sharing > 0), `${consumer}'s leak on a sharing provider`).toBe(true)
+      }
+    })
+
+    it.runIf(spec.planted !== undefined)('a leak repair racing a write on one provider of the tree (its generation moves) is rolled back whole', async () => {
+      const p = (spec.planted ?? []).find((x) => x.children > 0) ?? (spec.planted ?? [])[0]
+      const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+      const rows = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
+      const child = rows.find((r) => r.parent_provider_id !== null && r.sharing === 0) ?? rows[0]
+      await (cloud as RealCloud).freshen()
+      const before = await dumpAll(databasesOf(cloud as RealCloud))
+      const raceDir = join(stateDir, 'race')
+      const cli = startCli(['repair', 'leaks', ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', raceDir, '--audit-log', join(raceDir, 'audit.log')], 'after-begin:5000')
+      await paused(cli)
+      // What nova (or neutron) does to a child provider meanwhile: any write there moves its generation.
+      const pc = await openConnection((cloud as RealCloud).placement)
+      try {
+        await pc.query('UPDATE resource_providers SET generation = generation + 1 WHERE id = ?', [child.resource_provider_id])
+        const r = await cli.done
+        expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5)
+        const changes = changesBetween(before, await dumpAll(databasesOf(cloud as RealCloud)))
+        expect(changes.map((c) => [c.table, c.before?.id, Number(c.after?.generation) - Number(c.before?.generation)])).toEqual([['placement/resource_providers', child.resource_provider_id, 1]])
+      } finally {
+        await pc.query('UPDATE resource_providers SET generation = generation - 1 WHERE id = ?', [child.resource_provider_id])
+        await closeConnection(pc)
+      }
+    }, 300_000)
 
     it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
-      if (spec.duplicate) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
+      if (spec.duplicate || spec.planted) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
+      if (spec.planted) placementSums = await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]})
       for (const args of spec.repairs) {
         await (cloud as RealCloud).freshen()
         const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
@@ -253,6 +390,25 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(incidents(findings)).toEqual(spec.after ?? [])
       if (beforeRepairs) repairChanges = changesBetween(beforeRepairs, await dumpAll(databasesOf(cloud as RealCloud)))
     }, 300_000)
+
+    it.runIf(spec.planted !== undefined)("the leak repairs removed every planted row and bumped, guarded by its generation, every provider they held", async () => {
+      const records: Array<{db: string; table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}> = []
+      const {readFile} = await import('node:fs/promises')
+      for (const f of undoFiles) records.push(...(JSON.parse(await readFile(f, 'utf8')) as {records: typeof records}).records)
+      const deleted = records.filter((r) => r.table === 'allocations' && r.after === null).map((r) => r.before as {id: number; resource_provider_id: number})
+      const bumps = new Map(records.filter((r) => r.table === 'resource_providers' && r.before && r.after).map((r) => [Number(r.before?.id), [Number(r.before?.generation), Number(r.after?.generation)]]))
+      for (const p of spec.planted ?? []) {
+        const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+        const held = plantedRows(allocationsIn(beforeRepairs as Dump, consumer), p)
+        expect(held.length).toBeGreaterThan(0)
+        for (const r of held) expect(deleted.map((d) => d.id), `row ${r.id} of ${consumer}`).toContain(r.id)
+      }
+      for (const d of deleted) {
+        const g = bumps.get(d.resource_provider_id)
+        expect(g, `provider ${d.resource_provider_id}`).toBeDefined()
+        expect((g as number[])[1]).toBe((g as number[])[0] + 1)
+      }
+    })
 
     it.runIf(spec.duplicate !== undefined)("map-instances takes from the cell0 copy exactly what nova's instance_destroy would, and nothing else", () => {
       const uuid = String((cloud as RealCloud).notes.duplicate?.server)
@@ -316,12 +472,26 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       // only those, are its known false positives; cloudctl reports nothing for them (audit above).
       const flagged = [...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => [m[1], m[2]] as const)
       const falsePositives = await liveMigrationDestinations(cloud as RealCloud)
-      expect(flagged.filter(([consumer, rp]) => !falsePositives.has(`${consumer} ${rp}`)), audited.output).toEqual([])
-      expect(audited.output).not.toMatch(/can not be found|Unexpected|Traceback/)
+      // A sharing provider is its own root: nova-manage finds no compute node for it and calls every
+      // row there orphaned, live servers' DISK_GB included (deleting them frees disks in use). Only
+      // on scenarios that say so, and only those rows and those providers.
+      const sharing = spec.manageWrong?.sharing ? await sharingHeld(cloud as RealCloud) : {providers: new Set<string>(), held: new Set<string>()}
+      expect(flagged.filter(([consumer, rp]) => !falsePositives.has(`${consumer} ${rp}`) && !sharing.held.has(`${consumer} ${rp}`)), audited.output).toEqual([])
+      if (spec.manageWrong?.sharing) {
+        const wrong = flagged.filter(([consumer, rp]) => sharing.held.has(`${consumer} ${rp}`))
+        ;(report[scenario] ??= {}).manageWrongAfter = wrong.map(([consumer, rp]) => `${consumer} ${rp}`)
+        expect(wrong.length, audited.output).toBe(sharing.held.size)
+      }
+      const nodeless = [...audited.output.matchAll(/The compute node for UUID (\S+) can not be\s+found/g)].map((m) => m[1])
+      expect(nodeless.sort(), audited.output).toEqual([...sharing.providers].sort())
+      expect(audited.output).not.toMatch(/Unexpected|Traceback/)
       expect(audited.exitCode, audited.output).toBe(flagged.length === 0 ? 0 : 3)
       const healed = await novaManage(cloud as RealCloud, placement.url, ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'], release)
       expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
-      expect(healed.exitCode, healed.output).toBe(4)
+      // heal_allocations refuses an instance with a vGPU request and stops there (exit 8): on such a
+      // cloud it never gets past the first vGPU guest of a cell (manageWrong.heal says so).
+      if (spec.manageWrong?.heal) expect(healed.output).toMatch(spec.manageWrong.heal.message)
+      expect(healed.exitCode, healed.output).toBe(spec.manageWrong?.heal?.exit ?? 4)
     }, 600_000)
 
     it.runIf(REPORT !== undefined && spec.after !== undefined)('report: real nova-manage placement audit after the repairs', async () => {
@@ -329,7 +499,7 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       ;(report[scenario] ??= {}).manageAfter = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release))
     }, 600_000)
 
-    it.runIf(spec.duplicate !== undefined)('repair undo puts every row back as it was before the repairs', async () => {
+    it.runIf(spec.duplicate !== undefined || spec.planted !== undefined)('repair undo puts every row back as it was before the repairs', async () => {
       // Latest first: each file name starts with its time stamp.
       const files = readdirSync(stateDir).filter((f) => f.endsWith('.json')).sort().reverse()
       expect(files).toHaveLength(spec.repairs.length)
@@ -338,10 +508,12 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
         expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(4)
       }
       expect(changesBetween(beforeRepairs as Dump, await dumpAll(databasesOf(cloud as RealCloud)))).toEqual([])
+      // Placement, which nothing but the repairs and their undo wrote: every table's CHECKSUM as it was.
+      if (placementSums) expect(changedTables(placementSums, await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]}))).toEqual([])
     }, 300_000)
   })
 
-  describe.runIf(available)(`real nova${release === 'zed' ? '' : ` ${release}`}, one cell unreachable`, () => {
+  describe.runIf(available && (!only || only.includes('healthy')))(`real nova${release === 'zed' ? '' : ` ${release}`}, one cell unreachable`, () => {
     let cloud: RealCloud | undefined
     let cell2Instances: string[] = []
 
@@ -370,7 +542,7 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
     it('reports the readable cells only, and every consumer of the dark cell is undecided', async () => {
       expect(cell2Instances.length).toBeGreaterThan(0)
       const {findings} = await audit(cloud as RealCloud)
-      expect(incidents(findings)).toEqual(scenarios.healthy.codes)
+      expect(incidents(findings)).toEqual(scenariosOf(release).healthy.codes)
       const undecided = findings.filter((f) => f.severity === 'unknown')
       expect(undecided.length).toBeGreaterThan(0)
       const text = JSON.stringify(undecided)

@@ -27,7 +27,7 @@ export const consumerDeleted: CheckUnit = {
       code: 'allocation.consumer-deleted',
       severity: 'error',
       subject: groupSubject(ctx, consumer, g, deletedRows[0].cell_uuid),
-      message: `Instance ${consumer} is deleted in cell ${ctx.cellName(deletedRows[0].cell_uuid)} but still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`,
+      message: `Instance ${consumer} is deleted in cell ${ctx.cellName(deletedRows[0].cell_uuid)} but still holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`,
       evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), instances: deletedRows.map(instanceRow)},
       repair: REPAIR,
     }))

@@ -26,7 +26,7 @@ export const consumerUnknown: CheckUnit = {
       code: 'allocation.consumer-unknown',
       severity: 'error',
       subject: groupSubject(ctx, consumer, g),
-      message: `Consumer ${consumer} is neither an instance in any cell nor a migration, yet holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`,
+      message: `Consumer ${consumer} is neither an instance in any cell nor a migration, yet holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`,
       evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), instance_mapping: ctx.mappingOf(consumer) ?? null},
       repair: REPAIR,
     }))

@@ -26,7 +26,7 @@ export const evacuationLeftover: CheckUnit = {
       code: 'allocation.evacuation-leftover',
       severity: 'warning',
       subject: {...groupSubject(ctx, consumer, g, inst.cell_uuid), ...(evacuation.uuid ? {migration_uuid: evacuation.uuid} : {})},
-      message: `Instance ${consumer} was evacuated from ${evacuation.source_node ?? evacuation.source_compute} to ${inst.node ?? inst.host}; the source still holds ${summarize(ctx, g.allocations)} (nova-compute frees it only when the source host restarts).`,
+      message: `Instance ${consumer} was evacuated from ${evacuation.source_node ?? evacuation.source_compute} to ${inst.node ?? inst.host}; the source still holds ${summarize(ctx, g.allocations, g.rp)} (nova-compute frees it only when the source host restarts).`,
       evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), instance: instanceRow(inst), migration: migrationRow(evacuation)},
       repair: REPAIR,
     }))

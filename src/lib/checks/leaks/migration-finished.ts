@@ -32,8 +32,8 @@ export const migrationFinished: CheckUnit = {
         subject,
         message:
           m.deleted === 0
-            ? `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}.`
-            : `Migration ${consumer} (${m.status}, deleted with its instance${m.instance_uuid ? ` ${m.instance_uuid}` : ''}) still holds ${summarize(ctx, g.allocations)} on ${providerLabel(g.rp)}: nova could not remove it when the move ended and leaked it.`,
+            ? `Migration ${consumer} is ${m.status} but still holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`
+            : `Migration ${consumer} (${m.status}, deleted with its instance${m.instance_uuid ? ` ${m.instance_uuid}` : ''}) still holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}: nova could not remove it when the move ended and leaked it.`,
         evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), migration: migrationRow(m)},
         repair: REPAIR,
       }

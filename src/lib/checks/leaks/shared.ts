@@ -72,9 +72,22 @@ export function groupSubject(ctx: AuditContext, consumer: string, g: Group, cell
   return out
 }
 
-/** "VCPU=2, MEMORY_MB=4096" of allocation rows. */
-export function summarize(ctx: AuditContext, allocs: Allocation[]): string {
-  return allocs.map((a) => `${ctx.model.rc.name(a.resource_class_id)}=${a.used}`).join(', ')
+/**
+ * "VCPU=2, MEMORY_MB=4096" of allocation rows. With the group's provider `rp`, rows on its children
+ * (a nested tree: vGPU, PCI, neutron's bandwidth providers) are named by child after the root's:
+ * "VCPU=1, MEMORY_MB=512 + child host1_pci_0000_81_00_0: VGPU=1", so a leak that spans the tree reads
+ * as one and says where each part is.
+ */
+export function summarize(ctx: AuditContext, allocs: Allocation[], rp?: ResourceProvider): string {
+  const amounts = (rows: Allocation[]) => rows.map((a) => `${ctx.model.rc.name(a.resource_class_id)}=${a.used}`).join(', ')
+  if (!rp || allocs.every((a) => a.resource_provider_id === rp.id)) return amounts(allocs)
+  const parts = [amounts(allocs.filter((a) => a.resource_provider_id === rp.id))].filter((x) => x !== '')
+  const children = [...new Set(allocs.map((a) => a.resource_provider_id).filter((id) => id !== rp.id))]
+  for (const id of children) {
+    const child = ctx.model.providersById.get(id)
+    parts.push(`child ${child ? providerLabel(child) : id}: ${amounts(allocs.filter((a) => a.resource_provider_id === id))}`)
+  }
+  return parts.join(' + ')
 }
 
 export function fmtAmounts(r: ResourceAmounts): string {

@@ -34,7 +34,7 @@ export const wrongProvider: CheckUnit = {
 function wrongProviderFinding(ctx: AuditContext, w: WrongProvider): Finding {
   const {model} = ctx
   const {consumer, g} = w
-  const held = summarize(ctx, g.allocations)
+  const held = summarize(ctx, g.allocations, g.rp)
   const base = {check: 'leaks', code: 'allocation.wrong-provider', severity: 'error'} as const
   if (w.kind === 'sharing') {
     return {

@@ -1,5 +1,6 @@
 import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import {floatRead} from '../../domain/placement-capacity.js'
+import type {AuditContext} from '../context.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import {type NodeUsage, nodeUsages, usageEvidence, usageSubject} from './node-usage.js'
 
@@ -24,7 +25,7 @@ export const negativeFree: CheckUnit = {
     const findings: Finding[] = []
     for (const u of nodeUsages(ctx)) {
       if (Object.keys(u.drift).length > 0) continue // usage.node-drift: the row itself is wrong
-      const {negatives, beyondRatio} = negativeValues(u)
+      const {negatives, beyondRatio} = negativeValues(u, sharesDisk(ctx, u))
       if (Object.keys(negatives).length === 0) continue
       const where = u.cn.hypervisor_hostname ?? u.cn.host
       findings.push({
@@ -43,7 +44,32 @@ export const negativeFree: CheckUnit = {
   },
 }
 
-function negativeValues(u: NodeUsage): {negatives: Record<string, unknown>; beyondRatio: boolean} {
+/**
+ * Aggregates of the sharing providers with DISK_GB inventory. A node in one of them may take its
+ * DISK_GB from that provider while its own provider still reports its local disk (the libvirt driver
+ * does, LP 1784020), and nova's resource tracker adds every instance's disk to local_gb_used wherever
+ * placement took it: free_disk_gb then says nothing about the node.
+ */
+function sharedDiskAggregates(ctx: AuditContext): Set<string> {
+  return ctx.once('usage:shared-disk-aggregates', () => {
+    const out = new Set<string>()
+    const disk = ctx.model.rc.id('DISK_GB')
+    if (disk === undefined) return out
+    for (const rp of ctx.model.providersById.values()) {
+      if (ctx.isSharing(rp) && ctx.model.inventory(rp.id, disk)) for (const a of ctx.model.aggregatesOf(rp.id)) out.add(a)
+    }
+    return out
+  })
+}
+
+function sharesDisk(ctx: AuditContext, u: NodeUsage): boolean {
+  const shared = sharedDiskAggregates(ctx)
+  if (!u.rp || shared.size === 0) return false
+  for (const a of ctx.model.aggregatesOf(u.rp.id)) if (shared.has(a)) return true
+  return false
+}
+
+function negativeValues(u: NodeUsage, sharedDisk: boolean): {negatives: Record<string, unknown>; beyondRatio: boolean} {
   const {cn, memInv, diskInv, vcpuInv, reservedMem, reservedCpus} = u
   const negatives: Record<string, unknown> = {}
   let beyondRatio = false
@@ -53,8 +79,9 @@ function negativeValues(u: NodeUsage): {negatives: Record<string, unknown>; beyo
     beyondRatio ||= cn.memory_mb_used > capacity + 1e-6
     negatives.free_ram_mb = {value: cn.free_ram_mb, ram_allocation_ratio: ratio, overcommitted_capacity_mb: capacity, memory_mb_used: cn.memory_mb_used}
   }
-  // Without DISK_GB on the node's provider, disk comes from a sharing provider: local_gb says nothing.
-  if ((cn.free_disk_gb ?? 0) < 0 && diskInv) {
+  // Without DISK_GB on the node's provider, or with a DISK_GB sharing provider in one of its
+  // aggregates, disk comes (or may come) from the sharing provider: local_gb says nothing.
+  if ((cn.free_disk_gb ?? 0) < 0 && diskInv && !sharedDisk) {
     const ratio = floatRead(diskInv.allocation_ratio)
     const capacity = cn.local_gb * ratio
     beyondRatio ||= cn.local_gb_used > capacity + 1e-6
