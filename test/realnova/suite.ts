@@ -162,10 +162,14 @@ function rowsOfInstance(dump: Dump, db: string, uuid: string): Map<string, Array
  * The suite for `release`. `reportPath` (audit.test.ts passes $REALNOVA_REPORT): write, per scenario,
  * the error/warning codes before and after the repairs and what real `nova-manage placement audit
  * --verbose` reported before and after (it then also runs before the repairs, and after them where the
- * scenario keeps findings). JSON, and a markdown table beside it.
+ * scenario keeps findings). JSON, and a markdown table beside it. `only`: the scenarios to play on
+ * this release (test/releases/realnova-subset.ts); every one when absent.
  */
-export function realNovaSuite(release: RealNovaRelease, available: boolean, reportPath?: string): void {
-  const scenarios = scenariosOf(release)
+export function realNovaSuite(release: RealNovaRelease, available: boolean, reportPath?: string, only?: string[]): void {
+  const all = scenariosOf(release)
+  const unknown = (only ?? []).filter((s) => !(s in all))
+  if (unknown.length > 0) throw new Error(`realNovaSuite: no scenario ${unknown.join(', ')}`)
+  const scenarios = only === undefined ? all : Object.fromEntries(Object.entries(all).filter(([s]) => only.includes(s)))
   const REPORT = reportPath
   const report: Record<string, {before?: string[]; after?: string[]; manageBefore?: ManageSummary; manageAfter?: ManageSummary}> = {}
 

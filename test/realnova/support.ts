@@ -48,11 +48,18 @@ export interface RealCloud {
   drop(): Promise<void>
 }
 
-/** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 in the Epoxy chroot (factory.py). */
-export type RealNovaRelease = 'zed' | '2025.1'
+/** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 / 33 / 34 in their chroots (factory.py). */
+export type RealNovaRelease = 'zed' | '2025.1' | '2026.1' | '2026.2'
 
 /** Where test/releases/epoxy-chroot.sh puts nova 31 / placement 13 (factory.py reads the same variable). */
 export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+
+/** The chroot of each release whose nova runs in one (release-chroot.sh; factory.py CHROOTS reads the same variables). */
+export const RELEASE_CHROOTS: Record<Exclude<RealNovaRelease, 'zed'>, string> = {
+  '2025.1': EPOXY_CHROOT,
+  '2026.1': process.env.CLOUDCTL_FORKY_CHROOT || '/srv/forky',
+  '2026.2': process.env.CLOUDCTL_SID_CHROOT || '/srv/sid',
+}
 
 async function factory(args: string[], timeout = 900_000, release: RealNovaRelease = 'zed'): Promise<string> {
   const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout, env: {REALNOVA_RELEASE: release}})
@@ -167,7 +174,7 @@ async function privateDir(): Promise<string> {
 }
 
 /**
- * Where a release's own tools run: the host's Zed, or nova 31 / placement 13 inside the Epoxy chroot
+ * Where a release's own tools run: the host's Zed, or a newer release's nova / placement inside its chroot
  * (it shares the host's network, so the test server and a placement port are the same addresses).
  * `dir` holds the config files and `inside` is that directory as the tools see it.
  */
@@ -177,8 +184,9 @@ async function toolbox(release: RealNovaRelease): Promise<{dir: string; inside: 
     return {dir, inside: dir, argv: (tool, ...args) => [tool, args]}
   }
   const {mkdtemp} = await import('node:fs/promises')
-  const dir = await mkdtemp(`${EPOXY_CHROOT}/tmp/realnova-`)
-  return {dir, inside: `/tmp/${dir.split('/').pop()}`, argv: (tool, ...args) => ['chroot', [EPOXY_CHROOT, tool, ...args]]}
+  const root = RELEASE_CHROOTS[release]
+  const dir = await mkdtemp(`${root}/tmp/realnova-`)
+  return {dir, inside: `/tmp/${dir.split('/').pop()}`, argv: (tool, ...args) => ['chroot', [root, tool, ...args]]}
 }
 
 /** The real placement WSGI app of `release` over the cloud's placement database, noauth2. */

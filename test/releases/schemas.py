@@ -1,14 +1,16 @@
 """Real nova / placement schemas of each supported release, on the test MariaDB.
 
-  schemas.py templates --release zed|2025.1       -> JSON: the template database names
+  schemas.py templates --release zed|2025.1|2026.1|2026.2
+                                                    -> JSON: the template database names
   schemas.py cloud --release R --prefix P [--cells cell1,cell2]
                                                     -> JSON: the databases of a fresh cloud
   schemas.py drop --prefix P
 
 zed: the host's nova 26 / placement 8 (Debian 12), through test/realnova/factory.py's templates
-(shared, so both suites build them once). 2025.1: nova 31 / placement 13 from Debian 13, run in the
-chroot that epoxy-chroot.sh builds ($CLOUDCTL_EPOXY_CHROOT, default /srv/trixie); the chroot shares
-the host's network, so nova-manage reaches the test server at the same address.
+(shared, so both suites build them once). 2025.1, 2026.1, 2026.2: nova 31 / placement 13 (Debian
+13), nova 33 / placement 15 (forky), nova 34 / placement 16 (sid), each run in the chroot that
+release-chroot.sh builds for its suite (factory.CHROOTS: /srv/trixie, /srv/forky, /srv/sid); a
+chroot shares the host's network, so nova-manage reaches the test server at the same address.
 
 A cloud is a structure-only clone of the templates (alembic_version included): the rows are the
 test's business. Run with /usr/bin/python3.
@@ -26,28 +28,34 @@ sys.path.insert(0, os.path.join(HERE, '..', 'realnova'))
 import factory  # noqa: E402  (test/realnova/factory.py: server, templates, clone)
 from factory import FactoryError  # noqa: E402
 
-CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
-RELEASES = ('zed', '2025.1')
+RELEASES = factory.RELEASES
+# release -> (Debian suite, the marker release-chroot.sh leaves; trixie's keeps its old name)
+SUITES = {'2025.1': ('trixie', 'epoxy'), '2026.1': ('forky', 'forky'),
+          '2026.2': ('sid', 'sid')}
 
 
-def chroot_ready():
-    return os.path.exists(os.path.join(CHROOT, '.cloudctl-epoxy-ready'))
+def chroot_ready(release='2025.1'):
+    return os.path.exists(os.path.join(factory.CHROOTS[release],
+                                       '.cloudctl-%s-ready' % SUITES[release][1]))
 
 
-def _chroot_version(package):
-    out = subprocess.run(['chroot', CHROOT, 'dpkg-query', '-W', '-f=${Version}',
+def _chroot_version(root, package):
+    out = subprocess.run(['chroot', root, 'dpkg-query', '-W', '-f=${Version}',
                           package], capture_output=True, text=True)
     if out.returncode != 0:
-        raise FactoryError('%s is not installed in %s' % (package, CHROOT))
+        raise FactoryError('%s is not installed in %s' % (package, root))
     return out.stdout.strip()
 
 
-def _epoxy_templates():
-    if not chroot_ready():
-        raise FactoryError('no nova 2025.1 chroot at %s: run '
-                           'test/releases/epoxy-chroot.sh' % CHROOT)
-    key = factory._key('epoxy', _chroot_version('python3-nova'),
-                       _chroot_version('python3-placement'))
+def _chroot_templates(release):
+    root = factory.CHROOTS[release]
+    if not chroot_ready(release):
+        raise FactoryError('no nova %s chroot at %s: run '
+                           'test/releases/release-chroot.sh %s'
+                           % (release, root, SUITES[release][0]))
+    # 2025.1's keys are as they were before the other chroots (its templates stay valid)
+    key = factory._key(SUITES[release][1], _chroot_version(root, 'python3-nova'),
+                       _chroot_version(root, 'python3-placement'))
     names = {'api': 'cloudctl_tpl_%s_api' % key,
              'placement': 'cloudctl_tpl_%s_placement' % key,
              'cell0': 'cloudctl_tpl_%s_cell0' % key,
@@ -64,7 +72,7 @@ def _epoxy_templates():
                         'CREATE DATABASE `%s` DEFAULT CHARACTER SET utf8' % db)
             # The config files must be visible inside the chroot: the paths given to the tools
             # are the same files seen from there.
-            tmp_root = os.path.join(CHROOT, 'tmp')
+            tmp_root = os.path.join(root, 'tmp')
             with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
                 inside = '/tmp/' + os.path.basename(tmp)
                 factory._nova_conf(os.path.join(tmp, 'nova.conf'),
@@ -72,24 +80,24 @@ def _epoxy_templates():
                 factory._write_conf(os.path.join(tmp, 'placement.conf'),
                                     '[placement_database]\nconnection = %s\n'
                                     % factory.nova_url(names['placement']))
-                nm = ['chroot', CHROOT, 'nova-manage', '--config-file',
+                nm = ['chroot', root, 'nova-manage', '--config-file',
                       inside + '/nova.conf']
                 factory._manage(nm + ['api_db', 'sync'],
-                                'nova-manage api_db sync (2025.1)')
+                                'nova-manage api_db sync (%s)' % release)
                 factory._manage(nm + ['cell_v2', 'map_cell0',
                                       '--database_connection',
                                       factory.nova_url(names['cell0'])],
-                                'nova-manage cell_v2 map_cell0 (2025.1)')
+                                'nova-manage cell_v2 map_cell0 (%s)' % release)
                 factory._manage(nm + ['cell_v2', 'create_cell', '--name',
                                       'cell1', '--database_connection',
                                       factory.nova_url(names['cell'])],
-                                'nova-manage cell_v2 create_cell (2025.1)')
+                                'nova-manage cell_v2 create_cell (%s)' % release)
                 factory._manage(nm + ['db', 'sync'],
-                                'nova-manage db sync (2025.1)')
-                factory._manage(['chroot', CHROOT, 'placement-manage',
+                                'nova-manage db sync (%s)' % release)
+                factory._manage(['chroot', root, 'placement-manage',
                                  '--config-file', inside + '/placement.conf',
                                  'db', 'sync'],
-                                'placement-manage db sync (2025.1)')
+                                'placement-manage db sync (%s)' % release)
             for db in names.values():
                 if not factory._has_alembic(conn, db):
                     raise FactoryError('%s has no alembic version after sync'
@@ -102,8 +110,8 @@ def _epoxy_templates():
 def templates(release):
     if release == 'zed':
         return factory.ensure_templates()
-    if release == '2025.1':
-        return _epoxy_templates()
+    if release in SUITES:
+        return _chroot_templates(release)
     raise FactoryError('unknown release %s (known: %s)'
                        % (release, ', '.join(RELEASES)))
 

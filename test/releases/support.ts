@@ -11,20 +11,29 @@ import {execa} from 'execa'
 
 import {adminConnection, type TestCloud, testDbUrl} from '../support/db.js'
 import {closeConnection} from '../../src/lib/db/connection.js'
-import {EPOXY_CHROOT, missingNova} from '../realnova/support.js'
+import {EPOXY_CHROOT, missingNova, RELEASE_CHROOTS, type RealNovaRelease} from '../realnova/support.js'
 
 const HERE = fileURLToPath(new URL('.', import.meta.url))
 const PYTHON = '/usr/bin/python3'
 
-export type TestRelease = 'zed' | '2025.1'
+export type TestRelease = RealNovaRelease
 
-export {EPOXY_CHROOT}
+export {EPOXY_CHROOT, RELEASE_CHROOTS}
+
+/** The Debian suite of each chroot release, and the marker release-chroot.sh leaves in it. */
+export const RELEASE_SUITES: Record<Exclude<TestRelease, 'zed'>, {suite: string; marker: string; nova: string}> = {
+  '2025.1': {suite: 'trixie', marker: '.cloudctl-epoxy-ready', nova: 'nova 31 / placement 13'},
+  '2026.1': {suite: 'forky', marker: '.cloudctl-forky-ready', nova: 'nova 33 / placement 15'},
+  '2026.2': {suite: 'sid', marker: '.cloudctl-sid-ready', nova: 'nova 34 / placement 16'},
+}
 
 /** Why this release's real schemas cannot be built here; undefined when they can. */
 export function releaseUnavailable(release: TestRelease): string | undefined {
-  if (release === '2025.1') {
-    if (!existsSync(`${EPOXY_CHROOT}/.cloudctl-epoxy-ready`)) {
-      return `nova 2025.1 tests skipped: no chroot at ${EPOXY_CHROOT}; create it with \`bash test/releases/epoxy-chroot.sh\` (root, ~7 min, or run .ci/run)`
+  if (release !== 'zed') {
+    const root = RELEASE_CHROOTS[release]
+    const {suite, marker} = RELEASE_SUITES[release]
+    if (!existsSync(`${root}/${marker}`)) {
+      return `nova ${release} tests skipped: no chroot at ${root}; create it with \`bash test/releases/release-chroot.sh ${suite}\` (root, ~7 min, or run .ci/run)`
     }
     return undefined
   }
@@ -67,4 +76,9 @@ export async function createReleaseCloud(release: TestRelease, prefix: string, c
       }
     },
   }
+}
+
+/** The template databases of `release` (schemas.py templates): what its own tools created, never written to. */
+export async function releaseTemplates(release: TestRelease): Promise<{api: string; placement: string; cell0: string; cell: string}> {
+  return JSON.parse(await schemas(['templates', '--release', release])) as {api: string; placement: string; cell0: string; cell: string}
 }
