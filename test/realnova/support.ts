@@ -195,7 +195,13 @@ export async function startPlacement(cloud: RealCloud, release: RealNovaRelease 
   const box = await toolbox(release)
   await writeFile(`${box.dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
   const port = await freePort()
-  const [cmd, args] = box.argv(PYTHON, '/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1')
+  // placement 15+ ship no /usr/bin/placement-api (pbr's wsgi scripts are gone): the same WSGI
+  // application, placement.wsgi.api, served by the standard library as that script did.
+  const root = release === 'zed' ? '' : RELEASE_CHROOTS[release]
+  const script = existsSync(`${root}/usr/bin/placement-api`)
+    ? ['/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1']
+    : ['-c', `import sys, wsgiref.simple_server as w; sys.argv = sys.argv[:1]; from placement.wsgi.api import application; w.make_server('127.0.0.1', ${port}, application).serve_forever()`]
+  const [cmd, args] = box.argv(PYTHON, ...script)
   const proc = execa(cmd, args, {env: {OS_PLACEMENT_CONFIG_DIR: box.inside}, reject: false, all: true})
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
