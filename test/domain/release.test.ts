@@ -11,10 +11,14 @@ describe('release detection from alembic heads and service versions', () => {
     expect(databaseRelease('nova', '2903cd72dc14', {serviceVersion: 70}).name).toBe('2025.2')
     expect(databaseRelease('nova', '2903cd72dc14', {serviceVersion: 72}).name).toBe('2026.1')
     // nova_api and placement heads span several releases: only the cells pin it down
-    expect(databaseRelease('nova_api', 'b30f573d3377')).toMatchObject({first: 'yoga', last: 'zed', name: 'yoga-zed'})
+    // (placed by the migration directories at each release tag: nova 27 adds no API migration)
+    expect(databaseRelease('nova_api', 'b30f573d3377')).toMatchObject({first: 'yoga', last: '2023.1', name: 'yoga-2023.1'})
     // the newest heads may also be those of a release newer than cloudctl has read
-    expect(databaseRelease('nova_api', 'cdeec0c85668')).toMatchObject({first: '2023.1', last: '2026.2', open: true, name: '2023.1 or later'})
-    expect(databaseRelease('placement', 'a082b8bb98d0')).toMatchObject({first: '2023.1', last: '2026.2', open: true})
+    expect(databaseRelease('nova_api', 'cdeec0c85668')).toMatchObject({first: '2023.2', last: '2026.2', open: true, name: '2023.2 or later'})
+    expect(databaseRelease('placement', 'a082b8bb98d0')).toMatchObject({first: '2023.2', last: '2026.2', open: true})
+    // nova 30 (2024.2) adds no cell migration; d60bddf7a903 is a revision inside nova 31's
+    expect(databaseRelease('nova', '13863f4e1612').name).toBe('2024.x')
+    expect(databaseRelease('nova', 'd60bddf7a903').name).toBe('2025.1')
     const zed = cloudRelease(databaseRelease('nova_api', 'b30f573d3377'), databaseRelease('placement', '422ece571366'), {c1: databaseRelease('nova', 'ccb0fa1a2252', {serviceVersion: 64})})
     expect(zed.name).toBe('zed')
     const epoxy = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c1: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 68})})
@@ -42,8 +46,8 @@ describe('release detection from alembic heads and service versions', () => {
   })
 
   it('narrows a head shared by two releases with the newest service version, and lets the schema win a disagreement', () => {
-    expect(databaseRelease('nova', 'd60bddf7a903').name).toBe('2024.x')
-    expect(databaseRelease('nova', 'd60bddf7a903', {serviceVersion: 67}).name).toBe('2024.2')
+    expect(databaseRelease('nova', '13863f4e1612').name).toBe('2024.x')
+    expect(databaseRelease('nova', '13863f4e1612', {serviceVersion: 67}).name).toBe('2024.2')
     // computes still on Zed code against a schema already synced to 2025.1 (rolling upgrade)
     expect(databaseRelease('nova', '2903cd72dc14', {serviceVersion: 64}).name).toBe('2025.1-2026.1')
   })

@@ -236,7 +236,7 @@ describe('real 2025.1 schemas: compute_id, missing columns, old schemas', () => 
     try {
       const e = await captureError(captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl}))
       expect(e.exitCode).toBe(2)
-      expect(e.message).toMatch(/flavors\.description is missing in the nova_api database.*\(schema found: 2023\.1 or later, alembic cdeec0c85668\)/)
+      expect(e.message).toMatch(/flavors\.description is missing in the nova_api database.*\(schema found: 2023\.2 or later, alembic cdeec0c85668\)/)
       // a head cloudctl does not know (a newer nova) that lacks a needed column
       await exec(cloud.apiUrl, "UPDATE alembic_version SET version_num = 'f00dfeedbeef'")
       const r = await cloudctl(['audit', 'all', '--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl])

@@ -7,7 +7,8 @@
  * any of the three databases, so its schemas are 2025.1's). The tables below were read from the
  * migration directories of nova 26 / placement 8 (Debian 12), nova 31 / placement 13 (Debian 13),
  * nova 33 / placement 15 (forky) and nova 34 / placement 16 (sid), each revision placed in the
- * release that first shipped it; service versions are nova 34's SERVICE_VERSION_ALIASES. A
+ * release that first shipped it by the migration directories at nova's and placement's release
+ * tags 27.0.0-30.0.0 / 9.0.0-12.0.0 (test/releases/source-schemas.test.ts makes those schemas); service versions are nova 34's SERVICE_VERSION_ALIASES. A
  * database's release is its head's range, narrowed by the service version when both agree; the
  * cloud's release is what every database agrees on.
  */
@@ -46,18 +47,22 @@ const range = (first: ReleaseName, last: ReleaseName = first): ReleaseRange => (
 const HEADS: Record<DatabaseKind, Record<string, ReleaseRange>> = {
   nova_api: {
     d67eeaabee36: range('xena'),
-    b30f573d3377: range('yoga', 'zed'),
-    cdeec0c85668: range('2023.1', '2026.2'),
+    // nova 27 (2023.1) adds no API migration; cdeec0c85668 came with nova 28 (2023.2)
+    b30f573d3377: range('yoga', '2023.1'),
+    cdeec0c85668: range('2023.2', '2026.2'),
   },
   nova: {
     '8f2f1571d55b': range('xena'),
     '16f1fbcab42b': range('yoga'),
     ccb0fa1a2252: range('zed'),
     '960aac0e09ea': range('2023.1'),
-    '1b91788ec3a6': range('2023.1'),
+    // 1b91788ec3a6 and 1acf2c98e646 both came with nova 28; d60bddf7a903 with nova 31 (mid-release
+    // revisions: a database stops there only during that release's db sync)
+    '1b91788ec3a6': range('2023.2'),
     '1acf2c98e646': range('2023.2'),
-    '13863f4e1612': range('2024.1'),
-    d60bddf7a903: range('2024.1', '2024.2'),
+    // nova 30 (2024.2) adds no cell migration
+    '13863f4e1612': range('2024.1', '2024.2'),
+    d60bddf7a903: range('2025.1'),
     // nova 32 and nova 33 add no cell migration; nova 34 adds two migrations indexes
     '2903cd72dc14': range('2025.1', '2026.1'),
     ab450ba04102: range('2026.2'),
@@ -67,8 +72,9 @@ const HEADS: Record<DatabaseKind, Record<string, ReleaseRange>> = {
     b4ed3a175331: range('xena'),
     '611cd6dffd7b': range('xena'),
     b5c396305c25: range('xena'),
-    '422ece571366': range('xena', 'zed'),
-    a082b8bb98d0: range('2023.1', '2026.2'),
+    // placement 9 (2023.1) adds none; a082b8bb98d0 came with placement 10 (2023.2)
+    '422ece571366': range('xena', '2023.1'),
+    a082b8bb98d0: range('2023.2', '2026.2'),
   },
 }
 
