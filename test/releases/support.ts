@@ -17,6 +17,9 @@ const HERE = fileURLToPath(new URL('.', import.meta.url))
 const PYTHON = '/usr/bin/python3'
 
 export type TestRelease = RealNovaRelease
+/** Releases whose schemas are made from source (nova / placement at their tags, schemas.py SOURCE_TAGS). */
+export type SourceRelease = '2023.1' | '2023.2' | '2024.1' | '2024.2'
+export type SchemaRelease = TestRelease | SourceRelease
 
 export {EPOXY_CHROOT, RELEASE_CHROOTS}
 
@@ -48,7 +51,7 @@ async function schemas(args: string[]): Promise<string> {
 }
 
 /** An empty cloud on the real schemas of `release`: nova_api, placement, cell0 and `cells`. */
-export async function createReleaseCloud(release: TestRelease, prefix: string, cells: string[] = ['cell1']): Promise<TestCloud> {
+export async function createReleaseCloud(release: SchemaRelease, prefix: string, cells: string[] = ['cell1']): Promise<TestCloud> {
   const base = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20)}_${randomBytes(3).toString('hex')}`
   const out = JSON.parse(await schemas(['cloud', '--release', release, '--prefix', base, '--cells', cells.join(',')])) as {
     api: string
@@ -79,6 +82,12 @@ export async function createReleaseCloud(release: TestRelease, prefix: string, c
 }
 
 /** The template databases of `release` (schemas.py templates): what its own tools created, never written to. */
-export async function releaseTemplates(release: TestRelease): Promise<{api: string; placement: string; cell0: string; cell: string}> {
+export async function releaseTemplates(release: SchemaRelease): Promise<{api: string; placement: string; cell0: string; cell: string}> {
   return JSON.parse(await schemas(['templates', '--release', release])) as {api: string; placement: string; cell0: string; cell: string}
+}
+
+/** Why `release`'s schemas cannot be made from source here (no fetched nova / placement, no 2025.1 chroot); undefined when they can. */
+export async function sourceUnavailable(release: SourceRelease): Promise<string | undefined> {
+  const {why} = JSON.parse(await schemas(['source-unavailable', '--release', release])) as {why: string | null}
+  return why ?? undefined
 }
