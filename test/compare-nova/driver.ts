@@ -1,6 +1,7 @@
 /**
  * Runs nova's and placement's own code (Zed) with /usr/bin/python3 for the comparison suites, and
- * nova 31 / placement 13 (2025.1) inside the chroot test/releases/epoxy-chroot.sh builds.
+ * nova 31 / placement 13 (2025.1), nova 33 / placement 15 (2026.1) and nova 34 / placement 16
+ * (2026.2) inside the chroots test/releases/release-chroot.sh builds (trixie, forky, sid).
  *
  * The suites run whenever that python can import nova and placement. Otherwise they are skipped
  * with one line on stderr, except under CI=true, where a missing nova is an error (CI installs
@@ -51,52 +52,65 @@ function decide(): boolean {
 
 export const COMPARE = decide()
 
-export type CompareRelease = 'zed' | '2025.1'
+export type CompareRelease = 'zed' | '2025.1' | '2026.1' | '2026.2'
+type ChrootRelease = Exclude<CompareRelease, 'zed'>
 
 export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
-const CHROOT_SCRIPT = fileURLToPath(new URL('../releases/epoxy-chroot.sh', import.meta.url))
+/** Each newer release's chroot and Debian suite (release-chroot.sh reads the same variables). */
+const CHROOTS: Record<ChrootRelease, {root: string; suite: string}> = {
+  '2025.1': {root: EPOXY_CHROOT, suite: 'trixie'},
+  '2026.1': {root: process.env.CLOUDCTL_FORKY_CHROOT || '/srv/forky', suite: 'forky'},
+  '2026.2': {root: process.env.CLOUDCTL_SID_CHROOT || '/srv/sid', suite: 'sid'},
+}
+const CHROOT_SCRIPT = fileURLToPath(new URL('../releases/release-chroot.sh', import.meta.url))
+
+function chrootOf(release: ChrootRelease): string {
+  return CHROOTS[release].root
+}
 
 /**
- * Whether the 2025.1 replays run: they need the chroot with nova's test packages (the script's
- * --check) and root to enter it. CI builds the chroot first, so there a missing one is an error;
- * elsewhere the suites say once why they are skipped.
+ * Whether a newer release's replays run: they need its chroot with nova's test packages (the
+ * script's --check) and root to enter it. CI builds the chroots first, so there a missing one is an
+ * error; elsewhere the suites say once why they are skipped.
  */
-function decideEpoxy(): boolean {
+function decideChroot(release: ChrootRelease): boolean {
   if (!COMPARE) return false
+  const {root, suite} = CHROOTS[release]
   let why: string | null = null
   if (typeof process.getuid === 'function' && process.getuid() !== 0) why = 'not root (chroot needs it)'
   else {
     try {
-      execFileSync('bash', [CHROOT_SCRIPT, '--check'], {stdio: 'ignore', env: {...process.env, CLOUDCTL_EPOXY_CHROOT: EPOXY_CHROOT}})
+      execFileSync('bash', [CHROOT_SCRIPT, suite, '--check'], {stdio: 'ignore'})
     } catch {
-      why = `no ready chroot at ${EPOXY_CHROOT} (bash test/releases/epoxy-chroot.sh builds it, as root, in ~7 min)`
+      why = `no ready chroot at ${root} (bash test/releases/release-chroot.sh ${suite} builds it, as root, in ~7 min)`
     }
   }
   if (why === null) return true
-  if (process.env.CI === 'true' || process.env.CLOUDCTL_COMPARE_NOVA === '1') throw new Error(`test/compare-nova: nova 2025.1 replays cannot run: ${why}`)
+  if (process.env.CI === 'true' || process.env.CLOUDCTL_COMPARE_NOVA === '1') throw new Error(`test/compare-nova: nova ${release} replays cannot run: ${why}`)
   try {
-    closeSync(openSync(join(tmpdir(), `cloudctl-compare-epoxy-skipped-${process.ppid}`), 'wx'))
-    process.stderr.write(`test/compare-nova 2025.1 replays skipped: ${why}\n`)
+    closeSync(openSync(join(tmpdir(), `cloudctl-compare-${suite}-skipped-${process.ppid}`), 'wx'))
+    process.stderr.write(`test/compare-nova ${release} replays skipped: ${why}\n`)
   } catch {
     // already said in this run
   }
   return false
 }
 
-/** The releases the replays run against here: Zed always (when COMPARE), 2025.1 with its chroot. */
-export const COMPARE_RELEASES: CompareRelease[] = COMPARE ? (decideEpoxy() ? ['zed', '2025.1'] : ['zed']) : []
+/** The releases the replays run against here: Zed always (when COMPARE), each newer one with its chroot. */
+export const COMPARE_RELEASES: CompareRelease[] = COMPARE ? ['zed', ...(Object.keys(CHROOTS) as ChrootRelease[]).filter(decideChroot)] : []
 
-/** Runs nova_driver.py on one release's nova: the host's (Zed) or, copied into it, the chroot's (2025.1). */
+/** Runs nova_driver.py on one release's nova: the host's (Zed) or, copied into it, the release's chroot's. */
 export function runNova<T>(doc: Record<string, unknown>, release: CompareRelease = 'zed'): T {
   if (release === 'zed') {
     const out = execFileSync(PYTHON, [DRIVER], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
     return JSON.parse(out.toString('utf8')) as T
   }
-  const dir = mkdtempSync(join(EPOXY_CHROOT, 'tmp', 'cloudctl-driver-'))
+  const root = chrootOf(release)
+  const dir = mkdtempSync(join(root, 'tmp', 'cloudctl-driver-'))
   try {
     copyFileSync(DRIVER, join(dir, 'nova_driver.py'))
-    const inside = dir.slice(EPOXY_CHROOT.replace(/\/+$/, '').length)
-    const out = execFileSync('chroot', [EPOXY_CHROOT, '/usr/bin/python3', `${inside}/nova_driver.py`], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
+    const inside = dir.slice(root.replace(/\/+$/, '').length)
+    const out = execFileSync('chroot', [root, '/usr/bin/python3', `${inside}/nova_driver.py`], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
     return JSON.parse(out.toString('utf8')) as T
   } finally {
     rmSync(dir, {recursive: true, force: true})
@@ -116,7 +130,7 @@ export function seeded(seed: number): {int(n: number): number; pick<T>(xs: reado
 const CACHE = fileURLToPath(new URL('.cache/', import.meta.url))
 
 function packageVersion(name: string, release: CompareRelease = 'zed'): string | null {
-  const admin = release === 'zed' ? [] : [`--admindir=${EPOXY_CHROOT}/var/lib/dpkg`]
+  const admin = release === 'zed' ? [] : [`--admindir=${chrootOf(release)}/var/lib/dpkg`]
   try {
     return execFileSync('dpkg-query', [...admin, '-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8').trim() || null
   } catch {
@@ -129,13 +143,14 @@ function packageVersion(name: string, release: CompareRelease = 'zed'): string |
  * under test wrapped) and returns its JSON lines. Recordings are cached in test/compare-nova/.cache
  * (gitignored), keyed by the python3-nova and python3-placement versions and the recorders' own
  * text, so a second run replays without running the tests again; without dpkg there is no cache.
- * With release 2025.1 the recorder and its sources are copied into the chroot and run by its
- * python (nova 31); those recordings are cached under their own name.
+ * With a newer release the recorder and its sources are copied into that release's chroot and run
+ * by its python (nova 31, 33 or 34); those recordings are cached under their own name.
  */
 export function recorded<T>(recorder: string, sources: string[], env: Record<string, string> = {}, release: CompareRelease = 'zed'): T[] {
   const versions = [packageVersion('python3-nova', release), packageVersion('python3-placement', release)]
   const hash = createHash('sha256')
-  hash.update(release === 'zed' ? PYTHON : `${EPOXY_CHROOT}:/usr/bin/python3`)
+  const root = release === 'zed' ? undefined : chrootOf(release)
+  hash.update(root === undefined ? PYTHON : `${root}:/usr/bin/python3`)
   for (const v of versions) hash.update(`\0${v ?? ''}`)
   for (const f of [recorder, ...sources]) hash.update(`\0${readFileSync(fileURLToPath(new URL(f, import.meta.url)), 'utf8')}`)
   for (const [k, v] of Object.entries(env).sort()) hash.update(`\0${k}=${v}`)
@@ -143,16 +158,16 @@ export function recorded<T>(recorder: string, sources: string[], env: Record<str
   const cacheable = versions.every((v) => v !== null) && process.env.CLOUDCTL_COMPARE_CACHE !== '0'
   const cached = join(CACHE, key)
   if (cacheable && existsSync(cached)) return parseLines<T>(readFileSync(cached, 'utf8'))
-  const dir = mkdtempSync(join(release === 'zed' ? tmpdir() : join(EPOXY_CHROOT, 'tmp'), 'cloudctl-rec-'))
+  const dir = mkdtempSync(join(root === undefined ? tmpdir() : join(root, 'tmp'), 'cloudctl-rec-'))
   try {
     const file = join(dir, 'cases.jsonl')
-    if (release === 'zed') {
+    if (root === undefined) {
       execFileSync(PYTHON, [fileURLToPath(new URL(recorder, import.meta.url))], {env: {...process.env, ...env, RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
     } else {
       for (const f of [recorder, ...sources]) copyFileSync(fileURLToPath(new URL(f, import.meta.url)), join(dir, f))
-      const inside = dir.slice(EPOXY_CHROOT.replace(/\/+$/, '').length)
+      const inside = dir.slice(root.replace(/\/+$/, '').length)
       const vars = Object.entries({...env, RECORD: `${inside}/cases.jsonl`}).map(([k, v]) => `${k}=${v}`)
-      execFileSync('chroot', [EPOXY_CHROOT, 'env', ...vars, '/usr/bin/python3', `${inside}/${recorder}`], {stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+      execFileSync('chroot', [root, 'env', ...vars, '/usr/bin/python3', `${inside}/${recorder}`], {stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
     }
     const text = readFileSync(file, 'utf8')
     if (cacheable) {

@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 
 import {simulatedRelease, type SnapshotRelease, databaseRelease, cloudRelease} from '../../src/lib/domain/release.js'
 import type {HostNumaCell} from '../../src/lib/domain/nova-objects.js'
-import {applyNovaConf, defaultSchedulerConfig, notInRelease, parseWeightSetting, ZED_DEFAULT_FILTERS} from '../../src/lib/engine/config.js'
+import {allWeighers, applyNovaConf, defaultSchedulerConfig, notInRelease, parseWeightSetting, ZED_DEFAULT_FILTERS} from '../../src/lib/engine/config.js'
 import {fitInstanceCell, type InstanceCellRequest} from '../../src/lib/engine/numa.js'
 import {capCandidates} from '../../src/lib/engine/placement.js'
 import {CloudctlError} from '../../src/lib/errors.js'
@@ -156,6 +156,32 @@ describe('which release a snapshot is simulated as', () => {
     expect(simulatedRelease(undefined).release).toBe('zed')
     const between = simulatedRelease(snap('13863f4e1612', 'cdeec0c85668', 'a082b8bb98d0'))
     expect(between.release).toBe('zed')
-    expect(between.note).toMatch(/2024\.1.*Zed and 2025\.1 only/)
+    expect(between.note).toMatch(/2024\.x.*Zed and 2025\.1 and later only/)
+  })
+
+  it('2026.1 and 2026.2 by their services; a head several releases share takes the oldest, said so; 2025.2 (unread) takes 2025.1', () => {
+    const withSv = (nova: string, sv: number | null): SnapshotRelease =>
+      cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c1: databaseRelease('nova', nova, {serviceVersion: sv})})
+    expect(simulatedRelease(withSv('2903cd72dc14', 72))).toEqual({release: '2026.1', note: 'detected 2026.1'})
+    expect(simulatedRelease(withSv('ab450ba04102', 74))).toEqual({release: '2026.2', note: 'detected 2026.2'})
+    expect(simulatedRelease(withSv('ab450ba04102', null))).toEqual({release: '2026.2', note: 'detected 2026.2 or later'})
+    const shared = simulatedRelease(withSv('2903cd72dc14', null))
+    expect(shared.release).toBe('2025.1')
+    expect(shared.note).toMatch(/^detected 2025\.1-2026\.1; 2025\.1's defaults \(the oldest release it may be/)
+    const flamingo = simulatedRelease(withSv('2903cd72dc14', 70))
+    expect(flamingo.release).toBe('2025.1')
+    expect(flamingo.note).toMatch(/detected 2025\.2; 2025\.1's defaults \(cloudctl has not read nova's 2025\.2 scheduler/)
+    expect(simulatedRelease(withSv('2903cd72dc14', 72), '2025.1')).toEqual({release: '2025.1', note: '--release 2025.1'})
+  })
+
+  it('2026.1 and 2026.2 keep 2025.1\'s filters, weighers, multipliers and placement options', () => {
+    const {release: _r, ...epoxy} = defaultSchedulerConfig('2025.1')
+    for (const r of ['2026.1', '2026.2'] as const) {
+      const {release, ...cfg} = defaultSchedulerConfig(r)
+      expect(release).toBe(r)
+      expect(cfg).toEqual(epoxy)
+      expect(allWeighers(r)).toEqual(allWeighers('2025.1'))
+      expect(notInRelease({...defaultSchedulerConfig(r), enabled_filters: ['AvailabilityZoneFilter']})).toEqual([expect.stringMatching(/^AvailabilityZoneFilter \(removed before 2025\.1/)])
+    }
   })
 })

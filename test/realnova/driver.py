@@ -284,6 +284,22 @@ class RealNovaClouds(base.ServersTestBase):
         self._resize_server(pinned, self.pinned_big)
         live = self._boot(self.small, host='host3', name='live')
         self.hold_live_migrations = True
+        # nova 34's fake domain starts with no job (older ones: a job
+        # running until complete_job()); nova's monitor reads no job on a
+        # domain still on the source as an aborted migration. The held
+        # migration's job reads as running until the play completes it.
+        held = live['id']
+        job_stats = fakelibvirt.Domain.jobStats
+
+        def running_until_completed(domain, flags=0):
+            stats = job_stats(domain, flags)
+            if (domain.UUIDString() == held and
+                    stats['type'] == fakelibvirt.VIR_DOMAIN_JOB_NONE):
+                return dict(stats, type=fakelibvirt.VIR_DOMAIN_JOB_UNBOUNDED)
+            return stats
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.jobStats',
+            running_until_completed))
         self._live_migrate_to(live, 'host2', expect='running')
         self._run_periodics()
         self._dump()

@@ -5,7 +5,7 @@ import type {PlayDriver, RealNovaRelease} from './support.js'
 /**
  * What cloudctl must report on each scenario real nova plays (driver.py's test_<scenario>), for every
  * release that plays them: test/realnova/audit.test.ts (Zed, the host's nova 26) and
- * test/releases/realnova.test.ts (2025.1, nova 31 in the Epoxy chroot) read this one table.
+ * test/releases/realnova*.test.ts (2025.1, 2026.1, 2026.2: nova 31, 33, 34 in their chroots) read this one table.
  */
 
 export interface Scenario {
@@ -102,15 +102,18 @@ export const SCENARIOS: Record<string, Scenario> = {
 
 
 /** Where a release's own nova plays a scenario differently, the whole expectation for it there and why. */
+const RENAME_REFUSED: Scenario & {why: string} = {
+  why: 'stable compute node uuids (nova 27+): nova-compute finds its node under another hypervisor hostname and refuses to start, so no node and no provider are made for the FQDN; host3 keeps its node and provider and only its service stops reporting',
+  codes: [],
+  repairs: [],
+  refused: {note: 'rename', message: /Possible rename detected, refusing to start/},
+}
+
 const DIFFERENCES: Partial<Record<RealNovaRelease, Record<string, Scenario & {why: string}>>> = {
-  '2025.1': {
-    hostname_change: {
-      why: 'stable compute node uuids (nova 27+): nova-compute finds its node under another hypervisor hostname and refuses to start, so no node and no provider are made for the FQDN; host3 keeps its node and provider and only its service stops reporting',
-      codes: [],
-      repairs: [],
-      refused: {note: 'rename', message: /Possible rename detected, refusing to start/},
-    },
-  },
+  '2025.1': {hostname_change: RENAME_REFUSED},
+  // nova 33 and 34 refuse the renamed compute with the same log line (their plays' notes.rename)
+  '2026.1': {hostname_change: RENAME_REFUSED},
+  '2026.2': {hostname_change: RENAME_REFUSED},
 }
 
 /** Every scenario with what cloudctl must report on the clouds `release`'s own nova wrote. */

@@ -13,11 +13,13 @@ rows come from the harness dump (driver.py), cached under .cache/ by
 scenario, nova version and driver hash. Server: $CLOUDCTL_TEST_DSN
 (default mysql://root@127.0.0.1:3306). Run with /usr/bin/python3.
 
-REALNOVA_RELEASE=2025.1 (cloud, dumps, reboot) plays and loads with nova 31 /
-placement 13 instead: the same driver.py runs in their functional harness
-inside the chroot of test/releases/epoxy-chroot.sh (with its own /proc, in
-a private mount namespace), the schemas are 2025.1's (test/releases/
-schemas.py) and discover_hosts is nova 31's. Default: zed, the host's.
+REALNOVA_RELEASE=2025.1|2026.1|2026.2 (cloud, dumps, reboot) plays and loads
+with that release's nova / placement instead (nova 31, 33, 34): the same
+driver.py runs in their functional harness inside the release's chroot
+(test/releases/release-chroot.sh trixie|forky|sid; CHROOTS below), with its
+own /proc, in a private mount namespace; the schemas are that release's
+(test/releases/schemas.py) and discover_hosts is its nova-manage's.
+Default: zed, the host's.
 """
 import argparse
 import contextlib
@@ -36,7 +38,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, '.cache')
 PYTHON = '/usr/bin/python3'
 CELLS = ('cell1', 'cell2')
-CHROOT = os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie'
+# The chroot of each release whose nova runs in one (test/releases/release-chroot.sh).
+CHROOTS = {
+    '2025.1': os.environ.get('CLOUDCTL_EPOXY_CHROOT') or '/srv/trixie',
+    '2026.1': os.environ.get('CLOUDCTL_FORKY_CHROOT') or '/srv/forky',
+    '2026.2': os.environ.get('CLOUDCTL_SID_CHROOT') or '/srv/sid',
+}
+RELEASES = ('zed',) + tuple(CHROOTS)
+CHROOT = CHROOTS['2025.1']
 # Play modules: driver.py's scenarios, the boots boot_windows.py holds in
 # flight, and every driver_<kind>.py beside them (scenarios on other kinds of
 # compute, each with its own test class). A scenario's test class is the one
@@ -61,9 +70,15 @@ def _test_id(driver, scenario):
 
 def _release():
     r = os.environ.get('REALNOVA_RELEASE') or 'zed'
-    if r not in ('zed', '2025.1'):
-        raise FactoryError('REALNOVA_RELEASE must be zed or 2025.1, not %s' % r)
+    if r not in RELEASES:
+        raise FactoryError('REALNOVA_RELEASE must be one of %s, not %s'
+                           % (', '.join(RELEASES), r))
     return r
+
+
+def _chroot():
+    """The chroot of REALNOVA_RELEASE's nova (not for zed: the host's)."""
+    return CHROOTS[_release()]
 
 
 class FactoryError(Exception):
@@ -99,7 +114,7 @@ def nova_url(database):
 
 def _version(package):
     admin = ([] if _release() == 'zed'
-             else ['--admindir=%s/var/lib/dpkg' % CHROOT])
+             else ['--admindir=%s/var/lib/dpkg' % _chroot()])
     out = subprocess.run(['dpkg-query'] + admin + ['-W', '-f=${Version}', package],
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -248,10 +263,11 @@ def driver_hash(scenario, driver='driver'):
 
 
 def _play_in_chroot(test, path, log, repaired=None):
-    """driver.py's (or reboot.py's) `test` in nova 31's harness: copies of
-    both in the chroot (and of the repaired rows, for reboot.py), run there
+    """driver.py's (or reboot.py's) `test` in the release's own harness
+    (nova 31, 33 or 34): copies of both in its chroot (and of the repaired rows, for reboot.py), run there
     with a /proc mounted only for this process tree."""
-    with tempfile.TemporaryDirectory(dir=os.path.join(CHROOT, 'tmp')) as tmp:
+    root = _chroot()
+    with tempfile.TemporaryDirectory(dir=os.path.join(root, 'tmp')) as tmp:
         inside = '/tmp/' + os.path.basename(tmp)
         for name in ['reboot.py'] + [d + '.py' for d in drivers()]:
             with open(os.path.join(HERE, name)) as f:
@@ -267,7 +283,7 @@ def _play_in_chroot(test, path, log, repaired=None):
         with open(log, 'w') as out:
             rc = subprocess.run(
                 ['unshare', '--mount', '--propagation', 'private', '--fork',
-                 'sh', '-c', script, CHROOT, inside, test],
+                 'sh', '-c', script, root, inside, test],
                 env=env, stdout=out, stderr=subprocess.STDOUT).returncode
         if rc == 0 and os.path.exists(os.path.join(tmp, 'dump.json')):
             os.replace(os.path.join(tmp, 'dump.json'), path)
@@ -446,8 +462,8 @@ def _release_templates():
     if _release() == 'zed':
         return ensure_templates()
     sys.path.insert(0, os.path.join(HERE, '..', 'releases'))
-    import schemas  # test/releases/schemas.py: 2025.1's nova-manage, in the chroot
-    return schemas.templates('2025.1')
+    import schemas  # test/releases/schemas.py: the release's nova-manage, in its chroot
+    return schemas.templates(_release())
 
 
 def cloud(scenario, prefix, driver='driver'):
@@ -486,12 +502,12 @@ def cloud(scenario, prefix, driver='driver'):
     # Operators map new computes with discover_hosts (or the scheduler's
     # periodic); the harness never runs it, so nova's own command does it.
     epoxy = _release() != 'zed'
-    # (nova 31's own nova-manage on a 2025.1 cloud: its conf must be seen from the chroot)
+    # (a newer release's own nova-manage: its conf must be seen from its chroot)
     with tempfile.TemporaryDirectory(
-            dir=os.path.join(CHROOT, 'tmp') if epoxy else None) as tmp:
+            dir=os.path.join(_chroot(), 'tmp') if epoxy else None) as tmp:
         conf = os.path.join(tmp, 'nova.conf')
         _nova_conf(conf, names['api'], names['cell1'])
-        nm = (['chroot', CHROOT, 'nova-manage', '--config-file',
+        nm = (['chroot', _chroot(), 'nova-manage', '--config-file',
                '/tmp/%s/nova.conf' % os.path.basename(tmp)] if epoxy
               else ['nova-manage', '--config-file', conf])
         _manage(nm + ['cell_v2', 'discover_hosts'],

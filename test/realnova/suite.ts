@@ -240,12 +240,16 @@ function rowsOfInstance(dump: Dump, db: string, uuid: string): Map<string, Array
  * The suite for `release`. `reportPath` (audit.test.ts passes $REALNOVA_REPORT): write, per scenario,
  * the error/warning codes before and after the repairs and what real `nova-manage placement audit
  * --verbose` reported before and after (it then also runs before the repairs, and after them where the
- * scenario keeps findings). JSON, and a markdown table beside it.
+ * scenario keeps findings). JSON, and a markdown table beside it. `only`: the scenarios to play on
+ * this release (test/releases/realnova-subset.ts); every one when absent.
  */
-export function realNovaSuite(release: RealNovaRelease, available: boolean, reportPath?: string): void {
+export function realNovaSuite(release: RealNovaRelease, available: boolean, reportPath?: string, only?: string[]): void {
+  const all = scenariosOf(release)
+  const unknown = (only ?? []).filter((s) => !(s in all))
+  if (unknown.length > 0) throw new Error(`realNovaSuite: no scenario ${unknown.join(', ')}`)
   // $REALNOVA_ONLY=a,b: only those scenarios (to iterate on a few without playing the others).
-  const only = process.env.REALNOVA_ONLY?.split(',').filter(Boolean)
-  const scenarios = Object.fromEntries(Object.entries(scenariosOf(release)).filter(([name]) => !only || only.includes(name)))
+  const picked = process.env.REALNOVA_ONLY?.split(',').filter(Boolean) ?? only
+  const scenarios = picked === undefined ? all : Object.fromEntries(Object.entries(all).filter(([s]) => picked.includes(s)))
   const REPORT = reportPath
   const report: Record<
     string,

@@ -48,11 +48,18 @@ export interface RealCloud {
   drop(): Promise<void>
 }
 
-/** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 in the Epoxy chroot (factory.py). */
-export type RealNovaRelease = 'zed' | '2025.1'
+/** Whose nova plays and loads the scenarios: the host's Zed, or nova 31 / 33 / 34 in their chroots (factory.py). */
+export type RealNovaRelease = 'zed' | '2025.1' | '2026.1' | '2026.2'
 
 /** Where test/releases/epoxy-chroot.sh puts nova 31 / placement 13 (factory.py reads the same variable). */
 export const EPOXY_CHROOT = process.env.CLOUDCTL_EPOXY_CHROOT || '/srv/trixie'
+
+/** The chroot of each release whose nova runs in one (release-chroot.sh; factory.py CHROOTS reads the same variables). */
+export const RELEASE_CHROOTS: Record<Exclude<RealNovaRelease, 'zed'>, string> = {
+  '2025.1': EPOXY_CHROOT,
+  '2026.1': process.env.CLOUDCTL_FORKY_CHROOT || '/srv/forky',
+  '2026.2': process.env.CLOUDCTL_SID_CHROOT || '/srv/sid',
+}
 
 async function factory(args: string[], timeout = 900_000, release: RealNovaRelease = 'zed'): Promise<string> {
   const r = await execa(PYTHON, [`${HERE}factory.py`, ...args], {cwd: HERE, reject: false, timeout, env: {REALNOVA_RELEASE: release}})
@@ -170,7 +177,7 @@ async function privateDir(): Promise<string> {
 }
 
 /**
- * Where a release's own tools run: the host's Zed, or nova 31 / placement 13 inside the Epoxy chroot
+ * Where a release's own tools run: the host's Zed, or a newer release's nova / placement inside its chroot
  * (it shares the host's network, so the test server and a placement port are the same addresses).
  * `dir` holds the config files and `inside` is that directory as the tools see it.
  */
@@ -180,8 +187,9 @@ async function toolbox(release: RealNovaRelease): Promise<{dir: string; inside: 
     return {dir, inside: dir, argv: (tool, ...args) => [tool, args]}
   }
   const {mkdtemp} = await import('node:fs/promises')
-  const dir = await mkdtemp(`${EPOXY_CHROOT}/tmp/realnova-`)
-  return {dir, inside: `/tmp/${dir.split('/').pop()}`, argv: (tool, ...args) => ['chroot', [EPOXY_CHROOT, tool, ...args]]}
+  const root = RELEASE_CHROOTS[release]
+  const dir = await mkdtemp(`${root}/tmp/realnova-`)
+  return {dir, inside: `/tmp/${dir.split('/').pop()}`, argv: (tool, ...args) => ['chroot', [root, tool, ...args]]}
 }
 
 /** The real placement WSGI app of `release` over the cloud's placement database, noauth2. */
@@ -190,7 +198,13 @@ export async function startPlacement(cloud: RealCloud, release: RealNovaRelease 
   const box = await toolbox(release)
   await writeFile(`${box.dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
   const port = await freePort()
-  const [cmd, args] = box.argv(PYTHON, '/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1')
+  // placement 15+ ship no /usr/bin/placement-api (pbr's wsgi scripts are gone): the same WSGI
+  // application, placement.wsgi.api, served by the standard library as that script did.
+  const root = release === 'zed' ? '' : RELEASE_CHROOTS[release]
+  const script = existsSync(`${root}/usr/bin/placement-api`)
+    ? ['/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1']
+    : ['-c', `import sys, wsgiref.simple_server as w; sys.argv = sys.argv[:1]; from placement.wsgi.api import application; w.make_server('127.0.0.1', ${port}, application).serve_forever()`]
+  const [cmd, args] = box.argv(PYTHON, ...script)
   const proc = execa(cmd, args, {env: {OS_PLACEMENT_CONFIG_DIR: box.inside}, reject: false, all: true})
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {

@@ -23,7 +23,7 @@ import {createReleaseCloud, releaseUnavailable, type TestRelease} from './suppor
 const savedEnv = {...process.env}
 beforeAll(() => {
   process.env.XDG_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'cloudctl-cfg-'))
-  for (const k of Object.keys(process.env)) if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && k !== 'CLOUDCTL_EPOXY_CHROOT') delete process.env[k]
+  for (const k of Object.keys(process.env)) if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && !/^CLOUDCTL_[A-Z]+_CHROOT$/.test(k)) delete process.env[k]
 })
 afterAll(() => {
   process.env = savedEnv
@@ -33,9 +33,22 @@ afterAll(() => {
 const HEADS: Record<TestRelease, {nova_api: string; nova: string; placement: string}> = {
   zed: {nova_api: 'b30f573d3377', nova: 'ccb0fa1a2252', placement: '422ece571366'},
   '2025.1': {nova_api: 'cdeec0c85668', nova: '2903cd72dc14', placement: 'a082b8bb98d0'},
+  // nova 33 / placement 15 add no migration: 2025.1's heads
+  '2026.1': {nova_api: 'cdeec0c85668', nova: '2903cd72dc14', placement: 'a082b8bb98d0'},
+  // nova 34 adds ab450ba04102 (two indexes on migrations); placement 16 none
+  '2026.2': {nova_api: 'cdeec0c85668', nova: 'ab450ba04102', placement: 'a082b8bb98d0'},
 }
 
-const RELEASES: TestRelease[] = ['zed', '2025.1']
+/**
+ * The release each schema is named without a service: only a cell's services narrow a head that
+ * several releases share (2903cd72dc14 is 2025.1's, 2025.2's and 2026.1's), and the newest head
+ * is also that of any newer release that adds no migration.
+ */
+const NAMED: Record<TestRelease, string> = {zed: 'zed', '2025.1': '2025.1-2026.1', '2026.1': '2025.1-2026.1', '2026.2': '2026.2 or later'}
+/** services.version the release's nova-compute writes (its nova/objects/service.py SERVICE_VERSION). */
+const SERVICE_VERSION: Record<TestRelease, number> = {zed: 64, '2025.1': 68, '2026.1': 72, '2026.2': 74}
+
+const RELEASES: TestRelease[] = ['zed', '2025.1', '2026.1', '2026.2']
 const why = Object.fromEntries(RELEASES.map((r) => [r, releaseUnavailable(r)])) as Record<TestRelease, string | undefined>
 for (const r of RELEASES) if (why[r] !== undefined && process.env.CI !== 'true') console.warn(why[r])
 
@@ -76,10 +89,16 @@ function withoutComputeIds(s: Snapshot): Snapshot {
   }
 }
 
+/** The sample cloud as the release's own nova-compute would have written its services' version. */
+function sampleOf(release: TestRelease): Snapshot {
+  const s = sampleSnapshot()
+  return {...s, nova: {...s.nova, services: s.nova.services.map((v) => (v.version === null ? v : {...v, version: SERVICE_VERSION[release]}))}}
+}
+
 describe.each(RELEASES)('capture from real %s schemas', (release) => {
   const skip = why[release] !== undefined
   let cloud: TestCloud
-  const seeded = sampleSnapshot()
+  const seeded = sampleOf(release)
   const src = (): string[] => ['--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl]
 
   beforeAll(async () => {
@@ -94,15 +113,18 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
   it.skipIf(skip)(`reads every seeded row back and names the release ${release}`, async () => {
     const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl, requestSpecs: true})
     expect(snap.release?.name).toBe(release)
+    expect(snap.release?.open).toBeUndefined()
     expect(snap.release?.nova_api.alembic_version).toBe(HEADS[release].nova_api)
     expect(snap.release?.placement.alembic_version).toBe(HEADS[release].placement)
     for (const c of snap.cells) {
       expect(c.status).toBe('available')
-      expect(snap.release?.cells[c.uuid]).toMatchObject({alembic_version: HEADS[release].nova, name: release})
+      // a cell whose services carry no version (cell0's conductor) is what its schema says
+      const versioned = seeded.nova.services.some((v) => v.cell_uuid === c.uuid && v.deleted === 0 && v.version !== null)
+      expect(snap.release?.cells[c.uuid]).toMatchObject({alembic_version: HEADS[release].nova, name: versioned ? release : NAMED[release]})
     }
     // Epoxy's extra tables and columns (share_mapping, console_auth_tokens.tls_port...) are fine;
     // the optional columns cloudctl reads appear exactly where the schema has them.
-    const epoxy = release === '2025.1'
+    const epoxy = release !== 'zed'
     expect(snap.nova.instances.every((i) => ('compute_id' in i) === epoxy && (i.compute_id ?? null) === null)).toBe(true)
     expect(snap.nova.migrations.every((m) => ('dest_compute_id' in m) === epoxy)).toBe(true)
     expect(withoutComputeIds(snap)).toEqual({
@@ -112,6 +134,26 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
       release: snap.release,
       cells: await capturedCells(seeded.cells, cloud),
     })
+  })
+
+  it.skipIf(skip)(`without a live service names what the schema alone says (${NAMED[release]}); a service version newer than cloudctl knows does not narrow it`, async () => {
+    const cells = Object.values(cloud.cellUrls)
+    for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted + 1000000')
+    try {
+      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+      expect(snap.release?.name).toBe(NAMED[release])
+      for (const c of snap.cells) expect(snap.release?.cells[c.uuid]).toMatchObject({alembic_version: HEADS[release].nova, name: NAMED[release]})
+    } finally {
+      for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted - 1000000')
+    }
+    if (release === 'zed') return
+    for (const c of cells) await exec(c, 'UPDATE services SET version = 99 WHERE version IS NOT NULL')
+    try {
+      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+      expect(snap.release?.name).toBe(NAMED[release])
+    } finally {
+      for (const c of cells) await exec(c, `UPDATE services SET version = ${SERVICE_VERSION[release]} WHERE version IS NOT NULL`)
+    }
   })
 
   it.skipIf(skip)('names the release in snapshot show, cells list and every --json result, and stores it in the snapshot file', async () => {
@@ -131,7 +173,8 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
     const cells = await cloudctl(['cells', 'list', ...src(), '--json'])
     const doc = JSON.parse(cells.stdout) as {cells: Array<{name: string; release: string | null}>; release: {name: string}}
     expect(doc.release.name).toBe(release)
-    expect(doc.cells.map((c) => c.release)).toEqual(doc.cells.map(() => release))
+    // cell0 (its conductor writes no service version) is what its schema says
+    expect(doc.cells.map((c) => c.release)).toEqual(doc.cells.map((c) => (c.name === 'cell0' ? NAMED[release] : release)))
     const human = await cloudctl(['cells', 'list', ...src()])
     expect(human.stdout).toMatch(new RegExp(`cell1.*${release.replace('.', '\\.')}`))
 
@@ -147,7 +190,7 @@ describe('real 2025.1 schemas: compute_id, missing columns, old schemas', () => 
   beforeAll(async () => {
     if (skip) return
     cloud = await createReleaseCloud('2025.1', 'rel_epx', ['cell1', 'cell2'])
-    await seedSnapshot(sampleSnapshot(), cloud)
+    await seedSnapshot(sampleOf('2025.1'), cloud)
   }, 900_000)
   afterAll(async () => {
     await cloud?.drop()
@@ -193,12 +236,12 @@ describe('real 2025.1 schemas: compute_id, missing columns, old schemas', () => 
     try {
       const e = await captureError(captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl}))
       expect(e.exitCode).toBe(2)
-      expect(e.message).toMatch(/flavors\.description is missing in the nova_api database.*\(schema found: 2023\.1-2025\.1, alembic cdeec0c85668\)/)
+      expect(e.message).toMatch(/flavors\.description is missing in the nova_api database.*\(schema found: 2023\.2 or later, alembic cdeec0c85668\)/)
       // a head cloudctl does not know (a newer nova) that lacks a needed column
       await exec(cloud.apiUrl, "UPDATE alembic_version SET version_num = 'f00dfeedbeef'")
       const r = await cloudctl(['audit', 'all', '--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl])
       expect(r.exitCode).toBe(2)
-      expect(r.stderr).toMatch(/^Error: flavors\.description is missing in the nova_api database .*unknown \(alembic f00dfeedbeef, newer than 2025\.1\?\)\)$/m)
+      expect(r.stderr).toMatch(/^Error: flavors\.description is missing in the nova_api database .*unknown \(alembic f00dfeedbeef, newer than 2026\.2\?\)\)$/m)
       expect(r.stderr).not.toMatch(/\n\s+at /)
     } finally {
       await exec(cloud.apiUrl, ["UPDATE alembic_version SET version_num = 'cdeec0c85668'", 'ALTER TABLE flavors ADD COLUMN description TEXT NULL'])

@@ -7,8 +7,14 @@
 import {NOVA_DEFAULT_AVAILABILITY_ZONE} from '../domain/availability-zone.js'
 import {ConfigError} from '../errors.js'
 
-/** The releases whose defaults the engine knows (each verified against that release's own code). */
-export const ENGINE_RELEASES = ['zed', '2025.1'] as const
+/**
+ * The releases whose defaults the engine knows (each verified against that release's own code).
+ * 2026.1 (nova 33 / placement 15) and 2026.2 (nova 34 / placement 16) keep 2025.1's filters,
+ * weighers, multipliers and placement options (their nova/conf/scheduler.py only deprecates two
+ * options, placement/conf/placement.py is unchanged): what they add is request traits, which
+ * docs/engine.md lists as not modelled.
+ */
+export const ENGINE_RELEASES = ['zed', '2025.1', '2026.1', '2026.2'] as const
 export type EngineRelease = (typeof ENGINE_RELEASES)[number]
 
 export const ZED_DEFAULT_FILTERS = [
@@ -50,6 +56,8 @@ const NOT_IN_RELEASE: Record<EngineRelease, Record<string, string>> = {
   // nova 31 deleted nova/scheduler/filters/availability_zone_filter.py (placement's AZ prefilter
   // is the only way); the option that turned that prefilter off went with it.
   '2025.1': {AvailabilityZoneFilter: 'removed before 2025.1: availability zones are always mapped to placement aggregates'},
+  '2026.1': {AvailabilityZoneFilter: 'removed before 2025.1: availability zones are always mapped to placement aggregates'},
+  '2026.2': {AvailabilityZoneFilter: 'removed before 2025.1: availability zones are always mapped to placement aggregates'},
 }
 
 /** Names of `enabled_filters` / `weight_classes` the config's release lacks, with why. */

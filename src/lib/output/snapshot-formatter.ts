@@ -62,7 +62,7 @@ export function renderSummary(s: SnapshotSummary): string {
   return out.join('\n')
 }
 
-/** 'Release 2025.1 (nova_api 2023.1-2025.1 (alembic cdeec0c85668), placement ...)'. */
+/** 'Release 2025.1 (nova_api 2023.2 or later (alembic cdeec0c85668), placement ...)'. */
 export function releaseLine(r: SnapshotRelease | null): string {
   if (r === null) return `${theme().bold('Release')} not recorded (a snapshot written before cloudctl read it, or a generated cloud)`
   return `${theme().bold('Release')} ${r.name} (nova_api ${databaseReleaseLabel(r.nova_api)}, placement ${databaseReleaseLabel(r.placement)})`

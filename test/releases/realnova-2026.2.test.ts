@@ -1,0 +1,4 @@
+/** The nine real-nova scenarios as nova 34 / placement 16 (2026.2, Debian sid, the newest release) play them: realnova-release.ts. */
+import {releaseRealNovaSuite} from './realnova-release.js'
+
+releaseRealNovaSuite('2026.2')
