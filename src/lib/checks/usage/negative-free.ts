@@ -51,7 +51,7 @@ export const negativeFree: CheckUnit = {
  * placement took it: free_disk_gb then says nothing about the node.
  */
 function sharedDiskAggregates(ctx: AuditContext): Set<string> {
-  return ctx.once('usage:shared-disk-aggregates', () => {
+  return ctx.once(sharedDiskAggregates, () => {
     const out = new Set<string>()
     const disk = ctx.model.rc.id('DISK_GB')
     if (disk === undefined) return out
