@@ -21,17 +21,8 @@ exec 9>"$ROOT.lock"
 flock 9
 if [ -f "$READY" ]; then log "ready at $ROOT (built by a concurrent run)"; exit 0; fi
 
-mirror() {
-  # The host's own Debian mirror (deb822 sources first, then the classic list).
-  local m=""
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-  fi
-  if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-    m=$(awk '$1=="deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
-  fi
-  echo "${m:-http://deb.debian.org/debian}"
-}
+# shellcheck source=../support/debian-mirror.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../support/debian-mirror.sh"
 
 if ! command -v debootstrap >/dev/null 2>&1; then
   log "installing debootstrap"

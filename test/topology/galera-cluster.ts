@@ -10,11 +10,11 @@
 import {execa} from 'execa'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {closeConnection, type Connection, openConnection} from '../../src/lib/db/connection.js'
+import {freePort} from '../support/free-port.js'
 
 export const MARIADBD = '/usr/sbin/mariadbd'
 export const GALERA = '/usr/lib/galera/libgalera_smm.so'
@@ -39,16 +39,6 @@ export interface GaleraCluster {
   stop(): Promise<void>
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address()
-      s.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -32,16 +32,8 @@ if [ "$CHECK" = "--check" ]; then
 fi
 if [ "$(id -u)" -ne 0 ]; then echo "server-chroot: must run as root (debootstrap, chroot, mount)" >&2; exit 2; fi
 
-mirror() {
-  local m=""
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-  fi
-  if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-    m=$(awk '$1=="deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
-  fi
-  echo "${m:-http://deb.debian.org/debian}"
-}
+# shellcheck source=../support/debian-mirror.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../support/debian-mirror.sh"
 
 MOUNTED=()
 cleanup() {

@@ -6,10 +6,10 @@
 import {execa} from 'execa'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import {closeConnection, openConnection} from '../../src/lib/db/connection.js'
+import {freePort} from '../support/free-port.js'
 
 export interface ChrootServerSpec {
   name: string
@@ -32,16 +32,6 @@ export function unavailable(s: ChrootServerSpec): string | undefined {
   return undefined
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address()
-      srv.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 export interface RunningServer {
   port: number

@@ -7,7 +7,6 @@
 import {execa, execaSync} from 'execa'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, copyFileSync, rmSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -15,6 +14,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {closeConnection, type Connection, openConnection} from '../../src/lib/db/connection.js'
 import {cloudctl} from '../support/cli.js'
 import {createTestCloud, type TestCloud} from '../support/db.js'
+import {freePort} from '../support/free-port.js'
 
 const MARIADBD = '/usr/sbin/mariadbd'
 const PYTHON = '/usr/bin/python3'
@@ -22,16 +22,6 @@ const present = existsSync(MARIADBD) && existsSync('/usr/bin/mariadb-install-db'
 
 const PW = 'tls-Secret-9'
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address()
-      s.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /** A private CA and server certificates for localhost, other.example.test and IP 127.0.0.1, plus a client certificate. */
 function makeCa(dir: string): void {

@@ -128,6 +128,15 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
   const named = ctx.label ?? (typeof ctx.url === 'object' ? ctx.url.database : undefined)
   const db = `${named === undefined ? 'database' : `${named} database`}${ctx.node ? ` (node ${ctx.node})` : ''}`
   const at = where ? ` at ${where}` : ''
+  // Lock waits that ran out (innodb_lock_wait_timeout, lock_wait_timeout) and NOWAIT both mean a holder.
+  const lockHeldElsewhere = (): CloudctlError =>
+    err(
+      `timed out waiting for a lock in the ${db}${at}${ctx.table ? ` on ${ctx.table}` : ''}: another session holds it (LOCK TABLES, DDL or a long transaction)`,
+      'DbLockTimeout',
+      'Find the holder (SHOW PROCESSLIST, information_schema.INNODB_TRX) and re-run once it is released; bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_LOCK_TIMEOUT, CLOUDCTL_DB_READ_LOCK_TIMEOUT).',
+      error,
+      ExitCode.UNEXPECTED,
+    )
 
   switch (code) {
     case 'ECONNREFUSED':
@@ -254,13 +263,7 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
           error,
           ExitCode.UNEXPECTED,
         )
-      return err(
-        `timed out waiting for a lock in the ${db}${at}${ctx.table ? ` on ${ctx.table}` : ''}: another session holds it (LOCK TABLES, DDL or a long transaction)`,
-        'DbLockTimeout',
-        'Find the holder (SHOW PROCESSLIST, information_schema.INNODB_TRX) and re-run once it is released; bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_LOCK_TIMEOUT, CLOUDCTL_DB_READ_LOCK_TIMEOUT).',
-        error,
-        ExitCode.UNEXPECTED,
-      )
+      return lockHeldElsewhere()
     case 'ER_LOCK_DEADLOCK':
       // Galera reports a transaction that lost certification to a write committed on another node
       // (or aborted by one, "brute force") with InnoDB's deadlock error.
@@ -272,13 +275,7 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
         ExitCode.UNEXPECTED,
       )
     case 'ER_LOCK_NOWAIT':
-      return err(
-        `timed out waiting for a lock in the ${db}${at}${ctx.table ? ` on ${ctx.table}` : ''}: another session holds it (LOCK TABLES, DDL or a long transaction)`,
-        'DbLockTimeout',
-        'Find the holder (SHOW PROCESSLIST, information_schema.INNODB_TRX) and re-run once it is released; bounds: docs/repairs.md "Timeouts" (CLOUDCTL_DB_LOCK_TIMEOUT, CLOUDCTL_DB_READ_LOCK_TIMEOUT).',
-        error,
-        ExitCode.UNEXPECTED,
-      )
+      return lockHeldElsewhere()
     case 'ER_QUERY_TIMEOUT':
     case 'ER_STATEMENT_TIMEOUT':
       return statementTimeout(db, at, ctx, error)
