@@ -4,7 +4,8 @@
  */
 import type {CheckName, Finding, FindingSubject, Severity, UndecidedCode} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
-import {SHARING_TRAIT} from '../domain/placement-capacity.js'
+import {type InstanceWhereabouts, OutageRule} from '../domain/outage.js'
+import {ProviderNodes} from '../domain/provider-nodes.js'
 import {
   type HostNumaTopology,
   type InstanceFlavors,
@@ -54,25 +55,16 @@ export function awaitsClaim(inst: Instance): boolean {
   return inst.vm_state === 'building' || (inst.host === null && inst.task_state !== null)
 }
 
-export class AuditContext {
+export class AuditContext implements InstanceWhereabouts {
   readonly buildRequestUuids = new Set<string>()
   readonly hostMappingsByHost = new Map<string, HostMapping[]>()
-  /** Live compute node by uuid (the provider uuid nova uses). */
-  private readonly liveCnByUuid = new Map<string, ComputeNode>()
   /** In-progress migrations by source and by destination node key (host + node). */
   readonly inProgressByNode = new Map<string, Migration[]>()
   readonly inProgressByInstance = new Map<string, Migration[]>()
-  /** Root providers that are not compute nodes but share their inventory via aggregates. */
-  private readonly sharingProviderIds = new Set<number>()
-  /**
-   * provider.uuid-mismatch pairs: a live compute node whose uuid has no provider, and the root
-   * provider carrying its hypervisor_hostname. Other checks judge that provider as the node's, so
-   * the one fault is reported once (by providers), not again as every allocation on it.
-   */
-  private readonly misnamedProviderOf = new Map<ComputeNode, ResourceProvider>()
-  private readonly misnamedNodeOf = new Map<number, ComputeNode>()
-  /** computeNodeOf by provider id, resolved once: leaks asks it for every allocation group. */
-  private readonly nodeByProviderId = new Map<number, ComputeNode>()
+  /** Which provider stands for which live compute node. */
+  private readonly nodes: ProviderNodes
+  /** The outage rule, read through this audit's instance indexes. */
+  readonly outage: OutageRule
   /** Values derived once per audit, keyed by the function that derives them (once). */
   private readonly derived = new Map<(ctx: AuditContext) => unknown, unknown>()
   // Blobs keyed by their text: instances of one flavor carry the same flavor blob, parsed once.
@@ -87,7 +79,6 @@ export class AuditContext {
     const s = model.snapshot
     for (const br of s.nova_api.build_requests) if (br.instance_uuid) this.buildRequestUuids.add(br.instance_uuid)
     for (const hm of s.nova_api.host_mappings) push(this.hostMappingsByHost, hm.host, hm)
-    for (const cn of model.liveComputeNodes) if (cn.uuid && !this.liveCnByUuid.has(cn.uuid)) this.liveCnByUuid.set(cn.uuid, cn)
     for (const m of s.nova.migrations) {
       if (!isMigrationInProgress(m)) continue
       push(this.inProgressByNode, nodeKey(m.source_compute, m.source_node), m)
@@ -96,20 +87,8 @@ export class AuditContext {
       if (destKey !== nodeKey(m.source_compute, m.source_node)) push(this.inProgressByNode, destKey, m)
       if (m.instance_uuid) push(this.inProgressByInstance, m.instance_uuid, m)
     }
-    for (const [rpId, traits] of model.traitsByProvider) if (traits.has(SHARING_TRAIT)) this.sharingProviderIds.add(rpId)
-    for (const cn of model.liveComputeNodes) {
-      if ((cn.uuid && model.providersByUuid.has(cn.uuid)) || cn.hypervisor_hostname === null) continue
-      const rp = (model.providersByName.get(cn.hypervisor_hostname) ?? []).find((p) => p.parent_provider_id === null && !this.sharingProviderIds.has(p.id))
-      if (!rp || this.liveCnByUuid.has(rp.uuid)) continue
-      this.misnamedProviderOf.set(cn, rp)
-      this.misnamedNodeOf.set(rp.id, cn)
-    }
-    for (const [uuid, cn] of this.liveCnByUuid) {
-      const rp = model.providersByUuid.get(uuid)
-      if (rp) this.nodeByProviderId.set(rp.id, cn)
-    }
-    // A misnamed provider's uuid is no live node's (checked above), so these never overwrite the above.
-    for (const [rpId, cn] of this.misnamedNodeOf) this.nodeByProviderId.set(rpId, cn)
+    this.nodes = new ProviderNodes(model)
+    this.outage = new OutageRule(model, this.nodes, this)
   }
 
   /**
@@ -255,18 +234,17 @@ export class AuditContext {
   }
 
   isSharing(rp: ResourceProvider): boolean {
-    return this.sharingProviderIds.has(rp.id)
+    return this.nodes.isSharing(rp)
   }
 
   /** The provider nova uses for a compute node: same uuid. */
   providerOf(cn: ComputeNode): ResourceProvider | undefined {
-    return (cn.uuid ? this.model.providersByUuid.get(cn.uuid) : undefined) ?? this.misnamedProviderOf.get(cn)
+    return this.nodes.providerOf(cn)
   }
 
   /** The live compute node a (root) provider stands for. */
   computeNodeOf(rp: ResourceProvider): ComputeNode | undefined {
-    // Keyed by id: the snapshot's provider rows are the only ones checks pass in.
-    return this.model.providersById.get(rp.id) === rp ? this.nodeByProviderId.get(rp.id) : (this.liveCnByUuid.get(rp.uuid) ?? this.misnamedNodeOf.get(rp.id))
+    return this.nodes.computeNodeOf(rp)
   }
 
   liveComputeNodeAt(host: string | null, node: string | null): ComputeNode | undefined {
@@ -292,64 +270,6 @@ export class AuditContext {
     if (cn.host !== null) subject.host = cn.host
     if (cn.hypervisor_hostname !== null) subject.node = cn.hypervisor_hostname
     return subject
-  }
-
-  /**
-   * The outage rule: the unreadable cells an instance (or migration) uuid may live in, [] when the
-   * readable data proves where it is (always [] while every cell was read). The proof is its instance
-   * mapping naming a readable cell that holds a row of it. A mapping naming an unreadable cell leaves
-   * that cell; none, one with no cell, or one naming a readable cell without its row leaves every
-   * unreadable cell possible, since then the mapping itself is wrong.
-   */
-  unreadableHomesOf(uuid: string): string[] {
-    const home = this.provenHome(uuid)
-    return Array.isArray(home) ? home : []
-  }
-
-  /**
-   * The outage rule for one allocation consumer: [] when every place it could live was read, else the
-   * unreadable cells it may live in. Its instance (a migration's instance) must be proven in a readable
-   * cell (unreadableHomesOf), and every non-sharing provider it holds allocations on (or a step would
-   * write to) must stand for a live compute node read in that same cell. Neither mapping is trusted
-   * alone: in seed 004's double fault the instance runs in cell1 while its instance mapping points at
-   * an ERROR copy in cell0, and its host's host mapping at cell0 too; only its compute node, which
-   * was not read, would place it. A provider whose live compute node was not read, or was read in
-   * another cell than the instance's, may stand for a host of any unreadable cell.
-   */
-  unreadableCellsOfConsumer(consumer: string, providers: Iterable<ResourceProvider>): string[] {
-    const down = this.model.unavailableCells
-    if (down.length === 0) return []
-    const migration = this.model.migrationsByUuid.get(consumer)
-    const home = this.provenHome(migration?.instance_uuid ?? consumer)
-    if (Array.isArray(home)) return home
-    for (const rp of providers) {
-      if (this.isSharing(rp)) continue
-      const root = this.model.rootOf(rp)
-      if (this.isSharing(root)) continue
-      if (this.computeNodeOf(root)?.cell_uuid !== home.uuid) return down.map((c) => c.uuid)
-    }
-    return []
-  }
-
-  /** The readable cell an instance uuid is proven to be in, or the unreadable cells it may be in. */
-  private provenHome(uuid: string): CellInfo | string[] {
-    const down = this.model.unavailableCells
-    if (down.length === 0) return []
-    const cell = this.cellById(this.mappingOf(uuid)?.cell_id ?? null)
-    if (cell && cell.status !== 'available') return [cell.uuid]
-    if (cell && (this.rowsOf(uuid) ?? []).some((i) => i.cell_uuid === cell.uuid)) return cell
-    return down.map((c) => c.uuid)
-  }
-
-  /**
-   * The unreadable cells the host a (root) provider stands for may belong to: [] when its live
-   * compute node was read in a readable cell, else every unreadable cell. Host mappings are not
-   * proof (they may be as wrong as the instance mappings), and sharing providers belong to no cell.
-   */
-  unreadableCellsOfProvider(rp: ResourceProvider): string[] {
-    const down = this.model.unavailableCells
-    if (down.length === 0 || this.isSharing(rp)) return []
-    return this.computeNodeOf(this.model.rootOf(rp)) ? [] : down.map((c) => c.uuid)
   }
 
   /** The "unknown" finding a check emits for every cell it could not read. */

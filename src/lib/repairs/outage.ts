@@ -2,9 +2,10 @@
  * The outage rule as a last line of defence (docs/repairs.md): whatever a planner decided, no write
  * step is applied whose premise depends on a cell that could not be read. The checks already leave
  * such findings undecided, so this should find nothing; when it does, the whole apply is refused.
+ * The rule itself is domain/outage.ts, the one the checks read; no audit is built to reach it.
  */
-import {AuditContext} from '../checks/context.js'
 import type {CloudModel} from '../domain/model.js'
+import {OutageRule} from '../domain/outage.js'
 import type {ResourceProvider} from '../domain/snapshot.js'
 import {type RepairPlan, type Row, type Scalar, type Step, writeSteps} from './plan.js'
 
@@ -18,7 +19,7 @@ export interface BlockedStep {
 const PROVIDER_TABLES = new Set(['resource_providers', 'inventories', 'resource_provider_traits', 'resource_provider_aggregates'])
 
 /** The write steps of a plan whose premise depends on an unreadable cell ([] while every cell was read). */
-export function outageBlockedSteps(model: CloudModel, plan: RepairPlan, ctx: AuditContext = new AuditContext(model)): BlockedStep[] {
+export function outageBlockedSteps(model: CloudModel, plan: RepairPlan, rule: OutageRule = new OutageRule(model)): BlockedStep[] {
   const down = model.unavailableCells
   if (down.length === 0) return []
   const all = down.map((c) => c.uuid)
@@ -46,12 +47,12 @@ export function outageBlockedSteps(model: CloudModel, plan: RepairPlan, ctx: Aud
         }
         const rp = providerOf(model, step)
         if (rp) providers.push(rp)
-        for (const c of ctx.unreadableCellsOfConsumer(consumer, providers)) cells.add(c)
+        for (const c of rule.unreadableCellsOfConsumer(consumer, providers)) cells.add(c)
         if (cells.size > 0) reason = `consumer ${consumer} may live in a cell that could not be read`
       }
     } else if (step.db === 'placement' && PROVIDER_TABLES.has(step.table)) {
       const rp = providerOf(model, step)
-      if (rp) for (const c of ctx.unreadableCellsOfProvider(rp)) cells.add(c)
+      if (rp) for (const c of rule.unreadableCellsOfProvider(rp)) cells.add(c)
       if (cells.size > 0) reason = `provider ${rp?.name ?? rp?.uuid} stands for a host of a cell that could not be read`
     } else if (plan.kind === 'map-instances' || (step.db === 'nova_api' && step.table === 'instance_mappings')) {
       // Where an instance lives, and which copies of it exist, is known only when every cell was read.

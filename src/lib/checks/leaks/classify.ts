@@ -202,7 +202,7 @@ class Classifier {
   private judgeUnallocated(uuid: string, inst: Instance): void {
     const {ctx} = this
     if (inst.host === null || !holdsResources(inst) || awaitsClaim(inst)) return
-    const dark = ctx.unreadableHomesOf(uuid)
+    const dark = ctx.outage.unreadableHomesOf(uuid)
     if (dark.length > 0) return this.undecide(uuid, dark)
     const expected = ctx.expected(inst)
     if (!expected.ok || Object.keys(expected.value.resources).length === 0) return
@@ -212,9 +212,9 @@ class Classifier {
     this.flag(uuid, this.v.missing, {uuid, inst, expected: expected.value, cn, rp})
   }
 
-  /** The outage rule (ctx.unreadableCellsOfConsumer): the unreadable cells a consumer's judgement depends on. */
+  /** The outage rule (ctx.outage.unreadableCellsOfConsumer): the unreadable cells a consumer's judgement depends on. */
   private darkCellsOf(consumer: string, groups: Group[]): string[] {
-    return this.ctx.unreadableCellsOfConsumer(consumer, groups.map((g) => g.rp))
+    return this.ctx.outage.unreadableCellsOfConsumer(consumer, groups.map((g) => g.rp))
   }
 
   private undecide(consumer: string, cells: string[]): void {
