@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
 import {defaultSchedulerConfig} from '../../src/lib/engine/config.js'
-import {toQueryString} from '../../src/lib/engine/placement.js'
+import {toQueryString} from '../../src/lib/engine/placement-query.js'
 import {buildRequestSpec, placementRequestFor, runRequestFilters} from '../../src/lib/engine/request.js'
 import {type BootRequest} from '../../src/lib/engine/request-spec.js'
 import {CloudBuilder, type FlavorSpec} from '../support/builders.js'

@@ -9,7 +9,7 @@ import {simulatedRelease, type SnapshotRelease, databaseRelease, cloudRelease} f
 import type {HostNumaCell} from '../../src/lib/domain/nova-objects.js'
 import {allWeighers, applyNovaConf, defaultSchedulerConfig, notInRelease, parseWeightSetting, ZED_DEFAULT_FILTERS} from '../../src/lib/engine/config.js'
 import {fitInstanceCell, type InstanceCellRequest} from '../../src/lib/engine/numa.js'
-import {capCandidates} from '../../src/lib/engine/placement.js'
+import {capCandidates} from '../../src/lib/engine/placement-choose.js'
 import {CloudctlError} from '../../src/lib/errors.js'
 
 describe('defaults per release', () => {

@@ -4,7 +4,9 @@
  * (traits, aggregates, units) and counted by binary search for what does (capacity, as the claim
  * checks it).
  */
-import {checkClaimCapacity, placementBadRequest, type ProviderIndex, type ProviderInfo, type ProviderInventory} from '../engine/placement.js'
+import {checkClaimCapacity, type ProviderInventory} from '../engine/placement-capacity-check.js'
+import {placementBadRequest} from '../engine/placement-query.js'
+import {type ProviderIndex, type ProviderInfo} from '../engine/provider-index.js'
 import {type PlacementRequest} from '../engine/placement-request.js'
 
 interface Part {

@@ -3,7 +3,7 @@ import {hostZones} from '../domain/availability-zone.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode} from '../domain/snapshot.js'
 import type {EngineState, SchedulerConfig} from '../engine/index.js'
-import type {ProviderIndex} from '../engine/placement.js'
+import type {ProviderIndex} from '../engine/provider-index.js'
 import type {HostUsage, ZoneUsage} from './types.js'
 
 export interface HostPlaces {

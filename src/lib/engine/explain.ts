@@ -1,6 +1,7 @@
 /** Why each compute node was not chosen (the placement stage and after), and the one-line summary. */
 import type {CloudModel} from '../domain/model.js'
-import type {CandidateResult, ProviderIndex} from './placement.js'
+import type {CandidateResult} from './placement-result.js'
+import type {ProviderIndex} from './provider-index.js'
 import type {RequestSpec} from './request-spec.js'
 import type {HostVerdict, SimulationResult} from './result.js'
 

@@ -3,7 +3,7 @@
  * the same cloud: placement usage deltas and the host states replaced by consume_from_request.
  */
 import type {HostState} from './host-state.js'
-import type {ProviderIndex, UsageView} from './placement.js'
+import type {ProviderIndex, UsageView} from './provider-index.js'
 
 /** Cheap to clone (maps of references; host states are replaced, never mutated). */
 export class EngineState {
