@@ -12,6 +12,8 @@ import {planLeaks} from '../../src/lib/repairs/leaks.js'
 import {planProviders} from '../../src/lib/repairs/providers.js'
 import {planMapInstances} from '../../src/lib/repairs/cells.js'
 import {outageBlockedSteps} from '../../src/lib/repairs/outage.js'
+import {AuditContext} from '../../src/lib/checks/context.js'
+import {OutageRule} from '../../src/lib/domain/outage.js'
 import {writeSteps} from '../../src/lib/repairs/plan.js'
 import {CELL0_UUID} from '../../src/lib/domain/snapshot.js'
 import {CloudBuilder} from '../support/builders.js'
@@ -139,4 +141,29 @@ describe('outage rule, last line of defence: a plan made while the cell was read
     expect(writeSteps(planMapInstances(buildModel(darken(structuredClone(s), 'cell2')), {}))).toEqual([])
     expect(alive.uuid).toBeTruthy()
   })
+})
+
+describe('outage rule, one home: the rule repairs build from the model alone answers as the checks\' does', () => {
+  for (const mapTo of ['cell1', 'cell0', 'none'] as const) {
+    for (const dark of ['cell1', 'cell2']) {
+      it(`mapping ${mapTo}, ${dark} unreadable`, () => {
+        const {b} = seed004({mapTo})
+        const model = buildModel(darken(b.build(), dark))
+        const audit = new AuditContext(model).outage
+        const alone = new OutageRule(model)
+        const providers = model.snapshot.placement.resource_providers
+        const uuids = new Set([...model.allocationsByConsumer.keys(), ...b.build().nova.instances.map((i) => i.uuid)])
+        let undecided = 0
+        for (const uuid of uuids) {
+          const held = (model.allocationsByConsumer.get(uuid) ?? []).map((a) => model.providersById.get(a.resource_provider_id)!)
+          expect(alone.unreadableHomesOf(uuid)).toEqual(audit.unreadableHomesOf(uuid))
+          expect(alone.unreadableCellsOfConsumer(uuid, held)).toEqual(audit.unreadableCellsOfConsumer(uuid, held))
+          undecided += audit.unreadableCellsOfConsumer(uuid, held).length
+        }
+        for (const rp of providers) expect(alone.unreadableCellsOfProvider(rp)).toEqual(audit.unreadableCellsOfProvider(rp))
+        // Not vacuous: some consumer depends on the dark cell in every variant.
+        expect(undecided).toBeGreaterThan(0)
+      })
+    }
+  }
 })
