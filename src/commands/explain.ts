@@ -79,7 +79,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
         hint: 'The page ships in every cloudctl artifact under docs/runbooks/: reinstall cloudctl.',
       })
     }
-    this.out(text.trimEnd())
+    this.outVerbatim(text.trimEnd())
     this.setExit(ExitCode.OK)
     return {codes}
   }

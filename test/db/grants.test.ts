@@ -65,7 +65,8 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
 
   const url = (who: Who, db: string) => `mysql+pymysql://${ACCOUNTS[who].user}:${encodeURIComponent(ACCOUNTS[who].password)}@${host}:${port}/${db}?charset=utf8`
   const args = (who: Who) => ['--api-db', url(who, cloud.databases.api), '--placement-db', url(who, cloud.databases.placement), '--nova-conf', join(dir, `${who}.conf`)]
-  const env = (who: Who) => ({HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)})
+  // COLUMNS: the notes matched below stay on one line (human output wraps at the width, 120 when piped).
+  const env = (who: Who) => ({COLUMNS: '10000', HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)})
   const run = (who: Who, argv: string[], input?: string): Promise<CliResult> => cloudctl([...argv, ...args(who)], {env: env(who), input})
 
   /** CHECKSUM TABLE of every table of every database of the cloud. */

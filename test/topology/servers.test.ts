@@ -46,7 +46,8 @@ for (const spec of CHROOT_SERVERS) {
     const url = (who: Who, db: string) => `mysql+pymysql://${USERS[who][0]}:${encodeURIComponent(USERS[who][1])}@${HOST}:${srv?.port}/${db}?charset=utf8`
     const run = (who: Who, argv: string[]): Promise<CliResult> =>
       cloudctl([...argv, '--api-db', url(who, cloud.databases.api), '--placement-db', url(who, cloud.databases.placement), '--nova-conf', join(dir, `${who}.conf`)], {
-        env: {HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)},
+        // COLUMNS: the notes matched below stay on one line (human output wraps at the width, 120 when piped)
+        env: {COLUMNS: '10000', HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)},
         timeout: 300_000,
       })
 

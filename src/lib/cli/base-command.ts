@@ -143,6 +143,15 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     if (!this.jsonEnabled()) this.log(fitLines(humanText(typeof text === 'function' ? text() : text, {keepSgr: colorEnabled(process.stdout)}), displayWidth(), textWidth))
   }
 
+  /**
+   * A document printed as written (a runbook page's markdown, for a pager or a file): not wrapped to
+   * the display width, which would break its tables and code blocks; control characters still go.
+   */
+  protected outVerbatim(text: string): void {
+    clearProgress()
+    if (!this.jsonEnabled()) this.log(humanText(text, {keepSgr: false}))
+  }
+
   /** Diagnostics and progress: always stderr, so stdout stays one document. */
   protected note(text: string): void {
     clearProgress()
