@@ -63,7 +63,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
 
   static override summary = 'Compute hosts: cell, service state, provider, AZ, aggregates, usage versus capacity.'
 
-  static override description = `Like \`openstack hypervisor list --long\` with what placement knows beside it: every live compute node with its cell, the state of its nova-compute service (up/down the way nova's servicegroup decides, enabled/disabled and why), its resource provider, availability zone and aggregates, and usage versus capacity as the compute node row counts it and as placement does (capacity = (total - reserved) x allocation_ratio).`
+  static override description = `Like \`openstack hypervisor list --long\` with what placement knows beside it: every live compute node with its cell, the state of its nova-compute service (up/down the way nova's servicegroup decides, enabled/disabled and why), its resource provider, availability zone and aggregates, and usage versus capacity as the compute node row counts it and as placement does (capacity = (total - reserved) x allocation_ratio). After the hosts (without --cell), the resource providers that stand for a compute node nova no longer has (deleted, or a hypervisor's old name), as "stale": \`cloudctl audit providers\` says what to do with them.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot demo',
