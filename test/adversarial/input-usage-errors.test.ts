@@ -43,6 +43,27 @@ describe('usage errors keep their reason on one line (built CLI)', {timeout: 180
     expect(message).not.toContain('\n')
   })
 
+  // Issue 29 item 13: a mistyped flag names the flag it was probably meant to be, from the command's own.
+  it.each([
+    [['audit', 'all', '--snpashot', DEMO], '--snpashot', '--snapshot'],
+    [['audit', 'all', `--snpashot=${DEMO}`], `--snpashot=${DEMO}`, '--snapshot'],
+    [['simulate', 'boot', '--snapshot', DEMO, '--flavr', 'm1.small'], '--flavr', '--flavor'],
+    [['hosts', 'list', '--snapshot', DEMO, '--max-widht', '80'], '--max-widht', '--max-width'],
+  ])('%j: Nonexistent flag with "Did you mean"', async (args, typed, meant) => {
+    const r = await cloudctl(args)
+    usageError(r, new RegExp(`^Error: Nonexistent flag: ${typed.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`))
+    expect(r.stderr.trim().split('\n')[1]).toBe(`Hint: Did you mean ${meant}?`)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    const json = JSON.parse((await cloudctl([...args, '--json'])).stdout) as {error: {hint: string; exit_code: number}}
+    expect(json.error).toMatchObject({hint: `Did you mean ${meant}?`, exit_code: 2})
+  })
+
+  it('a flag nothing is close to keeps the usage hint', async () => {
+    const r = await cloudctl(['audit', 'all', '--snapshot', DEMO, '--zzzzzzzzzz'])
+    usageError(r, /^Error: Nonexistent flag: --zzzzzzzzzz$/)
+    expect(r.stderr).toMatch(/Hint: See `cloudctl audit all --help`/)
+  })
+
   it('repair leaks --consumer with an id this cloud does not have: exit 2 naming the consumers with findings', async () => {
     const r = await cloudctl(['repair', 'leaks', '--snapshot', DEMO, '--consumer', '9c089546-670c-4fce-b963-d08860d435c8'])
     usageError(r, /consumer "9c089546-670c-4fce-b963-d08860d435c8" is not an allocation consumer, instance or migration of this cloud/)

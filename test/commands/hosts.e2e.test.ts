@@ -17,7 +17,8 @@ describe('cloudctl hosts list', () => {
     const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile
     const r = await cloudctl(['hosts', 'list', ...DEMO, '--json'])
     expect(r.exitCode).toBe(0)
-    const {hosts} = JSON.parse(r.stdout) as {hosts: Array<{host: string; node: string; provider_uuid: string | null; availability_zone: string; aggregates: string[]; service_status: string | null; vcpus: {used: number; total: number}}>}
+    const all = (JSON.parse(r.stdout) as {hosts: Array<{host: string; node: string; service_state: string; provider_uuid: string | null; availability_zone: string; aggregates: string[]; service_status: string | null; vcpus: {used: number; total: number}}>}).hosts
+    const hosts = all.filter((h) => h.service_state !== 'no compute node')
     const live = demo.nova.compute_nodes.filter((cn) => cn.deleted === 0)
     expect(hosts.map((h) => h.node).sort()).toEqual(live.map((cn) => cn.hypervisor_hostname).sort())
     for (const cn of live) {
@@ -28,7 +29,67 @@ describe('cloudctl hosts list', () => {
       expect(h.availability_zone).toBe(aggs.find((a) => a.metadata.availability_zone)?.metadata.availability_zone ?? 'nova')
     }
     const v = await cloudctl(['hosts', 'list', ...DEMO, '-f', 'value', '-c', 'host', '-c', 'cell'])
-    expect(v.stdout.trim().split('\n')).toHaveLength(hosts.length)
+    expect(v.stdout.trim().split('\n')).toHaveLength(all.length)
+  })
+
+  // Issue 29 item 14: the providers `--why` and `audit providers` call stale are in the list too.
+  it('lists a provider with no compute node (deleted node, renamed hypervisor) as a "no compute node" row, one line at 80 columns', async () => {
+    const {readFileSync, writeFileSync, mkdtempSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    type Rp = {id: number; uuid: string; name: string | null; parent_provider_id: number | null; root_provider_id?: number}
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile & {placement: {resource_providers: Rp[]}; cells: Array<{uuid: string; name: string; status: string}>}
+    // The demo's cmp-r1-04: compute node deleted, provider left with allocations.
+    const deleted = demo.nova.compute_nodes.find((cn) => cn.deleted !== 0)!
+    const rpOf = (uuid: string) => demo.placement.resource_providers.find((rp) => rp.uuid === uuid)!
+    type Row = {host: string | null; node: string | null; cell: string | null; service_state: string; provider_uuid: string | null; availability_zone: string | null; vcpus: {used: number | null; placement_capacity: number | null}}
+    const list = async (file: string, extra: string[] = []) => {
+      const r = await cloudctl(['hosts', 'list', '--snapshot', file, '--json', ...extra])
+      expect(r.exitCode, r.stderr).toBe(0)
+      return (JSON.parse(r.stdout) as {hosts: Row[]}).hosts
+    }
+    const demoRows = await list('examples/demo-cloud.yaml')
+    const stale = demoRows.filter((h) => h.service_state === 'no compute node')
+    expect(stale).toEqual([
+      expect.objectContaining({host: deleted.host, node: rpOf(deleted.uuid).name, cell: 'cell1', provider_uuid: deleted.uuid, availability_zone: null, vcpus: expect.objectContaining({used: null})}),
+    ])
+    expect(stale[0].vcpus.placement_capacity).toBeGreaterThan(0)
+    // The provider.uuid-mismatch provider carries a live node's name: that node's, not an orphan.
+    expect(demoRows.filter((h) => h.service_state === 'no compute node' && h.node === 'cmp-r2-05.cloud.example.com')).toEqual([])
+
+    // A renamed hypervisor's old provider (no compute node row at all has its uuid), and a sharing provider that must not be listed.
+    const maxId = Math.max(...demo.placement.resource_providers.map((rp) => rp.id))
+    const renamed: Rp = {...rpOf(deleted.uuid), id: maxId + 1, uuid: 'a7d5bb1e-0000-4000-8000-00000000c0de', name: 'old-name.example.com', parent_provider_id: null, root_provider_id: maxId + 1}
+    demo.placement.resource_providers.push(renamed)
+    const dir = mkdtempSync(join(tmpdir(), 'cloudctl-hosts-orphans-'))
+    writeFileSync(join(dir, 'cloud.json'), JSON.stringify(demo))
+    const rows = await list(join(dir, 'cloud.json'))
+    expect(rows.filter((h) => h.service_state === 'no compute node').map((h) => h.node).sort()).toEqual([rpOf(deleted.uuid).name, 'old-name.example.com'].sort())
+    expect(rows.find((h) => h.node === 'old-name.example.com')).toMatchObject({host: null, cell: null, provider_uuid: renamed.uuid})
+    // --cell lists a cell's compute nodes: a provider without one belongs to no cell.
+    expect((await list(join(dir, 'cloud.json'), ['--cell', 'cell1'])).some((h) => h.service_state === 'no compute node')).toBe(false)
+
+    // The same declared columns with and without them.
+    const header = async (file: string) => (await cloudctl(['hosts', 'list', '--snapshot', file, '-f', 'csv'])).stdout.split('\n')[0]
+    expect(await header(join(dir, 'cloud.json'))).toBe(await header('examples/demo-cloud.yaml'))
+
+    const human = await cloudctl(['hosts', 'list', '--snapshot', join(dir, 'cloud.json'), '--max-width', '80'], {env: {COLUMNS: '80'}})
+    expect(human.exitCode).toBe(0)
+    const lines = human.stdout.split('\n')
+    for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(80)
+    const staleLines = lines.filter((l) => /│ stale /.test(l))
+    expect(staleLines).toHaveLength(2)
+    // One line each: the next line is a rule or the table's end, not a wrapped remainder.
+    for (const l of staleLines) expect(lines[lines.indexOf(l) + 1]).toMatch(/^[├└]/)
+    expect(human.stdout).toContain('stale: a provider with no compute node; see `cloudctl audit providers`.')
+    expect(human.stdout).not.toContain('Not read:')
+
+    // A cell that could not be read is not empty: the list says a "stale" one may have its node there.
+    const down = {...demo, cells: demo.cells.map((c) => (c.name === 'cell2' ? {...c, status: 'unavailable'} : c))}
+    writeFileSync(join(dir, 'down.json'), JSON.stringify(down))
+    const d = await cloudctl(['hosts', 'list', '--snapshot', join(dir, 'down.json'), '--max-width', '80'])
+    expect(d.exitCode, d.stderr).toBe(0)
+    expect(d.stdout).toContain('Not read: cell cell2; a "stale" provider may have its compute node there.')
   })
 
   it('is where the --host hints point', async () => {

@@ -7,6 +7,7 @@ import {displayWidth, renderTable, setTableWidth, textWidth} from '../output/tab
 import {fitLines, humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
 import {type ReadFrom, readFrom} from '../snapshot/read-from.js'
+import {nearest} from '../util/did-you-mean.js'
 import {scrub} from '../util/redact.js'
 import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './format-flags.js'
 import type {SnapshotRelease} from '../domain/release.js'
@@ -213,13 +214,13 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   }
 
   protected override toErrorJson(err: unknown): unknown {
-    const e = describeError(err)
+    const e = this.describe(err)
     return {error: {code: e.code, message: e.message, hint: e.hint, exit_code: e.exitCode}}
   }
 
   public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     clearProgress()
-    const e = describeError(err)
+    const e = this.describe(err)
     // oclif reads err.exitCode in JSON mode and err.oclif.exit otherwise: set both to our code.
     process.exitCode = e.exitCode
     if (this.structuredErrors()) {
@@ -237,6 +238,33 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     if (debug && err.stack) process.stderr.write(`${terminalSafe(scrub(err.stack))}\n`)
     throw new Errors.ExitError(e.exitCode)
   }
+
+  /** describeError, with "Did you mean --snapshot?" when the error is a mistyped flag of this command. */
+  private describe(err: unknown): DescribedError {
+    const e = describeError(err)
+    const typed = nonExistentFlags(err)
+    if (typed.length === 0) return e
+    // The command's own flags and the global ones, by their long names and aliases (hidden ones left out).
+    const ctor = this.ctor as typeof CloudctlCommand
+    const names: string[] = ctor.enableJsonFlag ? ['json', 'help'] : ['help']
+    for (const [name, flag] of Object.entries({...ctor.baseFlags, ...ctor.flags})) {
+      if ((flag as {hidden?: boolean}).hidden) continue
+      names.push(name, ...((flag as {aliases?: string[]}).aliases ?? []))
+    }
+    const suggestions = typed.map((t) => nearest(t.replace(/^--?/, '').replace(/=.*$/s, ''), names)).filter((n): n is string => n !== undefined)
+    if (suggestions.length === 0) return e
+    return {...e, hint: `Did you mean ${[...new Set(suggestions)].map((n) => `--${n}`).join(', ')}?`}
+  }
+}
+
+/**
+ * The flags oclif found no definition for, from its NonExistentFlagsError's `flags` (as typed:
+ * "--snpashot", "--snpashot=x"); single-dash ones ("-X") have no name to compare, so they are left out.
+ */
+function nonExistentFlags(err: unknown): string[] {
+  const flags = (err as {flags?: unknown} | undefined)?.flags
+  if (!Array.isArray(flags) || !/^Nonexistent flags?:/.test((err as Error).message ?? '')) return []
+  return flags.filter((f): f is string => typeof f === 'string' && f.startsWith('--') && f.length > 2)
 }
 
 interface DescribedError {

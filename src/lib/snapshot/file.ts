@@ -8,15 +8,14 @@
  * JSON or YAML document (hand-written, pretty-printed, converted) is still accepted and read whole.
  */
 import {once} from 'node:events'
-import {close, closeSync, createReadStream, createWriteStream, fsync, promises as fsp} from 'node:fs'
+import {createReadStream, promises as fsp} from 'node:fs'
 import {Readable, type Writable} from 'node:stream'
 import {promisify} from 'node:util'
 import {constants as zlibConstants, createGunzip, createGzip, gunzip, gunzipSync} from 'node:zlib'
 
 import {NOVA_API_TABLES, NOVA_TABLES, PLACEMENT_TABLES, type Snapshot} from '../domain/snapshot.js'
 import {ConfigError, NotFoundError, SnapshotFormatError} from '../errors.js'
-import {errnoText, existingFile, keepAttributes, regularFileTarget} from '../util/atomic-file.js'
-import {removeOnSignal} from '../util/signal-cleanup.js'
+import {errnoText, regularFileTarget, replaceFile} from '../util/atomic-file.js'
 import {yamlLib} from '../util/lazy-yaml.js'
 import {jsonErrorText, yamlErrorText} from '../util/parse-errors.js'
 import {redact} from '../util/redact.js'
@@ -142,41 +141,23 @@ export async function writeSnapshotFile(snapshot: Snapshot, path: string, stdout
     return
   }
   const {format, gzip} = formatFromPath(target.path)
-  const tmp = `${target.path}.tmp-${process.pid}`
-  const previous = await existingFile(target.path)
-  // 'wx': never follow or reuse whatever already sits at the temporary name (a planted symlink).
-  // 0600: a snapshot holds every host, instance and project of the cloud; a file it replaces keeps its own mode.
-  // autoClose off: the file is fsync'd before it is closed and renamed (as the metrics file is), so a
-  // crash right after the rename cannot leave an empty snapshot under the name.
-  const file = createWriteStream(tmp, {flags: 'wx', mode: 0o600, autoClose: false})
-  // Columnar files are small and meant to load fast: the cheapest compression level costs little in size.
-  const out: Writable = gzip ? createGzip({level: format === 'columnar' ? 1 : 6}) : file
-  if (gzip) out.pipe(file)
-  // Ctrl-C or SIGTERM during the write: the temporary file goes with the process.
-  const forget = removeOnSignal(tmp)
-  let fd: number | undefined
+  // The one atomic writer (util/atomic-file.ts), as the metrics file: temporary file, fsync, rename,
+  // removed on Ctrl-C or SIGTERM. 0600: a snapshot holds every host, instance and project of the
+  // cloud; a file it replaces keeps its own mode.
   try {
-    await once(file, 'open')
-    fd = (file as unknown as {fd: number}).fd
-    if (previous) keepAttributes(fd, previous)
-    if (format === 'yaml') await writeAll(out, [yamlLib().stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
-    else if (format === 'columnar') await writeBuffers(out, encodeColumnar(safe))
-    else await writeAll(out, canonicalJson(safe))
-    out.end()
-    await once(file, 'finish')
-    await promisify(fsync)(fd)
-    const open = fd
-    fd = undefined
-    await promisify(close)(open)
-    await fsp.rename(tmp, target.path)
+    await replaceFile(target.path, 0o600, async (file) => {
+      // Columnar files are small and meant to load fast: the cheapest compression level costs little in size.
+      const out: Writable = gzip ? createGzip({level: format === 'columnar' ? 1 : 6}) : file
+      if (gzip) out.pipe(file)
+      if (format === 'yaml') await writeAll(out, [yamlLib().stringify(safe, {lineWidth: 0, aliasDuplicateObjects: false})])
+      else if (format === 'columnar') await writeBuffers(out, encodeColumnar(safe))
+      else await writeAll(out, canonicalJson(safe))
+      out.end()
+      // Through the pipe, gzip ends the file when its last block is written.
+      if (gzip && !file.writableFinished) await once(file, 'finish')
+    })
   } catch (error) {
-    file.destroy()
-    if (fd !== undefined) closeSync(fd)
-    // Only a temporary file this run created is removed: with 'wx' refused, the name is someone else's.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await fsp.rm(tmp, {force: true})
     throw (error as NodeJS.ErrnoException).code ? notWritable(target.shown, errnoText(error)) : error
-  } finally {
-    forget()
   }
 }
 

@@ -1,12 +1,18 @@
 /**
  * Whole-file writes that a reader never sees half done: PATH.tmp-PID is created exclusively, written,
  * fsync'd and renamed over PATH. node_exporter's textfile collector reads its directory at any
- * moment, and a half-written metrics file would be a scrape error (or, worse, missing series).
+ * moment, and a half-written metrics file would be a scrape error (or, worse, missing series); a
+ * crash right after the rename must not leave an empty snapshot under its name. replaceFile is the
+ * one writer of both (and of the HTML reports), so they share the mode, fsync and signal rules.
  */
-import {constants as fsConstants, fchmodSync, fchownSync, promises as fsp, type Stats} from 'node:fs'
+import {once} from 'node:events'
+import {close, closeSync, constants as fsConstants, createWriteStream, fchmodSync, fchownSync, fsync, promises as fsp, type Stats} from 'node:fs'
 import {basename, dirname, join, resolve} from 'node:path'
+import type {Writable} from 'node:stream'
+import {promisify} from 'node:util'
 
 import {ConfigError} from '../errors.js'
+import {removeOnSignal} from './signal-cleanup.js'
 
 /** An errno as a reader understands it, with the code for searching. */
 export function errnoText(error: unknown): string {
@@ -100,28 +106,58 @@ export function keepAttributes(fd: number, of: Stats): void {
 }
 
 /**
- * Writes `text` to PATH through PATH.tmp-PID (exclusive, fsync'd, renamed); returns the real path.
- * A file that exists keeps its mode (and, as root, its owner); a new one gets `newMode` less the umask.
+ * Replaces `real` (a path regularFileTarget accepted) with what `fill` writes to the stream it is
+ * given, through real.tmp-PID: created exclusively ('wx': never whatever already sits at that name,
+ * such as a planted symlink), fsync'd, closed, renamed over `real`. A file that exists keeps its mode
+ * (and, as root, its owner); a new one gets `newMode` less the umask. The temporary file is removed
+ * when the write fails and when SIGINT/SIGTERM/SIGHUP ends the process mid-write (signal-cleanup).
+ * `fill` may end the stream itself (a gzip stream piped into it) or leave that to this function.
+ * Errors are thrown as they came (errno codes), for the caller to word for its flag.
+ */
+export async function replaceFile(real: string, newMode: number, fill: (out: Writable) => Promise<void>): Promise<void> {
+  const previous = await existingFile(real)
+  const tmp = `${real}.tmp-${process.pid}`
+  // Created 0600 when it replaces a file, so that it is never readable by more than the file it replaces.
+  // autoClose off: the file is fsync'd before it is closed.
+  const file = createWriteStream(tmp, {flags: 'wx', mode: previous ? 0o600 : newMode, autoClose: false})
+  let forget: (() => void) | undefined
+  let fd: number | undefined
+  try {
+    await once(file, 'open')
+    // Registered once the file is ours: with 'wx' refused, the name is someone else's to keep.
+    forget = removeOnSignal(tmp)
+    fd = (file as unknown as {fd: number}).fd
+    if (previous) keepAttributes(fd, previous)
+    await fill(file)
+    if (!file.writableEnded) file.end()
+    if (!file.writableFinished) await once(file, 'finish')
+    await promisify(fsync)(fd)
+    const open = fd
+    fd = undefined
+    await promisify(close)(open)
+    await fsp.rename(tmp, real)
+  } catch (error) {
+    file.destroy()
+    if (fd !== undefined) closeSync(fd)
+    // Only a temporary file this run created is removed.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await fsp.rm(tmp, {force: true})
+    throw error
+  } finally {
+    forget?.()
+  }
+}
+
+/**
+ * Writes `text` to PATH through replaceFile; returns the real path. Errors name the file and `flag`.
  */
 export async function writeFileAtomic(path: string, text: string, what: string, flag: string, newMode = 0o644): Promise<string> {
   const fail = (why: string) => new ConfigError(`cannot write the ${what} to ${path}: ${why}`, `Name a regular file in a writable directory with ${flag}.`)
   const real = await regularFileTarget(path, fail)
-  const previous = await existingFile(real)
-  const tmp = `${real}.tmp-${process.pid}`
-  let fh: fsp.FileHandle | undefined
   try {
-    // 'wx': never reuse whatever sits at the temporary name (a planted symlink). Created 0600 when
-    // it replaces a file, so that it is never readable by more than the file it replaces.
-    fh = await fsp.open(tmp, 'wx', previous ? 0o600 : newMode)
-    if (previous) keepAttributes(fh.fd, previous)
-    await fh.writeFile(text, 'utf8')
-    await fh.sync()
-    await fh.close()
-    fh = undefined
-    await fsp.rename(tmp, real)
+    await replaceFile(real, newMode, async (out) => {
+      if (!out.write(text, 'utf8')) await once(out, 'drain')
+    })
   } catch (error) {
-    await fh?.close().catch(() => undefined)
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await fsp.rm(tmp, {force: true})
     throw fail(errnoText(error))
   }
   return real
