@@ -177,6 +177,18 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
     expect(pages.sort()).toEqual(SCENARIOS.map((s) => s.page).sort())
   })
 
+  it.each(SCENARIOS.map((s) => [s.page] as const))('%s opens with the symptom, brackets the work with snapshots, cross-checks with nova tools', (page) => {
+    const md = readFileSync(join(DIR, page), 'utf8')
+    const intro = md.split('\n').slice(1).find((l) => l.trim() !== '')
+    expect(intro, 'the first paragraph is what the operator sees').toMatch(/^\*\*What you see:\*\*/)
+    expect(md).toContain('Capture a snapshot first (`cloudctl snapshot capture -o before.cloudctl`), `cloudctl snapshot diff` after.')
+    const steps = parseRunbook(md)
+    expect(steps[0].command, 'the first command captures the snapshot').toMatch(/^cloudctl snapshot capture -o before\.cloudctl\b/)
+    expect(steps.at(-1)!.command, 'the last command compares with it').toMatch(/^cloudctl snapshot diff before\.cloudctl live\b/)
+    const sh = [...md.matchAll(/```sh\n([^]*?)```/g)].map((m) => m[1]).join('\n')
+    expect(sh, 'a cross-check with the openstack CLI or nova-manage').toMatch(/^(openstack|nova-manage) /m)
+  })
+
   it.each(SCENARIOS.map((s) => [s.page, s] as const))('%s', async (_page, scenario) => {
     const steps = parseRunbook(readFileSync(join(DIR, scenario.page), 'utf8'))
     expect(steps.length).toBeGreaterThan(2)
@@ -193,6 +205,8 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
     let undoFile: string | undefined
     const fill = (s: string) => {
       let out = s.replaceAll('/etc/nova/nova.conf', conf)
+      // The pages' snapshot files (`-o before.cloudctl`) go to the scenario's directory, not the cwd.
+      out = out.replace(/(?<![\w/.-])((?:before|after)\.cloudctl)\b/g, (m) => join(tmp, m))
       for (const [k, v] of Object.entries(vars)) out = out.replaceAll(`<${k}>`, v)
       if (undoFile) out = out.replaceAll('<undo-file>', undoFile)
       return out
