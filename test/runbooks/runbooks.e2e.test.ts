@@ -86,6 +86,12 @@ async function serviceReportsNow(world: RepairWorld, host: string): Promise<void
   await closeConnection(conn)
 }
 
+async function everyServiceReportsNow(world: RepairWorld): Promise<void> {
+  const conn = await openConnection(world.cloud.cellUrls.cell1)
+  await conn.query('UPDATE services SET last_seen_up = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP()')
+  await closeConnection(conn)
+}
+
 const SCENARIOS: Scenario[] = [
   {
     page: 'leak-after-host-death.md',
@@ -164,6 +170,48 @@ const SCENARIOS: Scenario[] = [
       return {snapshot: g.snapshot, vars: {'drifting host': drift, 'overcommitted host': negative}}
     },
   },
+  {
+    page: 'novalidhost-which-stage.md',
+    build: () => {
+      // compute1 is full (RAM) and compute2 disabled: a boot fails, and where it fails differs per host.
+      const b = new CloudBuilder({seed: 107})
+      b.addCell('cell1')
+      b.addFlavor({name: 'm1.large', vcpus: 4, memory_mb: 24576, root_gb: 40})
+      b.addHost('cell1', {host: 'compute1', vcpus: 16, memory_mb: 32768, local_gb: 500})
+      b.addHost('cell1', {host: 'compute2', vcpus: 16, memory_mb: 32768, local_gb: 500, disabled: true, disabled_reason: 'maintenance'})
+      b.addHost('cell1', {host: 'compute3', vcpus: 16, memory_mb: 32768, local_gb: 500, down: true})
+      const uuid = b.addInstance('compute1', 'm1.large').row.uuid
+      return {snapshot: b.build(), vars: {uuid}}
+    },
+    after: (world) => Promise.all(['compute1', 'compute2'].map((h) => serviceReportsNow(world, h))).then(() => undefined),
+  },
+  {
+    page: 'new-compute-never-scheduled.md',
+    build: () => {
+      const {b} = baseCloud(108)
+      b.addHost('cell1', {host: 'compute3', vcpus: 16, memory_mb: 32768, local_gb: 500})
+      b.removeHostMapping('compute3') // nova-manage cell_v2 discover_hosts was never run for it
+      const s = b.build()
+      s.nova.compute_nodes.find((c) => c.host === 'compute3')!.mapped = 0
+      return {snapshot: s, vars: {}}
+    },
+    after: everyServiceReportsNow,
+  },
+  {
+    page: 'aggregates-out-of-sync.md',
+    build: () => {
+      const {b} = baseCloud(109)
+      const agg = b.addAggregate({name: 'az-ssd', hosts: ['compute1', 'compute2'], metadata: {availability_zone: 'az-ssd'}})
+      b.addInstance('compute1', 'm1.small')
+      const s = b.build()
+      // compute2's provider lost the placement aggregate (a host added while placement was unreachable).
+      const rp = s.placement.resource_providers.find((p) => p.name === 'compute2')!
+      const pagg = s.placement.placement_aggregates.find((a) => a.uuid === agg.uuid)!
+      s.placement.resource_provider_aggregates = s.placement.resource_provider_aggregates.filter((l) => !(l.resource_provider_id === rp.id && l.aggregate_id === pagg.id))
+      return {snapshot: s, vars: {'aggregate uuid': agg.uuid as string, 'compute2 provider uuid': rp.uuid as string}}
+    },
+    after: everyServiceReportsNow,
+  },
 ]
 
 describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
@@ -175,6 +223,18 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
   it('one scenario per page, one page per scenario', () => {
     const pages = readdirSync(DIR).filter((f) => f.endsWith('.md') && f !== 'README.md')
     expect(pages.sort()).toEqual(SCENARIOS.map((s) => s.page).sort())
+  })
+
+  it.each(SCENARIOS.map((s) => [s.page] as const))('%s opens with the symptom, brackets the work with snapshots, cross-checks with nova tools', (page) => {
+    const md = readFileSync(join(DIR, page), 'utf8')
+    const intro = md.split('\n').slice(1).find((l) => l.trim() !== '')
+    expect(intro, 'the first paragraph is what the operator sees').toMatch(/^\*\*What you see:\*\*/)
+    expect(md).toContain('Capture a snapshot first (`cloudctl snapshot capture -o before.cloudctl`), `cloudctl snapshot diff` after.')
+    const steps = parseRunbook(md)
+    expect(steps[0].command, 'the first command captures the snapshot').toMatch(/^cloudctl snapshot capture -o before\.cloudctl\b/)
+    expect(steps.at(-1)!.command, 'the last command compares with it').toMatch(/^cloudctl snapshot diff before\.cloudctl live\b/)
+    const sh = [...md.matchAll(/```sh\n([^]*?)```/g)].map((m) => m[1]).join('\n')
+    expect(sh, 'a cross-check with the openstack CLI or nova-manage').toMatch(/^(openstack|nova-manage) /m)
   })
 
   it.each(SCENARIOS.map((s) => [s.page, s] as const))('%s', async (_page, scenario) => {
@@ -193,6 +253,8 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
     let undoFile: string | undefined
     const fill = (s: string) => {
       let out = s.replaceAll('/etc/nova/nova.conf', conf)
+      // The pages' snapshot files (`-o before.cloudctl`) go to the scenario's directory, not the cwd.
+      out = out.replace(/(?<![\w/.-])((?:before|after)\.cloudctl)\b/g, (m) => join(tmp, m))
       for (const [k, v] of Object.entries(vars)) out = out.replaceAll(`<${k}>`, v)
       if (undoFile) out = out.replaceAll('<undo-file>', undoFile)
       return out
@@ -202,6 +264,7 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
       expect(command, 'every placeholder of a command is filled').not.toMatch(/<[a-z0-9 _-]+>/)
       const r = await cloudctl(command.split(/\s+/).slice(1), {env})
       const output = `${r.stdout}\n${r.stderr}`
+      if (process.env.RUNBOOK_DUMP) console.log(`$ ${step.command}  [exit ${r.exitCode}]\n${output}`)
       const lines = output.split('\n')
       for (const fragment of step.expectOutput) {
         const re = fragmentRegex(fill(fragment))

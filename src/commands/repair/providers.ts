@@ -12,7 +12,7 @@ export default class RepairProviders extends RepairCommand<typeof RepairProvider
 
   static override description = `Answers provider.stale: the provider's leaked allocations are removed first (re-checked as \`repair leaks\` does), then, leaves first, its trait links, aggregate links, inventories and the provider rows. A provider holding allocations that are not leaks (a live instance placed there, a move in progress) is refused and left whole.
 
-Answers provider.uuid-mismatch (seed 004: a hostname change, nova-compute fails with ResourceProviderCreationFailed) with the strategy chosen by --strategy:
+Answers provider.uuid-mismatch (after a hostname change nova-compute fails with ResourceProviderCreationFailed) with the strategy chosen by --strategy:
   rekey  the provider takes the compute node's uuid; children, inventories and allocations follow (they refer to it by id)
   move   a new provider with the compute node's uuid and name gets the old root's inventories, traits and aggregate links, the live allocations move to it, the old tree is removed
 Restart nova-compute on that host afterwards (the plan says so).

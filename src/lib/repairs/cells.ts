@@ -104,7 +104,7 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     }
     const winner = duplicateWinner(copies)
     if (!winner) {
-      b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand (seed 004 step 3)`)
+      b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand which copy to keep`)
       continue
     }
     if (!batch.take()) break

@@ -201,7 +201,7 @@ function mismatchContext(model: CloudModel, b: PlanBuilder, f: FindingOf<'provid
 }
 
 function restartNote(b: PlanBuilder, cn: ComputeNode): void {
-  b.note(`Restart nova-compute on ${cn.host} after applying: its resource tracker caches the provider tree by uuid and only re-reads it on start (seed 004).`)
+  b.note(`Restart nova-compute on ${cn.host} after applying: its resource tracker caches the provider tree by uuid and only re-reads it on start.`)
 }
 
 function planRekey(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid-mismatch'>): void {

@@ -1,6 +1,6 @@
 import type {AggregateLinkEvidence, Finding, FindingSubject} from '../../domain/finding.js'
 import {providerRow} from '../rows.js'
-import type {CheckUnit} from '../unit.js'
+import {type CheckUnit, runbook} from '../unit.js'
 import {REPAIR, aggLabel, aggRow, aggregateIndex} from './membership.js'
 
 declare module '../../domain/finding.js' {
@@ -17,6 +17,7 @@ export const missingInPlacement: CheckUnit = {
   explain: {
     cause: "nova mirrors each host aggregate into placement on the host's provider; adding a host while placement was unreachable, or a provider re-created later, leaves the link missing and aggregate-based filters/prefilters ignore the host.",
     repair: '`cloudctl repair aggregates` creates the placement aggregate link on the provider.',
+    runbook: runbook('aggregates-out-of-sync'),
   },
   run(ctx) {
     const {model} = ctx

@@ -1,5 +1,5 @@
 import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
-import type {CheckUnit} from '../unit.js'
+import {type CheckUnit, runbook} from '../unit.js'
 import {REPAIR_HOSTS, computeServices} from './hosts.js'
 
 declare module '../../domain/finding.js' {
@@ -14,8 +14,9 @@ export const hostUnmapped: CheckUnit = {
   severity: 'error',
   summary: 'nova-compute host with no host_mapping',
   explain: {
-    cause: 'A nova-compute host has no host_mapping: `nova-manage cell_v2 discover_hosts` was not run after the host was added (and discover_hosts_in_cells_interval is off). The scheduler never selects it.',
+    cause: "A nova-compute host has no host_mapping: `nova-manage cell_v2 discover_hosts` was not run after the host was added (and discover_hosts_in_cells_interval is off). No instance lands on it: a boot the scheduler sends there fails in nova-conductor (\"Host '...' is not mapped to any cell\") and the instance ends in ERROR in cell0.",
     repair: '`cloudctl cells discover-hosts` creates the mapping and sets compute_nodes.mapped (also for nodes marked mapped whose mapping is missing).',
+    runbook: runbook('new-compute-never-scheduled'),
   },
   run(ctx) {
     const findings: Finding[] = []

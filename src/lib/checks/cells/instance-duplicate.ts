@@ -37,7 +37,7 @@ export const instanceDuplicate: CheckUnit = {
         code: 'cell.instance-duplicate',
         severity: 'error',
         subject: {...instanceSubject(ctx, live.find((i) => i.host) ?? live[0]), cell: cells.join(',')},
-        message: `Instance ${uuid} is live in ${live.length} cells (${cells.join(', ')}): the API shows it but cannot delete it; keep the live copy that is not in ERROR, point the mapping at it and soft-delete the other (the mapping may point at the wrong one: seed 004).`,
+        message: `Instance ${uuid} is live in ${live.length} cells (${cells.join(', ')}): the API shows it but cannot delete it; keep the live copy that is not in ERROR, point the mapping at it and soft-delete the other (the mapping may point at the wrong one).`,
         evidence: {instances: live.map(instRow), instance_mapping: mapping ?? null, mapped_cell: mapping ? (ctx.cellById(mapping.cell_id)?.name ?? null) : null},
         repair: 'cloudctl cells map-instances',
       })
