@@ -18,12 +18,16 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs the built CLI (dist/) as an operator would, without a TTY and without colours. */
+/**
+ * Runs the built CLI (dist/) as an operator would, without a TTY and without colours. Human output
+ * is wrapped at the display width (120 when piped with no terminal and no $COLUMNS): tests that match
+ * a message on one line get a wide $COLUMNS unless they set their own (the width tests do).
+ */
 export async function cloudctl(args: string[], opts: {env?: Record<string, string>; input?: string; timeout?: number} = {}): Promise<CliResult> {
   const r = await execa('node', [BIN, ...args], {
     cwd: ROOT,
     reject: false,
-    env: {NO_COLOR: '1', ...opts.env},
+    env: {NO_COLOR: '1', COLUMNS: '1000', ...opts.env},
     input: opts.input,
     timeout: opts.timeout ?? 120_000,
   })
