@@ -56,6 +56,11 @@ describe('operator-facing text has no internal references', () => {
     expect(offending(pages.map((p) => [p, readFileSync(join(dir, p), 'utf8')]))).toEqual([])
   })
 
+  it('operator docs: README, repairs, checks, capacity, json (docs/bench.md and docs/engine.md are for developers)', () => {
+    const docs = ['README.md', 'docs/repairs.md', 'docs/checks.md', 'docs/capacity.md', 'docs/json.md']
+    expect(offending(docs.map((p) => [p, readFileSync(join(ROOT, p), 'utf8')]))).toEqual([])
+  })
+
   it('--help: descriptions, summaries, examples and flag/arg help in the oclif manifest', () => {
     // The manifest is what `--help` prints (built by `npm run build`).
     const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {
