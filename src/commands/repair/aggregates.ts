@@ -1,7 +1,7 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {planAggregates} from '../../lib/repairs/host-state.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairAggregates extends RepairCommand<typeof RepairAggregates> {
@@ -16,10 +16,10 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
     '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf --prune --apply',
   ]
 
-  static override flags = {...repairFlags, prune: Flags.boolean({summary: 'Also remove provider aggregate links nova does not know.'})}
+  static override flags = {...repairFlags, ...scopeFlags, prune: Flags.boolean({summary: 'Also remove provider aggregate links nova does not know.'})}
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
-    return this.runPlan(planAggregates(model, {prune: this.flags.prune, maxCount: this.flags['max-count']}), snapshot)
+    return this.runPlan(planAggregates(model, {...this.planOptions(snapshot), prune: this.flags.prune}), snapshot)
   }
 }

@@ -1,7 +1,7 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {planLeaks} from '../../lib/repairs/leaks.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownConsumer} from '../../lib/cli/require-known.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
@@ -18,6 +18,7 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
 
   static override flags = {
     ...repairFlags,
+    ...scopeFlags,
     heal: Flags.boolean({summary: 'Also create missing allocations from the flavor and fix amount mismatches.'}),
     consumer: Flags.string({summary: 'Only this consumer (instance or migration uuid).'}),
   }
@@ -25,6 +26,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     requireKnownConsumer(model, this.flags.consumer)
-    return this.runPlan(planLeaks(model, {heal: this.flags.heal, consumer: this.flags.consumer, maxCount: this.flags['max-count']}), snapshot)
+    return this.runPlan(planLeaks(model, {...this.planOptions(snapshot), heal: this.flags.heal, consumer: this.flags.consumer}), snapshot)
   }
 }

@@ -1,5 +1,5 @@
 import {planPinning} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
@@ -16,6 +16,7 @@ export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
 
   static override flags = {
     ...repairFlags,
+    ...scopeFlags,
     ...hostRowFlags,
   }
 

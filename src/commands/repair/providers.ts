@@ -1,7 +1,7 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
 import {PROVIDER_STRATEGIES, planProviders} from '../../lib/repairs/providers.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {requireKnownProvider} from '../../lib/cli/require-known.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
@@ -23,6 +23,7 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
 
   static override flags = {
     ...repairFlags,
+    ...scopeFlags,
     strategy: Flags.string({summary: 'How to fix provider.uuid-mismatch: rekey (change the provider uuid) or move (new provider, allocations moved).', options: [...PROVIDER_STRATEGIES]}),
     provider: Flags.string({summary: 'Only the finding of this provider (uuid) or host/node name.'}),
   }
@@ -31,6 +32,6 @@ Dry run by default (exit 3 when there is something to do, 0 when not). --apply e
     const {snapshot, model} = await this.loadModel()
     requireKnownProvider(model, this.flags.provider)
     const strategy = this.flags.strategy as (typeof PROVIDER_STRATEGIES)[number] | undefined
-    return this.runPlan(planProviders(model, {strategy, provider: this.flags.provider, maxCount: this.flags['max-count']}), snapshot)
+    return this.runPlan(planProviders(model, {...this.planOptions(snapshot), strategy, provider: this.flags.provider}), snapshot)
   }
 }

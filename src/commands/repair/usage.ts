@@ -1,5 +1,5 @@
 import {planUsage} from '../../lib/repairs/host-state.js'
-import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {hostRowFlags, type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
@@ -16,6 +16,7 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
 
   static override flags = {
     ...repairFlags,
+    ...scopeFlags,
     ...hostRowFlags,
   }
 

@@ -4,7 +4,6 @@ import {type AuditReport, AUDIT_CHECKS, auditExitCode, runChecks} from '../check
 import type {CheckName} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Snapshot} from '../domain/snapshot.js'
-import {NotFoundError} from '../errors.js'
 import {buildModel} from '../domain/model.js'
 import {EVIDENCE_ROWS} from '../output/evidence.js'
 import {renderFindings} from '../output/findings-formatter.js'
@@ -12,7 +11,7 @@ import {reportHeader} from '../output/snapshot-formatter.js'
 import {FINDINGS_LISTING} from '../output/listings.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {sourceFlags, sourceOptionsFrom} from './source-flags.js'
-import {requireKnownCell} from './require-known.js'
+import {requireKnownCell, requireKnownHost} from './require-known.js'
 
 /** What `audit <check> --json` prints: the findings, counts per check and severity, and the exit code. */
 export interface AuditResult extends AuditReport {
@@ -58,14 +57,7 @@ export const auditAllFlags = {
  */
 function checkFilterSubjects(snapshot: Snapshot, cell: string | undefined, host: string | undefined): void {
   requireKnownCell(snapshot, cell)
-  if (host === undefined) return
-  const known =
-    snapshot.nova.services.some((r) => r.host === host) ||
-    snapshot.nova.compute_nodes.some((r) => r.host === host || r.hypervisor_hostname === host) ||
-    snapshot.nova_api.host_mappings.some((r) => r.host === host) ||
-    snapshot.placement.resource_providers.some((r) => r.name === host) ||
-    snapshot.nova.instances.some((r) => r.host === host || r.node === host)
-  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl hosts list` for the hosts.')
+  requireKnownHost(snapshot, host)
 }
 
 /** An audit command: its flags include auditFlags (checked where it extends AuditCommand). */

@@ -14,6 +14,7 @@ import {needsAction} from '../domain/finding.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {countLines, renderApplied, renderPlan} from '../output/plan-formatter.js'
+import type {RepairScope} from '../repairs/common.js'
 import type {HostRepairOptions} from '../repairs/host-state.js'
 import {applyRefusals, guardRefusals} from '../repairs/preconditions.js'
 import {refuseBrokenTrees} from '../repairs/tree-guard.js'
@@ -23,6 +24,7 @@ import {listUnreadCells} from '../repairs/unread-cells.js'
 import {confirmApply} from '../ui/confirm.js'
 import {CloudctlCommand, type CommandFlags} from './base-command.js'
 import {MAX_COUNT} from './limits.js'
+import {requireKnownCell, requireKnownHost} from './require-known.js'
 import {type ChosenSource, sourceFlags, sourceOptionsFrom} from './source-flags.js'
 
 export const repairFlags = {
@@ -40,22 +42,24 @@ export const repairFlags = {
     max: MAX_COUNT,
     helpGroup: 'REPAIR',
   }),
-  verbose: Flags.boolean({char: 'v', summary: 'Also show the lock/check steps that re-validate each finding.', helpGroup: 'REPAIR'}),
+  verbose: Flags.boolean({char: 'v', summary: 'Also show every SQL statement of the plan (the lock/check steps that re-validate each finding too), with its parameters.', helpGroup: 'REPAIR'}),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
   'audit-log': Flags.string({summary: 'Append JSON lines per applied plan here, one fsync\'d before its COMMIT (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
+}
+
+/**
+ * --cell and --host of every repair that answers findings: the plan answers only the findings the
+ * audit shows under the same filter (runChecks' own), and a name the cloud does not know is the
+ * audits' usage error (exit 2), never an empty plan. Re-validation inside the transaction is unchanged.
+ */
+export const scopeFlags = {
+  cell: Flags.string({summary: 'Only findings of this cell (name or uuid), as `cloudctl audit --cell` shows them.', helpGroup: 'FILTER'}),
+  host: Flags.string({summary: 'Only findings of this host (service host or hypervisor_hostname), as `cloudctl audit --host` shows them.', helpGroup: 'FILTER'}),
 }
 
 /** Repairs that write compute_nodes rows nova-compute owns (pinning, usage). */
 export const hostRowFlags = {
   force: Flags.boolean({summary: 'Write even while nova-compute on the host is up and reporting (restart it afterwards).'}),
-  host: Flags.string({summary: 'Only this host (service host or hypervisor_hostname).'}),
-}
-
-/** --host of a host-row repair must name a live compute node: a typo must not read as "nothing to do". */
-function requireComputeHost(model: CloudModel, host: string | undefined): void {
-  if (host === undefined) return
-  if (model.liveComputeNodes.some((cn) => cn.host === host || cn.hypervisor_hostname === host)) return
-  throw new CloudctlError(`host "${host}" is not a live compute node of this cloud`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See `cloudctl hosts list` for the hosts.'})
 }
 
 /** A finding the plan left alone that needs the operator: the rule the audits' exit code follows too. */
@@ -110,12 +114,22 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     return {snapshot, model}
   }
 
-  /** A host-row repair (its flags include hostRowFlags): --host must name a live node, then --force, --host and --max-count go to the planner. */
+  /**
+   * What every finding-driven planner takes from the flags: --cell and --host (checked as the audits
+   * check them: a name the cloud does not know is exit 2) and --max-count.
+   */
+  protected planOptions(snapshot: Snapshot): RepairScope & {maxCount?: number} {
+    const f = this.flags as typeof this.flags & Partial<Interfaces.InferredFlags<typeof scopeFlags>>
+    requireKnownCell(snapshot, f.cell)
+    requireKnownHost(snapshot, f.host)
+    return {cell: f.cell, host: f.host, maxCount: f['max-count']}
+  }
+
+  /** A host-row repair (its flags include hostRowFlags and scopeFlags): --force, --cell, --host and --max-count go to the planner. */
   protected async runHostRowPlan(plan: (model: CloudModel, opts: HostRepairOptions) => RepairPlan): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
     const f = this.flags as typeof this.flags & Interfaces.InferredFlags<typeof hostRowFlags>
-    requireComputeHost(model, f.host)
-    return this.runPlan(plan(model, {force: f.force, host: f.host, maxCount: f['max-count']}), snapshot)
+    return this.runPlan(plan(model, {...this.planOptions(snapshot), force: f.force}), snapshot)
   }
 
   protected async runPlan(plan: RepairPlan, snapshot: Snapshot | null): Promise<RepairOutcome> {

@@ -35,6 +35,21 @@ export function requireKnownCell(snapshot: Pick<Snapshot, 'cells'>, cell: string
   throw new NotFoundError(`cell "${cell}" is not in cell_mappings`, `Known cells: ${snapshot.cells.map((c) => c.name ?? c.uuid).join(', ')}`)
 }
 
+/**
+ * --host of the audits and the repairs: anything nova or placement knows by that name (a service, a
+ * compute node, a host mapping, a provider, an instance's host or node).
+ */
+export function requireKnownHost(snapshot: Snapshot, host: string | undefined): void {
+  if (host === undefined) return
+  const known =
+    snapshot.nova.services.some((r) => r.host === host) ||
+    snapshot.nova.compute_nodes.some((r) => r.host === host || r.hypervisor_hostname === host) ||
+    snapshot.nova_api.host_mappings.some((r) => r.host === host) ||
+    snapshot.placement.resource_providers.some((r) => r.name === host) ||
+    snapshot.nova.instances.some((r) => r.host === host || r.node === host)
+  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl hosts list` for the hosts.')
+}
+
 /** --consumer of `repair leaks`: an allocation consumer, a placement consumer, an instance or a migration. */
 export function requireKnownConsumer(model: CloudModel, consumer: string | undefined): void {
   if (consumer === undefined) return

@@ -2,6 +2,7 @@
 import {needsAction} from '../domain/finding.js'
 import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
+import {planWords} from './plan-words.js'
 import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
 import {theme} from './theme.js'
@@ -60,13 +61,16 @@ export function stepCells(s: Step): {statement: string; parameters: string; rows
   return {statement: `${VERB[s.op] === sql.split(' ')[0] ? '' : `[${VERB[s.op]}] `}${sql}`, parameters: paramsText(s), rows: expectedRows(s)}
 }
 
-/** Every step: database, statement, parameters, rows expected, why. `verbose` also shows the lock/check steps. */
+/**
+ * The plan in plain words (plan-words.ts), then, with `verbose`, every step as its SQL statement with
+ * its parameters, the rows it expects and why (the lock/check steps included).
+ */
 export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: boolean} = {}): string {
   const c = theme()
   const out: string[] = []
   const writes = writeSteps(plan)
   out.push(c.bold(`Repair plan: ${plan.kind}${opts.apply ? '' : ' (dry run)'}`))
-  if (plan.findings.length > 0) {
+  if (opts.verbose && plan.findings.length > 0) {
     out.push(`Findings addressed (${plan.findings.length}):`)
     for (const f of plan.findings) out.push(`  ${f.code}  ${f.subject}`)
   }
@@ -78,20 +82,21 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     const writeDbs = plan.db_order.filter((d) => writes.some((w) => w.db === d))
     const label = (d: string) => plan.db_labels[d] ?? d
     out.push(
-      `${writes.length} write(s) in ${writeDbs.length === 1 ? label(writeDbs[0]) : `${writeDbs.map(label).join(', ')} (committed in this order)`}; ${checks} lock/check step(s) re-validate each finding inside the transaction${writeDbs.length === 1 ? '' : 's'}.`,
+      `${writes.length} write(s) in ${writeDbs.length === 1 ? label(writeDbs[0]) : `${writeDbs.map(label).join(', ')} (committed in this order)`}; ${checks} lock/check step(s) re-validate each finding inside the transaction${writeDbs.length === 1 ? '' : 's'}${opts.verbose ? '' : ' (-v shows every SQL statement)'}.`,
     )
-    const shown = opts.verbose ? plan.steps : writes
-    out.push(
-      renderTable(
-        // Without --verbose the writes are numbered 1..n; --verbose numbers every step (checks too).
-        ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
-        shown.map((s, i) => {
-          const cells = stepCells(s)
-          return [i + 1, label(s.db), cells.statement, cells.parameters, cells.rows, s.why]
-        }),
-        {wrap: [2, 3, 5]},
-      ),
-    )
+    out.push(...planWords(plan))
+    if (opts.verbose)
+      out.push(
+        renderTable(
+          // --verbose numbers every step (checks too), in the order the executor runs them.
+          ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
+          plan.steps.map((s, i) => {
+            const cells = stepCells(s)
+            return [i + 1, label(s.db), cells.statement, cells.parameters, cells.rows, s.why]
+          }),
+          {wrap: [2, 3, 5]},
+        ),
+      )
     out.push('Summary:')
     for (const line of countLines(plan)) out.push(`  ${line}`)
   }
@@ -101,7 +106,8 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
   }
   // When applying, the notes (restart this service, ...) follow the outcome instead: they are about afterwards.
   if (!opts.apply || writes.length === 0) for (const n of plan.notes) out.push(`Note: ${n}`)
-  if (plan.partial) out.push(c.yellow('More to do beyond --max-count: run again until it exits 0.'))
+  // The planner's own --max-count note says it already (with the exit code); said once.
+  if (plan.partial && !plan.notes.some((n) => n.startsWith('--max-count'))) out.push(c.yellow('More to do beyond --max-count: run again until it exits 0.'))
   if (writes.length > 0 && !opts.apply) out.push('Dry run: nothing was written. Re-run with --apply to execute (exit 3 = something to do).')
   return out.join('\n')
 }

@@ -125,7 +125,8 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     const cell = model.cellOf(f.subject.cell_uuid)
     if (!m || !cell) continue
     b.finding(f.code, subjectOf(f), f.message)
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code})
+    b.about(`instance ${uuid}, which lives in cell ${cell.name ?? cell.uuid}`)
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code}, `cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id}`)
   }
 
   for (const c of cells) if (c.status === 'available') mapCellInstances(model, b, c, mappings, batch)
@@ -162,6 +163,7 @@ function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappin
     }
     if (!batch.take()) break
     batch.done.add(inst.uuid)
+    b.about(`instances of cell ${model.cellLabel(c.uuid)} without an instance mapping (deleted ones too, as nova-manage maps them)`)
     const code = inst.deleted === 0 ? 'cell.instance-unmapped' : 'cell.instance-unmapped (deleted)'
     if (inst.deleted === 0) b.finding('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`)
     b.add({
@@ -179,12 +181,13 @@ function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappin
 function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string, winner: Instance, copies: Instance[], mappedCellId: number | null, hasMapping: boolean): void {
   const winCell = model.cellOf(winner.cell_uuid) as CellInfo
   b.finding(f.code, subjectOf(f), f.message)
+  b.about(`instance ${uuid}, live in cells ${copies.map((i) => model.cellLabel(i.cell_uuid)).join(' and ')}: the copy in ${winCell.name ?? winCell.uuid} stays`)
   b.note('Duplicates: nova_api commits first (the mapping points at the surviving copy), then the cell of the other copy; if the second commit fails, `cloudctl audit cells` still reports the duplicate and a re-run finishes it.')
   const m = model.snapshot.nova_api.instance_mappings.find((x) => x.instance_uuid === uuid)
   if (!hasMapping || !m) {
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'insert', unique: {instance_uuid: uuid}, values: {created_at: NOW, updated_at: null, instance_uuid: uuid, cell_id: winCell.id, project_id: winner.project_id ?? '', user_id: winner.user_id, queued_for_delete: 0}, why: `${f.code}: map ${uuid} to ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code})
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'insert', unique: {instance_uuid: uuid}, values: {created_at: NOW, updated_at: null, instance_uuid: uuid, cell_id: winCell.id, project_id: winner.project_id ?? '', user_id: winner.user_id, queued_for_delete: 0}, why: `${f.code}: map ${uuid} to ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code}, `to cell ${winCell.name ?? winCell.uuid}`)
   } else if (mappedCellId !== winCell.id) {
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: mappedCellId}, set: {cell_id: winCell.id, updated_at: NOW}, why: `${f.code}: point ${uuid} at ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code})
+    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: mappedCellId}, set: {cell_id: winCell.id, updated_at: NOW}, why: `${f.code}: point ${uuid} at ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code}, `to cell ${winCell.name ?? winCell.uuid}`)
   }
   for (const loser of copies) {
     if (loser === winner) continue
@@ -198,7 +201,7 @@ function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: stri
       set: {deleted: col('id'), deleted_at: NOW},
       why: `${f.code}: soft-delete the ${loser.vm_state ?? ''} copy in ${model.cellLabel(loser.cell_uuid)} as nova does (deleted = id, deleted_at; updated_at kept)`,
       code: f.code,
-    })
+    }, `the ${loser.vm_state ?? ''} copy in cell ${model.cellLabel(loser.cell_uuid)}`)
     if (loser.extra !== null)
       b.add({db, table: 'instance_extra', op: 'update', key: {instance_uuid: uuid, deleted: 0}, expect: {}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its instance_extra row with it, as nova's instance_destroy does`, code: f.code})
     // The rest of what instance_destroy takes with the instance, in that copy's cell only (the other
@@ -251,7 +254,8 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     if (expected === null || (opts.cell && !cells.some((c) => c.uuid === f.subject.cell_uuid))) continue
     b.unit(() => {
       b.finding(f.code, subjectOf(f), f.message)
-      b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: expected, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code})
+      b.about(`compute host ${ev.host_mapping.host}, which runs in cell ${f.subject.cell}`)
+      b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: expected, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code}, `cell_id ${ev.host_mapping.cell_id} -> ${expected}`)
     })
   }
 
@@ -265,6 +269,7 @@ function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db:
   const {cell: c, db, host, hm} = h
   const s = model.snapshot
   const nodes = model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host === host)
+  const hostSubject = `compute host ${host} (cell ${c.name ?? c.uuid})`
   if (!hm && !h.planned.has(host)) {
     const elsewhere = s.nova.services.filter((x) => x.host === host && x.binary === 'nova-compute' && x.deleted === 0 && x.cell_uuid !== c.uuid)
     if (elsewhere.length > 0) {
@@ -272,14 +277,16 @@ function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db:
       return
     }
     h.planned.add(host)
+    b.about(hostSubject)
     b.finding('cell.host-unmapped', `cell=${c.name ?? c.uuid} host=${host}`, `Compute host ${host} has no host_mapping.`)
-    b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'})
+    b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'}, `to cell ${c.name ?? c.uuid}`)
   }
   if (h.byService) return // nova's --by_service path does not touch compute_nodes.mapped
   if (hm && hm.cell_id !== c.id) return // mapped elsewhere: reported as host-mapped-wrong-cell
   for (const cn of nodes) {
     if (cn.mapped === 1) continue
-    b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`})
+    b.about(hostSubject)
+    b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`}, `${cn.hypervisor_hostname ?? cn.id}: mapped = 1`)
   }
 }
 
@@ -289,6 +296,7 @@ function pruneHostMapping(model: CloudModel, b: PlanBuilder, f: FindingOf<'cell.
   if (!opts.prune) return void b.skip(f.code, subjectOf(f), 'pass --prune to remove host mappings of hosts without nova-compute')
   if (!model.allCellsAvailable) return void b.skip(f.code, subjectOf(f), 'a cell could not be read: the host may run there')
   b.finding(f.code, subjectOf(f), f.message)
+  b.about(`host ${hm.host}, which runs nova-compute in no cell`)
   for (const {db} of allCellDbs(model, b))
     if (db !== 'cell:00000000-0000-0000-0000-000000000000')
       b.add({db, table: 'services', op: 'check', where: {host: hm.host, binary: 'nova-compute', deleted: 0}, rows: [], why: `${f.code}: still no nova-compute on ${hm.host}`})

@@ -4,6 +4,14 @@ import type {CloudModel} from '../domain/model.js'
 import type {Allocation, Instance, ResourceProvider} from '../domain/snapshot.js'
 import {type DbKey, type PlanBuilder, type Row, cellDb} from './plan.js'
 
+/** --cell / --host of a repair: only the findings the audit would show with the same filter are planned. */
+export interface RepairScope {
+  /** Cell name or uuid. */
+  cell?: string
+  /** Service host or hypervisor_hostname. */
+  host?: string
+}
+
 export function cellDbOf(model: CloudModel, b: PlanBuilder, cellUuid: string): DbKey {
   const db = cellDb(cellUuid)
   b.label(db, `cell ${model.cellLabel(cellUuid)}`)

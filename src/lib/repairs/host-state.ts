@@ -12,7 +12,8 @@ import type {CloudModel} from '../domain/model.js'
 import {pinnedHostCpus} from '../domain/nova-objects.js'
 import {serviceUp} from '../domain/service-state.js'
 import type {ComputeNode} from '../domain/snapshot.js'
-import {cellDbOf, subjectOf} from './common.js'
+import {cpuRanges} from '../util/cpu-ranges.js'
+import {type RepairScope, cellDbOf, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
 import {unreadCellReason} from './unread-cells.js'
 
@@ -20,10 +21,9 @@ export {SERVICE_DOWN_TIME_S, serviceUp} from '../domain/service-state.js'
 
 type PinFinding = FindingOf<'pinning.leaked' | 'pinning.unaccounted'>
 
-export interface HostRepairOptions {
+export interface HostRepairOptions extends RepairScope {
   /** Write even while nova-compute on the host is up and reporting. */
   force?: boolean
-  host?: string
   /** At most this many compute nodes (pinning) or findings (usage) per plan; the rest waits (exit 6). */
   maxCount?: number
   now?: string
@@ -45,6 +45,14 @@ function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: Compute
     b.note(`--force: nova-compute on ${cn.host} is up; restart it afterwards so that its resource tracker reloads the row.`)
   }
   return true
+}
+
+const pinText = (cpus: number[]) => (cpus.length === 0 ? 'none' : cpuRanges([...cpus].sort((x, y) => x - y)))
+
+/** 'compute node cmp-r1-04 (host cmp-r1-04, cell cell1)': the plain-words subject of a host-row repair. */
+function nodeSubject(model: CloudModel, cn: ComputeNode): string {
+  const host = cn.host !== null && cn.host !== cn.hypervisor_hostname ? `host ${cn.host}, ` : ''
+  return `compute node ${cn.hypervisor_hostname ?? cn.id} (${host}cell ${model.cellLabel(cn.cell_uuid)})`
 }
 
 function lockResidents(model: CloudModel, b: PlanBuilder, cn: ComputeNode, code: string): void {
@@ -78,7 +86,7 @@ export function rewritePinnedCpus(text: string, pinnedByCell: number[][]): strin
 
 export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
   const b = new PlanBuilder('pinning', opts.now, opts.maxCount)
-  const findings = runChecks(model, {checks: ['pinning'], host: opts.host}).findings
+  const findings = runChecks(model, {checks: ['pinning'], cell: opts.cell, host: opts.host}).findings
   const byNode = new Map<number, {cn: ComputeNode; fs: PinFinding[]}>()
   for (const f of findings) {
     if (f.code !== 'pinning.leaked' && f.code !== 'pinning.unaccounted') {
@@ -133,6 +141,7 @@ function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: Pi
     return
   }
   for (const f of fs) b.finding(f.code, subjectOf(f), f.message)
+  b.about(nodeSubject(model, cn))
   lockResidents(model, b, cn, fs[0].code)
   b.add({
     db: cellDbOf(model, b, cn.cell_uuid),
@@ -143,13 +152,13 @@ function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: Pi
     set: {numa_topology: text},
     why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
     code: fs[0].code,
-  })
+  }, `pinned_cpus ${topo.value.cells.map((c, i) => `NUMA cell ${c.id}: ${pinText(c.pinned_cpus)} -> ${pinText(wanted[i])}`).join('; ')}`)
   b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
 }
 
 export function planUsage(model: CloudModel, opts: HostRepairOptions = {}): RepairPlan {
   const b = new PlanBuilder('usage', opts.now, opts.maxCount)
-  for (const f of runChecks(model, {checks: ['usage'], host: opts.host}).findings) {
+  for (const f of runChecks(model, {checks: ['usage'], cell: opts.cell, host: opts.host}).findings) {
     if (f.code !== 'usage.node-drift') {
       if (f.code === 'usage.negative-free') b.skip(f.code, subjectOf(f), 'the row matches its live instances: overcommit, not drift', f.severity)
       else if (f.code === 'usage.undecided') skipUnread(b, f)
@@ -166,13 +175,14 @@ function planNodeUsage(model: CloudModel, b: PlanBuilder, f: FindingOf<'usage.no
   const cn = model.liveComputeNodes.find((x) => x.id === ev.compute_node.id && x.cell_uuid === ev.compute_node.cell_uuid)
   if (!cn || !guardService(model, b, f, cn, opts)) return
   b.finding(f.code, subjectOf(f), f.message)
+  b.about(nodeSubject(model, cn))
   lockResidents(model, b, cn, f.code)
   const set: Record<string, number | typeof NOW> = {}
   for (const [k, v] of Object.entries(ev.expected)) if (ev.recorded[k] !== null && ev.recorded[k] !== v) set[k] = v
-  b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code})
+  b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code}, Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', '))
 }
 
-export interface AggregatesOptions {
+export interface AggregatesOptions extends RepairScope {
   prune?: boolean
   /** At most this many findings per plan; the rest waits for a re-run (exit 6). */
   maxCount?: number
@@ -184,7 +194,7 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
   const pAggs = new Map(model.snapshot.placement.placement_aggregates.map((a) => [a.uuid, a.id]))
   let nextAggId = model.snapshot.placement.placement_aggregates.reduce((m, a) => Math.max(m, a.id), 0) + 1
   const linked = new Set<string>()
-  for (const f of runChecks(model, {checks: ['aggregates']}).findings)
+  for (const f of runChecks(model, {checks: ['aggregates'], cell: opts.cell, host: opts.host}).findings)
     b.unit(() => {
       if (f.code === 'aggregate.missing-in-placement' && f.evidence.aggregate.uuid) {
         const uuid = f.evidence.aggregate.uuid
@@ -192,13 +202,14 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         if (!rp || linked.has(`${rp.id}/${uuid}`)) return
         linked.add(`${rp.id}/${uuid}`)
         b.finding(f.code, subjectOf(f), f.message)
+        b.about(`resource provider ${rp.name ?? rp.uuid}, in nova aggregate ${f.subject.aggregate ?? uuid}`)
         let aggId = pAggs.get(uuid)
         if (aggId === undefined) {
           aggId = nextAggId++
           pAggs.set(uuid, aggId)
-          b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code})
+          b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code}, uuid)
         }
-        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code})
+        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code}, uuid)
         b.bumpProvider(rp, 'aggregates changed')
       } else if (f.code === 'aggregate.extra-in-placement' && f.evidence.aggregate.uuid) {
         const uuid = f.evidence.aggregate.uuid
@@ -210,7 +221,8 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         const aggId = pAggs.get(uuid)
         if (!rp || aggId === undefined) return
         b.finding(f.code, subjectOf(f), f.message)
-        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`, code: f.code})
+        b.about(`resource provider ${rp.name ?? rp.uuid}, in no nova aggregate of uuid ${uuid}`)
+        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`, code: f.code}, uuid)
         b.bumpProvider(rp, 'aggregates changed')
       } else if (f.code === 'aggregate.undecided') skipUnread(b, f)
       else b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')

@@ -13,7 +13,7 @@ import {capacityOf} from '../domain/placement-capacity.js'
 import type {Finding, FindingOf} from '../domain/finding.js'
 import {type CloudModel, nodeKey} from '../domain/model.js'
 import type {Allocation, ResourceProvider} from '../domain/snapshot.js'
-import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, lockConsumerAllocations, subjectOf} from './common.js'
+import {type RepairScope, allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, lockConsumerAllocations, subjectOf} from './common.js'
 import {NOW, PlanBuilder, type RepairPlan} from './plan.js'
 
 export const LEAK_CODES = [
@@ -29,7 +29,7 @@ export type LeakFinding = FindingOf<(typeof LEAK_CODES)[number]>
 const LEAK_CODE_SET: ReadonlySet<string> = new Set(LEAK_CODES)
 export const isLeakFinding = (f: Finding): f is LeakFinding => LEAK_CODE_SET.has(f.code)
 
-export interface LeaksOptions {
+export interface LeaksOptions extends RepairScope {
   heal?: boolean
   /** Only findings of this consumer / instance uuid. */
   consumer?: string
@@ -40,7 +40,7 @@ export interface LeaksOptions {
 
 export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPlan {
   const b = new PlanBuilder('leaks', opts.now, opts.maxCount)
-  const findings = runChecks(model, {checks: ['leaks']}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
+  const findings = runChecks(model, {checks: ['leaks'], cell: opts.cell, host: opts.host}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
   const removals = new Map<string, {ids: Set<number>; findings: LeakFinding[]}>()
 
   for (const f of findings) {
@@ -95,6 +95,7 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
   const doomed = allocs.filter((a) => ids.has(a.id))
   if (doomed.length === 0) return
   for (const f of findings) b.finding(f.code, subjectOf(f), f.message)
+  b.about(leakSubject(model, consumer, findings[0], doomed))
   const codes = [...new Set(findings.map((f) => f.code))].join(', ')
 
   // Re-validate the premise of each finding in the cell databases.
@@ -103,7 +104,8 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
 
   const providers = new Map<number, ResourceProvider>()
   for (const a of doomed) {
-    b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: allocationRow(a), why: `${codes}: leaked ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer}`, code: findings[0].code})
+    const amount = `${model.rc.name(a.resource_class_id)}=${a.used}`
+    b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: allocationRow(a), why: `${codes}: leaked ${amount} of ${consumer}`, code: findings[0].code}, amount)
     const rp = model.providersById.get(a.resource_provider_id)
     if (rp) providers.set(rp.id, rp)
   }
@@ -118,10 +120,25 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
       key: {id: c.id},
       expect: {uuid: c.uuid, project_id: c.project_id, user_id: c.user_id, generation: c.generation},
       why: `consumer ${consumer} has no allocation left (placement deletes such consumers)`,
-    })
+    }, 'no allocation is left to it')
   } else {
     b.bumpConsumer(c, 'some of its allocations removed')
   }
+}
+
+/** Whom a leak belongs to, as `openstack server show` / `openstack resource provider show` name them. */
+const LEAK_OWNER: Record<LeakFinding['code'], string> = {
+  'allocation.consumer-deleted': 'deleted instance',
+  'allocation.consumer-unknown': 'consumer (no instance, no migration)',
+  'allocation.migration-finished': 'finished migration',
+  'allocation.evacuation-leftover': 'evacuated instance',
+  'allocation.wrong-provider': 'instance',
+}
+
+/** 'deleted instance <uuid> on cmp-r1-04 (cell cell1)': the plain-words subject of a removal. */
+function leakSubject(model: CloudModel, consumer: string, f: LeakFinding, allocs: Allocation[]): string {
+  const hosts = [...new Set(allocs.map((a) => model.providersById.get(a.resource_provider_id)).map((rp) => (rp ? (model.rootOf(rp).name ?? rp.uuid) : '?')))]
+  return `${LEAK_OWNER[f.code]} ${consumer} on ${hosts.join(', ')}${f.subject.cell ? ` (cell ${f.subject.cell})` : ''}`
 }
 
 function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: LeakFinding): void {
@@ -201,10 +218,11 @@ function planMissing(model: CloudModel, b: PlanBuilder, f: FindingOf<'allocation
     return
   }
   b.finding(f.code, subject, f.message)
+  b.about(`instance ${inst.uuid} on ${rp.name ?? rp.uuid} (cell ${model.cellLabel(inst.cell_uuid)}), which holds no allocation`)
   b.add({db: cellDbOf(model, b, inst.cell_uuid), table: 'instances', op: 'check', where: {uuid: inst.uuid, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${inst.uuid} still on ${inst.node}`})
   b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: inst.uuid}, rows: [], why: `${f.code}: ${inst.uuid} still holds no allocation`})
   for (const [rcId, used] of rows)
-    b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: inst.uuid, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: inst.uuid, resource_class_id: rcId, used}, why: `heal: ${model.rc.name(rcId)}=${used} from the flavor of ${inst.uuid}`, code: f.code})
+    b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: inst.uuid, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: inst.uuid, resource_class_id: rcId, used}, why: `heal: ${model.rc.name(rcId)}=${used} from the flavor of ${inst.uuid}`, code: f.code}, `${model.rc.name(rcId)}=${used}`)
   b.bumpProvider(rp, `allocations of ${inst.uuid} created`)
   if (existing) b.bumpConsumer(existing, 'allocations created')
   else {
@@ -249,23 +267,24 @@ function planMismatch(model: CloudModel, b: PlanBuilder, f: FindingOf<'allocatio
       return void b.skip(f.code, subject, `${name} is allocated on a sharing or nested provider: fix it with heal_allocations --force`)
     const row: Allocation | undefined = rows[0]
     if (row && d.expected === 0) {
-      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: row.id}, expect: allocationRow(row), why: `heal: ${name} is not in the flavor of ${consumer}`, code: f.code}))
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: row.id}, expect: allocationRow(row), why: `heal: ${name} is not in the flavor of ${consumer}`, code: f.code}, `${name}=${row.used}, not in the flavor`))
       touched.set(rp.id, model.providersById.get(row.resource_provider_id) ?? rp)
     } else if (row) {
       const target = model.providersById.get(row.resource_provider_id) ?? rp
       const inv = model.inventory(target.id, rcId)
       if (d.expected > d.allocated && (!inv || model.usage(target.id, rcId) - d.allocated + d.expected > capacityOf(inv) + 1e-6))
         return void b.skip(f.code, subject, `${name}=${d.expected} does not fit on ${target.name ?? target.uuid}`)
-      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: row.id}, expect: allocationRow(row), set: {used: d.expected, updated_at: NOW}, why: `heal: ${name} ${d.allocated} -> ${d.expected} from the flavor of ${consumer}`, code: f.code}))
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: row.id}, expect: allocationRow(row), set: {used: d.expected, updated_at: NOW}, why: `heal: ${name} ${d.allocated} -> ${d.expected} from the flavor of ${consumer}`, code: f.code}, `${name} ${d.allocated} -> ${d.expected}`))
       touched.set(target.id, target)
     } else {
       const fit = planAmounts(model, rp, {[name]: d.expected})
       if (typeof fit === 'string') return void b.skip(f.code, subject, fit)
-      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: consumer, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: consumer, resource_class_id: rcId, used: d.expected}, why: `heal: ${name}=${d.expected} from the flavor of ${consumer}`, code: f.code}))
+      steps.push(() => b.add({db: 'placement', table: 'allocations', op: 'insert', unique: {consumer_id: consumer, resource_provider_id: rp.id, resource_class_id: rcId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, consumer_id: consumer, resource_class_id: rcId, used: d.expected}, why: `heal: ${name}=${d.expected} from the flavor of ${consumer}`, code: f.code}, `${name}=${d.expected}`))
       touched.set(rp.id, rp)
     }
   }
   b.finding(f.code, subject, f.message)
+  b.about(`instance ${consumer} on ${rp.name ?? rp.uuid} (cell ${model.cellLabel(inst.cell_uuid)}), whose allocations differ from its flavor`)
   b.add({db: cellDbOf(model, b, inst.cell_uuid), table: 'instances', op: 'check', where: {uuid: consumer, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${consumer} unchanged`})
   lockConsumerAllocations(model, b, consumer, `${f.code}: the consumer's allocations are exactly those audited`)
   for (const s of steps) s()
@@ -301,10 +320,11 @@ function planMove(model: CloudModel, b: PlanBuilder, f: LeakFinding, inst: Retur
     if (model.usage(target.id, a.resource_class_id) + a.used > capacityOf(inv) + 1e-6) return void b.skip(f.code, subject, `${model.rc.name(a.resource_class_id)}=${a.used} does not fit on ${target.name ?? target.uuid} (placement would refuse it)`)
   }
   b.finding(f.code, subject, f.message)
+  b.about(`instance ${consumer} on ${target.name ?? target.uuid} (cell ${model.cellLabel(inst.cell_uuid)}), whose allocations sit on another host`)
   instanceCheck(model, b, consumer, f)
   lockConsumerAllocations(model, b, consumer, `${f.code}: the consumer's allocations are exactly those audited`)
   for (const a of rows) {
-    b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: target.id, updated_at: NOW}, why: `${f.code} (--heal): ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to its own host ${target.name ?? target.uuid}`, code: f.code})
+    b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: target.id, updated_at: NOW}, why: `${f.code} (--heal): ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to its own host ${target.name ?? target.uuid}`, code: f.code}, `${model.rc.name(a.resource_class_id)}=${a.used} to ${target.name ?? target.uuid}`)
     const from = model.providersById.get(a.resource_provider_id)
     if (from) b.bumpProvider(from, `allocations of ${consumer} moved away`)
   }

@@ -26,6 +26,19 @@ export type WriteRow = Record<string, Value>
 export const isNow = (v: unknown): v is typeof NOW => typeof v === 'object' && v !== null && (v as {$now?: unknown}).$now === true
 export const isColumnRef = (v: unknown): v is ColumnRef => typeof v === 'object' && v !== null && typeof (v as {$col?: unknown}).$col === 'string'
 
+/**
+ * A step in plain words, for the dry run an operator reads before the SQL: whom it acts for, in nova's
+ * terms ("deleted instance <uuid> on cmp-r1-04 (cell1)"), and the row's own detail ("VCPU=2"). The
+ * dry run lists the steps of one subject together and counts the rows of each action.
+ */
+export interface StepAbout {
+  subject: string
+  detail?: string
+}
+
+/** The subject of the generation bumps: placement's own guard, bumped once per provider or consumer written. */
+export const GENERATIONS = 'placement generations'
+
 interface StepBase {
   db: DbKey
   table: string
@@ -33,6 +46,8 @@ interface StepBase {
   why: string
   /** Finding code this step answers, when it answers one. */
   code?: string
+  /** Plain words (see StepAbout); a step added without its own takes the subject the planner last named (PlanBuilder.about). */
+  about?: StepAbout
 }
 
 /** Lock the rows matching `where` and require exactly `rows` (each a subset of columns, in primary-key order); [] = no row. */
@@ -230,7 +245,17 @@ export class PlanBuilder {
     return this
   }
 
-  add(step: Step): this {
+  /** Whom the steps added from now on act for, in plain words (StepAbout). */
+  private subject?: string
+
+  about(subject: string): this {
+    this.subject = subject
+    return this
+  }
+
+  /** `detail`: the row's own part of the plain words ('VCPU=2'), under the subject last named. */
+  add(step: Step, detail?: string): this {
+    if (!step.about && this.subject !== undefined && step.op !== 'check') step.about = detail === undefined ? {subject: this.subject} : {subject: this.subject, detail}
     const list = this.byDb.get(step.db)
     if (list) list.push(step)
     else this.byDb.set(step.db, [step])
@@ -253,24 +278,24 @@ export class PlanBuilder {
   }
 
   /** resource_providers.generation + 1, once per provider per plan, guarded by the observed generation. */
-  bumpProvider(rp: {id: number; uuid: string; generation: number | null}, why: string): this {
-    return this.bump('resource_providers', rp.id, rp.generation, `generation of provider ${rp.uuid}: ${why}`)
+  bumpProvider(rp: {id: number; uuid: string; name?: string | null; generation: number | null}, why: string): this {
+    return this.bump('resource_providers', rp.id, rp.generation, `generation of provider ${rp.uuid}: ${why}`, rp.name ?? rp.uuid)
   }
 
   /** consumers.generation + 1, once per consumer per plan. */
   bumpConsumer(c: {id: number; uuid: string; generation: number}, why: string): this {
-    return this.bump('consumers', c.id, c.generation, `generation of consumer ${c.uuid}: ${why}`)
+    return this.bump('consumers', c.id, c.generation, `generation of consumer ${c.uuid}: ${why}`, c.uuid)
   }
 
   isBumped(table: string, id: number): boolean {
     return this.bumped.has(`${table}/${id}`)
   }
 
-  private bump(table: string, id: number, generation: number | null, why: string): this {
+  private bump(table: string, id: number, generation: number | null, why: string, name: string): this {
     const k = `${table}/${id}`
     if (this.bumped.has(k)) return this
     this.bumped.add(k)
-    const step: UpdateStep = {db: 'placement', table, op: 'update', key: {id}, expect: {generation}, set: {generation: (generation ?? 0) + 1, updated_at: NOW}, why}
+    const step: UpdateStep = {db: 'placement', table, op: 'update', key: {id}, expect: {generation}, set: {generation: (generation ?? 0) + 1, updated_at: NOW}, why, about: {subject: GENERATIONS, detail: name}}
     const list = this.bumps.get('placement')
     if (list) list.push(step)
     else this.bumps.set('placement', [step])

@@ -26,20 +26,20 @@
  *
  * Every other write is in placement; cell databases are only locked to re-check the compute node rows.
  */
-import {runChecks} from '../checks/index.js'
+import {filterFindings, runChecks} from '../checks/index.js'
 import type {Finding, FindingOf} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, ComputeNode, Instance, ResourceProvider} from '../domain/snapshot.js'
 import {MIGRATION_DONE_STATUSES} from '../checks/context.js'
 import {capacityOf} from '../domain/placement-capacity.js'
-import {allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, subjectOf} from './common.js'
+import {type RepairScope, allCellDbs, allocationRow, cellDbOf, instanceGuard, liveOnProvider, subjectOf} from './common.js'
 import {type LeakFinding, isLeakFinding, planRemoval} from './leaks.js'
 import {type DbKey, NOW, PlanBuilder, type RepairPlan, type Row} from './plan.js'
 
 export const PROVIDER_STRATEGIES = ['rekey', 'move'] as const
 export type ProviderStrategy = (typeof PROVIDER_STRATEGIES)[number]
 
-export interface ProvidersOptions {
+export interface ProvidersOptions extends RepairScope {
   /** How to answer provider.uuid-mismatch; without it those findings are reported, not repaired. */
   strategy?: ProviderStrategy
   /** Only the finding of this provider uuid (or provider / host name). */
@@ -59,7 +59,8 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
   const cellWrites = new Set<DbKey>()
   const ids = newProviderIds(model)
   const wanted = (f: Finding) => !opts.provider || [f.subject.provider_uuid, f.subject.host, f.subject.node].includes(opts.provider)
-  for (const f of findings) {
+  // The leaks above stay whole: a provider of the chosen host or cell takes its leaks wherever the audit files them.
+  for (const f of filterFindings(model, findings, {cell: opts.cell, host: opts.host})) {
     if (!wanted(f)) continue
     if (f.code === 'provider.stale') b.unit(() => planStale(model, b, f, leakOf))
     else if (f.code === 'provider.duplicate-name') b.unit(() => planDuplicate(model, b, f, leakOf, cellWrites))
@@ -117,6 +118,7 @@ function deleteTree(model: CloudModel, b: PlanBuilder, tree: ResourceProvider[],
   const p = model.snapshot.placement
   for (const rp of [...tree].reverse()) {
     const what = `provider ${rp.name ?? rp.uuid}`
+    b.about(`${rp.parent_provider_id === null ? 'resource provider' : 'child provider'} ${rp.name ?? rp.uuid}${rp.name ? ` (${rp.uuid})` : ''}`)
     const traits = p.resource_provider_traits.filter((t) => t.resource_provider_id === rp.id).sort((x, y) => x.trait_id - y.trait_id)
     const aggs = p.resource_provider_aggregates.filter((a) => a.resource_provider_id === rp.id).sort((x, y) => x.aggregate_id - y.aggregate_id)
     const invs = [...(model.inventoriesByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
@@ -129,16 +131,16 @@ function deleteTree(model: CloudModel, b: PlanBuilder, tree: ResourceProvider[],
     const allocs = [...(model.allocationsByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
     b.add({db: 'placement', table: 'allocations', op: 'check', where: {resource_provider_id: rp.id}, rows: allocs.map((a) => ({id: a.id})), why: `${code}: no allocation on ${what} besides those removed or moved`})
     for (const t of traits)
-      b.add({db: 'placement', table: 'resource_provider_traits', op: 'delete', key: {resource_provider_id: rp.id, trait_id: t.trait_id}, expect: {}, why: `${code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id} of ${what}`, code})
+      b.add({db: 'placement', table: 'resource_provider_traits', op: 'delete', key: {resource_provider_id: rp.id, trait_id: t.trait_id}, expect: {}, why: `${code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id} of ${what}`, code}, model.traitNamesById.get(t.trait_id) ?? String(t.trait_id))
     for (const a of aggs)
-      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: a.aggregate_id}, expect: {}, why: `${code}: aggregate ${model.placementAggregateUuidById.get(a.aggregate_id) ?? a.aggregate_id} link of ${what}`, code})
+      b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: a.aggregate_id}, expect: {}, why: `${code}: aggregate ${model.placementAggregateUuidById.get(a.aggregate_id) ?? a.aggregate_id} link of ${what}`, code}, model.placementAggregateUuidById.get(a.aggregate_id) ?? String(a.aggregate_id))
     for (const i of invs)
-      b.add({db: 'placement', table: 'inventories', op: 'delete', key: {id: i.id}, expect: {resource_provider_id: rp.id, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved}, why: `${code}: ${model.rc.name(i.resource_class_id)} inventory of ${what}`, code})
+      b.add({db: 'placement', table: 'inventories', op: 'delete', key: {id: i.id}, expect: {resource_provider_id: rp.id, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved}, why: `${code}: ${model.rc.name(i.resource_class_id)} inventory of ${what}`, code}, model.rc.name(i.resource_class_id))
     const {id: _id, ...observed} = providerGuard(rp)
     if (rp.root_provider_id === rp.id) {
       // A root refers to itself; InnoDB refuses to delete a row its own foreign key points at. Placement
       // clears root_provider_id first, in the same transaction; so do we.
-      b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: rp.id}, expect: {...observed}, set: {root_provider_id: null}, why: `${code}: clear the self-reference of ${what} before deleting it, as placement does`, code})
+      b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: rp.id}, expect: {...observed}, set: {root_provider_id: null}, why: `${code}: clear the self-reference of ${what} before deleting it, as placement does`, code}, 'root_provider_id cleared first, as placement does')
       observed.root_provider_id = null
     }
     b.add({db: 'placement', table: 'resource_providers', op: 'delete', key: {id: rp.id}, expect: observed, why: `${code}: ${what}${rp.parent_provider_id === null ? '' : ' (child, before its parent)'}`, code})
@@ -209,6 +211,7 @@ function planRekey(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uui
   if (!m) return
   const {cn, root, tree} = m
   b.finding(f.code, m.subject, f.message)
+  b.about(`resource provider ${root.name ?? root.uuid} of compute node ${cn.hypervisor_hostname} (cell ${model.cellLabel(cn.cell_uuid)})`)
   b.add({
     db: 'placement',
     table: 'resource_providers',
@@ -218,7 +221,7 @@ function planRekey(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uui
     set: {uuid: cn.uuid as string, ...(root.root_provider_id === root.id ? {} : {root_provider_id: root.id}), updated_at: NOW},
     why: `${f.code} (rekey): provider ${root.name} takes the uuid of compute node ${cn.hypervisor_hostname} (${root.uuid} -> ${cn.uuid}); children, inventories and allocations follow by id`,
     code: f.code,
-  })
+  }, `uuid ${root.uuid} -> ${cn.uuid}`)
   for (const child of tree.slice(1)) {
     if (child.root_provider_id === root.id) {
       b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: child.id}, rows: [{root_provider_id: root.id, parent_provider_id: child.parent_provider_id}], why: `${f.code}: child ${child.name ?? child.uuid} still under ${root.name}`})
@@ -243,15 +246,17 @@ function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid
   const p = model.snapshot.placement
   const newId = nextId()
   const what = `provider ${cn.hypervisor_hostname} (${cn.uuid})`
+  const newProvider = `new resource provider ${cn.uuid} of compute node ${cn.hypervisor_hostname} (cell ${model.cellLabel(cn.cell_uuid)}), with the old provider's inventories, traits and aggregate links`
+  b.about(newProvider)
   // Created nameless (the name is unique and the old root holds it until it is deleted below) and
   // without its self-reference (set at the end, as placement sets root_provider_id after the insert).
   b.add({db: 'placement', table: 'resource_providers', op: 'insert', unique: {uuid: cn.uuid as string}, values: {created_at: NOW, updated_at: null, id: newId, uuid: cn.uuid as string, name: null, generation: 1, root_provider_id: null, parent_provider_id: null}, why: `${f.code} (move): create ${what} for compute node ${cn.hypervisor_hostname}`, code: f.code})
   for (const i of [...(model.inventoriesByProvider.get(root.id) ?? [])].sort((x, y) => x.id - y.id))
-    b.add({db: 'placement', table: 'inventories', op: 'insert', unique: {resource_provider_id: newId, resource_class_id: i.resource_class_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved, min_unit: i.min_unit, max_unit: i.max_unit, step_size: i.step_size, allocation_ratio: i.allocation_ratio}, why: `${f.code}: ${model.rc.name(i.resource_class_id)} inventory of the old provider, copied`, code: f.code})
+    b.add({db: 'placement', table: 'inventories', op: 'insert', unique: {resource_provider_id: newId, resource_class_id: i.resource_class_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved, min_unit: i.min_unit, max_unit: i.max_unit, step_size: i.step_size, allocation_ratio: i.allocation_ratio}, why: `${f.code}: ${model.rc.name(i.resource_class_id)} inventory of the old provider, copied`, code: f.code}, model.rc.name(i.resource_class_id))
   for (const t of p.resource_provider_traits.filter((x) => x.resource_provider_id === root.id).sort((x, y) => x.trait_id - y.trait_id))
-    b.add({db: 'placement', table: 'resource_provider_traits', op: 'insert', unique: {resource_provider_id: newId, trait_id: t.trait_id}, values: {created_at: NOW, updated_at: null, trait_id: t.trait_id, resource_provider_id: newId}, why: `${f.code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id}, copied`, code: f.code})
+    b.add({db: 'placement', table: 'resource_provider_traits', op: 'insert', unique: {resource_provider_id: newId, trait_id: t.trait_id}, values: {created_at: NOW, updated_at: null, trait_id: t.trait_id, resource_provider_id: newId}, why: `${f.code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id}, copied`, code: f.code}, model.traitNamesById.get(t.trait_id) ?? String(t.trait_id))
   for (const a of p.resource_provider_aggregates.filter((x) => x.resource_provider_id === root.id).sort((x, y) => x.aggregate_id - y.aggregate_id))
-    b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: newId, aggregate_id: a.aggregate_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, aggregate_id: a.aggregate_id}, why: `${f.code}: aggregate link, copied`, code: f.code})
+    b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: newId, aggregate_id: a.aggregate_id}, values: {created_at: NOW, updated_at: null, resource_provider_id: newId, aggregate_id: a.aggregate_id}, why: `${f.code}: aggregate link, copied`, code: f.code}, model.placementAggregateUuidById.get(a.aggregate_id) ?? String(a.aggregate_id))
 
   const treeIds = new Set(tree.map((x) => x.id))
   removeLeaked(model, b, allocs, leakOf, treeIds)
@@ -264,14 +269,16 @@ function planMove(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.uuid
   }
   for (const [consumer, list] of moved) {
     const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
+    b.about(`instance ${consumer} on ${cn.hypervisor_hostname}: its allocations move to the new provider`)
     b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: all.map(allocationRow), why: `${f.code}: the allocations of ${consumer} are exactly those observed`})
     for (const a of list)
-      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: newId, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code})
+      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: newId, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code}, `${model.rc.name(a.resource_class_id)}=${a.used}`)
     const c = model.consumersByUuid.get(consumer)
     if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
   }
   deleteTree(model, b, tree, f.code)
-  b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: newId}, expect: {uuid: cn.uuid as string, name: null, root_provider_id: null}, set: {name: cn.hypervisor_hostname, root_provider_id: newId}, why: `${f.code}: ${what} takes the name the old provider held and becomes its own root`, code: f.code})
+  b.about(newProvider)
+  b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: newId}, expect: {uuid: cn.uuid as string, name: null, root_provider_id: null}, set: {name: cn.hypervisor_hostname, root_provider_id: newId}, why: `${f.code}: ${what} takes the name the old provider held and becomes its own root`, code: f.code}, `takes the name ${cn.hypervisor_hostname} once the old provider is gone`)
   restartNote(b, cn)
 }
 
@@ -353,14 +360,15 @@ function planDuplicateProvider(
   b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: keep.id}, rows: [providerGuard(keep)], why: `${f.code}: ${what} unchanged (generation ${keep.generation})`})
   removeLeaked(model, b, allocs, leakOf, new Set(tree.map((p) => p.id)))
   for (const [consumer, inst] of servers) {
+    b.about(`instance ${consumer} on host ${cn.host} (cell ${model.cellLabel(cn.cell_uuid)}): moves from ${old.name ?? old.uuid} to ${keep.name ?? keep.uuid}`)
     if (inst.node !== cn.hypervisor_hostname || (inst.compute_id !== undefined && inst.compute_id !== cn.id)) {
       cellWrites.add(cellDbKey)
-      b.add({db: cellDbKey, table: 'instances', op: 'update', key: {id: inst.id}, expect: instanceGuard(inst), set: {node: cn.hypervisor_hostname, ...(inst.compute_id === undefined ? {} : {compute_id: cn.id}), updated_at: NOW}, why: `${f.code}: server ${consumer} runs on host ${cn.host}, whose node is now ${cn.hypervisor_hostname} (was ${inst.node})`, code: f.code})
+      b.add({db: cellDbKey, table: 'instances', op: 'update', key: {id: inst.id}, expect: instanceGuard(inst), set: {node: cn.hypervisor_hostname, ...(inst.compute_id === undefined ? {} : {compute_id: cn.id}), updated_at: NOW}, why: `${f.code}: server ${consumer} runs on host ${cn.host}, whose node is now ${cn.hypervisor_hostname} (was ${inst.node})`, code: f.code}, `node ${inst.node} -> ${cn.hypervisor_hostname}`)
     }
     const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
     b.add({db: 'placement', table: 'allocations', op: 'check', where: {consumer_id: consumer}, rows: all.map(allocationRow), why: `${f.code}: the allocations of ${consumer} are exactly those observed`})
     for (const a of moving.get(consumer) ?? [])
-      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: keep.id, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code})
+      b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: keep.id, updated_at: NOW}, why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`, code: f.code}, `${model.rc.name(a.resource_class_id)}=${a.used}`)
     const c = model.consumersByUuid.get(consumer)
     if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
   }
