@@ -43,8 +43,8 @@ describe('repair safety contract (CLI, MariaDB)', () => {
 
   it('dry run prints the plan and exits 3 without writing', async () => {
     const before = await world.dump()
-    // --max-width 0: one step per line, as grep wants it (piped tables otherwise fit 120 columns).
-    const r = await cloudctl(['repair', 'leaks', ...src, '--max-width', '0'])
+    // -v: the statements; --max-width 0: one step per line, as grep wants it (piped tables otherwise fit 120 columns).
+    const r = await cloudctl(['repair', 'leaks', ...src, '--max-width', '0', '-v'])
     expect(r.exitCode).toBe(3)
     expect(r.stdout).toMatch(/allocation\.consumer-deleted/)
     expect(r.stdout).toMatch(/DELETE FROM `allocations` WHERE `id` = \?/)

@@ -24,9 +24,12 @@ const COMMANDS: string[][] = [
   ...['all', 'aggregates', 'cells', 'leaks', 'pinning', 'providers', 'usage'].map((c) => ['audit', c, '-s', DEMO]),
   ...['aggregates', 'leaks', 'pinning', 'providers', 'usage'].map((c) => ['repair', c, '-s', DEMO]),
   ['repair', 'leaks', '--heal', '-s', DEMO],
+  ['repair', 'leaks', '-v', '-s', DEMO],
+  ['repair', 'leaks', '--max-count', '1', '--host', 'cmp-r1-04', '-s', DEMO],
   ['repair', 'pinning', '--force', '-v', '-s', DEMO],
   ['repair', 'providers', '--strategy', 'move', '-s', DEMO],
   ['cells', 'list', '-s', DEMO],
+  ['cells', 'list', '--long', '-s', DEMO],
   ['cells', 'discover-hosts', '-s', DEMO],
   ['cells', 'map-instances', '-s', DEMO],
   ['cells', 'verify-instance', INSTANCE, '-s', DEMO],
@@ -105,6 +108,34 @@ describe('width and borders outside a plain terminal', () => {
     // The heading and one line per host (no continuation line), each host name whole.
     expect(body).toHaveLength(1 + hosts.hosts.length)
     for (const h of hosts.hosts) expect(body.some((l) => l.startsWith(`│ ${h.host} `))).toBe(true)
+  }, 60_000)
+
+  it('cells list --long: one line per cell, the uuid whole, and where its database and queue are', async () => {
+    const lines = await inPane(80, cli(['cells', 'list', '--long', '-s', DEMO]))
+    const {cells} = JSON.parse(execFileSync('node', [BIN, 'cells', 'list', '-s', DEMO, '--json'], {encoding: 'utf8'})) as {cells: Array<{name: string; uuid: string; database_connection: string}>}
+    const body = lines.filter((l) => l.startsWith('│'))
+    expect(body).toHaveLength(1 + cells.length)
+    for (const c of cells) {
+      expect(body.some((l) => l.startsWith(`│ ${c.name} `) && l.includes(` ${c.uuid} `))).toBe(true)
+      // host/database of the URL, without its user or password
+      const where = /@([^?]+)/.exec(c.database_connection)![1]
+      expect(lines.some((l) => l.includes(`database  `) && l.endsWith(where))).toBe(true)
+    }
+    expect(lines.join('\n')).not.toMatch(/\*\*\*|charset/)
+    expect(Math.max(...lines.map(columns))).toBeLessThanOrEqual(80)
+  }, 60_000)
+
+  it('repair leaks: the plan in plain words, its note once, the SQL only under -v', async () => {
+    const lines = await inPane(80, cli(['repair', 'leaks', '--max-count', '1', '-s', DEMO]))
+    const text = lines.join('\n')
+    expect(text).toMatch(/^ {2}deleted instance 9c089546-670c-4fce-b963-d08860d435c7 on cmp-r1-04/m)
+    expect(text).toMatch(/^ {4}- delete 3 allocations: VCPU=2, MEMORY_MB=4096, DISK_GB=40$/m)
+    expect(text).not.toContain('DELETE FROM')
+    expect(text.match(/--max-count/g)).toHaveLength(1)
+    expect(Math.max(...lines.map(columns))).toBeLessThanOrEqual(80)
+    const verbose = (await inPane(80, cli(['repair', 'leaks', '-v', '-s', DEMO]))).join('\n')
+    expect(verbose).toMatch(/- delete 3 allocations/)
+    expect(verbose).toMatch(/│ DELETE FROM +│/)
   }, 60_000)
 
   it('piped (stdout not a terminal): the width of the terminal on stderr', async () => {

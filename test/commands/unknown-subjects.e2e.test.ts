@@ -9,11 +9,11 @@ import {cloudctl} from '../support/cli.js'
 const DEMO = 'examples/demo-cloud.yaml'
 
 describe('unknown hosts and zones', () => {
-  it('repair pinning/usage --host that is no compute node: exit 2, not "nothing to do"', async () => {
+  it('repair pinning/usage --host that the cloud does not know: exit 2 (as the audits), not "nothing to do"', async () => {
     for (const verb of ['pinning', 'usage']) {
       const r = await cloudctl(['repair', verb, '--snapshot', DEMO, '--host', 'pin-r1-99'])
       expect(r.exitCode).toBe(2)
-      expect(r.stderr).toMatch(/^Error: host "pin-r1-99" is not a live compute node/m)
+      expect(r.stderr).toMatch(/^Error: host "pin-r1-99" is not a service, compute node, host mapping or resource provider of this cloud$/m)
       expect(r.stdout).toBe('')
     }
     // the real host still plans (the demo's pin-r1-02 has stuck pins; its nova-compute is up, so it is skipped)

@@ -5,6 +5,7 @@ import {buildModel} from '../../lib/domain/model.js'
 import {ExitCode} from '../../lib/errors.js'
 import {releaseLine} from '../../lib/output/snapshot-formatter.js'
 import {renderTable} from '../../lib/output/table.js'
+import {urlWhere} from '../../lib/output/url-text.js'
 import {redact} from '../../lib/util/redact.js'
 import type {ListingSpec} from '../../lib/output/formats.js'
 
@@ -51,7 +52,7 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
 
   static override flags = {
     ...sourceFlags,
-    long: Flags.boolean({char: 'l', summary: 'Also the transport URL and database connection of each cell (passwords hidden), as nova-manage cell_v2 list_cells --verbose.'}),
+    long: Flags.boolean({char: 'l', summary: 'Also where each cell\'s database and message queue are (hosts and names; the whole URLs, passwords hidden, with -f json or -c), as nova-manage cell_v2 list_cells --verbose.'}),
   }
 
   async run(): Promise<{cells: CellRow[]}> {
@@ -78,24 +79,32 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
         }
       })
     const recorded = snapshot.release !== undefined
-    // The URLs are the widest cells: behind --long, so that the table fits 80 columns (csv has them).
-    const long = this.flags.long
+    // One line per cell at 80 columns: the uuid whole, Disabled folded into State, the mapped counts in
+    // brackets (the legend says so). The URLs are far wider than 80: --long prints them below the
+    // table, one line each, without credentials or query; -f json and -c keep them whole (redacted).
     this.out(() =>
       renderTable(
-        ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', ...(long ? ['Transport URL', 'Database Connection'] : []), 'Hosts (mapped)', 'Instances (mapped)'],
+        ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Hosts', 'Instances'],
         cells.map((c) => [
           c.name ?? '',
           c.uuid,
           ...(recorded ? [c.release ?? '?'] : []),
-          c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`,
-          c.disabled,
-          ...(long ? [c.transport_url, c.database_connection] : []),
+          (c.state === 'available' ? 'available' : `UNAVAILABLE: ${c.error ?? ''}`) + (c.disabled ? ', disabled' : ''),
           `${c.hosts ?? '?'} (${c.host_mappings})`,
           `${c.instances ?? '?'} (${c.instance_mappings})`,
         ]),
-        {wrap: [3]},
+        {wrap: [recorded ? 3 : 2]},
       ),
     )
+    this.out('Hosts, Instances: live ones (mapped in nova_api).')
+    if (this.flags.long) {
+      const width = Math.max(...cells.map((c) => (c.name ?? c.uuid).length))
+      this.out('Connections (user, password and options left out; -f json has the URLs):')
+      for (const c of cells) {
+        const name = (c.name ?? c.uuid).padEnd(width)
+        this.out(`  ${name}  database  ${urlWhere(c.database_connection)}\n  ${' '.repeat(width)}  transport ${urlWhere(c.transport_url)}`)
+      }
+    }
     this.out(releaseLine(snapshot.release ?? null))
     this.setExit(cells.some((c) => c.state !== 'available') ? ExitCode.FINDINGS : ExitCode.OK)
     return {cells}

@@ -1,6 +1,6 @@
 /** Human rendering of repair plans and their outcome. JSON output is the plan itself. */
 import {needsAction} from '../domain/finding.js'
-import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
+import {type RepairPlan, type Step, stepSql, writeSteps} from '../repairs/plan.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
 import {planWords} from './plan-words.js'
 import {renderTable} from './table.js'
@@ -110,6 +110,18 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
   if (plan.partial && !plan.notes.some((n) => n.startsWith('--max-count'))) out.push(c.yellow('More to do beyond --max-count: run again until it exits 0.'))
   if (writes.length > 0 && !opts.apply) out.push('Dry run: nothing was written. Re-run with --apply to execute (exit 3 = something to do).')
   return out.join('\n')
+}
+
+/** Counts of write steps by database label and by kind ('delete allocations'), for the prompt and summary. */
+function planCounts(plan: RepairPlan): Array<{db: string; op: string; table: string; count: number}> {
+  const m = new Map<string, {db: string; op: string; table: string; count: number}>()
+  for (const s of writeSteps(plan)) {
+    const k = `${s.db}\u0000${s.op}\u0000${s.table}`
+    const e = m.get(k)
+    if (e) e.count++
+    else m.set(k, {db: plan.db_labels[s.db] ?? s.db, op: s.op, table: s.table, count: 1})
+  }
+  return [...m.values()]
 }
 
 /** Also the confirmation prompt's text, which no base-command output path sees: made terminal-safe here. */

@@ -6,7 +6,9 @@
  */
 import type {Severity} from '../domain/finding.js'
 import type {RepairKind} from './kinds.js'
+import {GENERATIONS, type StepAbout} from './step-about.js'
 export type {RepairKind, RepairKinds} from './kinds.js'
+export {GENERATIONS, type StepAbout} from './step-about.js'
 
 /** 'placement', 'nova_api', or 'cell:<cell uuid>'. */
 export type DbKey = 'placement' | 'nova_api' | `cell:${string}`
@@ -25,19 +27,6 @@ export type WriteRow = Record<string, Value>
 
 export const isNow = (v: unknown): v is typeof NOW => typeof v === 'object' && v !== null && (v as {$now?: unknown}).$now === true
 export const isColumnRef = (v: unknown): v is ColumnRef => typeof v === 'object' && v !== null && typeof (v as {$col?: unknown}).$col === 'string'
-
-/**
- * A step in plain words, for the dry run an operator reads before the SQL: whom it acts for, in nova's
- * terms ("deleted instance <uuid> on cmp-r1-04 (cell1)"), and the row's own detail ("VCPU=2"). The
- * dry run lists the steps of one subject together and counts the rows of each action.
- */
-export interface StepAbout {
-  subject: string
-  detail?: string
-}
-
-/** The subject of the generation bumps: placement's own guard, bumped once per provider or consumer written. */
-export const GENERATIONS = 'placement generations'
 
 interface StepBase {
   db: DbKey
@@ -152,18 +141,6 @@ export function isEmptyPlan(plan: RepairPlan): boolean {
   return writeSteps(plan).length === 0
 }
 
-/** Counts of write steps by database label and by kind ('delete allocations'), for the prompt and summary. */
-export function planCounts(plan: RepairPlan): Array<{db: string; op: string; table: string; count: number}> {
-  const m = new Map<string, {db: string; op: string; table: string; count: number}>()
-  for (const s of writeSteps(plan)) {
-    const k = `${s.db}\u0000${s.op}\u0000${s.table}`
-    const e = m.get(k)
-    if (e) e.count++
-    else m.set(k, {db: plan.db_labels[s.db] ?? s.db, op: s.op, table: s.table, count: 1})
-  }
-  return [...m.values()]
-}
-
 /** Collects steps per database and bumps each placement generation once, as placement would. */
 export class PlanBuilder {
   private readonly byDb = new Map<DbKey, Step[]>()
@@ -247,7 +224,6 @@ export class PlanBuilder {
 
   /** Whom the steps added from now on act for, in plain words (StepAbout). */
   private subject?: string
-
   about(subject: string): this {
     this.subject = subject
     return this
