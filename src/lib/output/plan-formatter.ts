@@ -126,7 +126,8 @@ function planCounts(plan: RepairPlan): Array<{db: string; op: string; table: str
 
 /** Also the confirmation prompt's text, which no base-command output path sees: made terminal-safe here. */
 export function countLines(plan: RepairPlan): string[] {
-  return planCounts(plan).map((x) => humanText(`${x.db}: ${x.op} ${x.count} ${x.table} row(s)`))
+  // An update-all / delete-all step takes every matching row, known only inside the transaction: not "1 row".
+  return planCounts(plan).map((x) => humanText(x.op.endsWith('-all') ? `${x.db}: ${x.op.slice(0, -4)} every matching ${x.table} row` : `${x.db}: ${x.op} ${x.count} ${x.table} row(s)`))
 }
 
 export function renderApplied(plan: RepairPlan, result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number; records?: ReadonlyArray<{db: string}>}): string {

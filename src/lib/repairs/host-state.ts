@@ -152,7 +152,7 @@ function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: Pi
     set: {numa_topology: text},
     why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
     code: fs[0].code,
-  }, `pinned_cpus ${topo.value.cells.map((c, i) => `NUMA cell ${c.id}: ${pinText(c.pinned_cpus)} -> ${pinText(wanted[i])}`).join('; ')}`)
+  }, `pinned_cpus ${topo.value.cells.flatMap((c, i) => (pinText(c.pinned_cpus) === pinText(wanted[i]) ? [] : [`NUMA cell ${c.id}: ${pinText(c.pinned_cpus)} -> ${pinText(wanted[i])}`])).join('; ')}`)
   b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
 }
 
