@@ -129,7 +129,7 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
 /** Whom a leak belongs to, as `openstack server show` / `openstack resource provider show` name them. */
 const LEAK_OWNER: Record<LeakFinding['code'], string> = {
   'allocation.consumer-deleted': 'deleted instance',
-  'allocation.consumer-unknown': 'consumer (no instance, no migration)',
+  'allocation.consumer-unknown': 'unknown consumer',
   'allocation.migration-finished': 'finished migration',
   'allocation.evacuation-leftover': 'evacuated instance',
   'allocation.wrong-provider': 'instance',
