@@ -3,7 +3,7 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {requireKnownCell} from '../../lib/cli/require-known.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
-import {getOption, readNovaConf} from '../../lib/config/nova-conf.js'
+import {defaultAvailabilityZone, readNovaConf} from '../../lib/config/nova-conf.js'
 import {hostZones, NOVA_DEFAULT_AVAILABILITY_ZONE} from '../../lib/domain/availability-zone.js'
 import {buildModel, type CloudModel} from '../../lib/domain/model.js'
 import {SHARING_TRAIT, summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
@@ -32,9 +32,8 @@ export interface HostRow {
   pcpus: {placement_used: number | null; placement_capacity: number | null}
 }
 
-/** [DEFAULT] default_availability_zone of the nova.conf given, as nova-api reads it for hosts in no zone. */
-const defaultZone = (novaConf: string | undefined): string =>
-  (novaConf === undefined ? undefined : getOption(readNovaConf(novaConf), 'DEFAULT', 'default_availability_zone')) || NOVA_DEFAULT_AVAILABILITY_ZONE
+/** The zone nova-api gives hosts in no zone aggregate: --nova-conf's default_availability_zone, else nova's. */
+const defaultZone = (novaConf: string | undefined): string => (novaConf === undefined ? NOVA_DEFAULT_AVAILABILITY_ZONE : defaultAvailabilityZone(readNovaConf(novaConf)))
 
 export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override listing: ListingSpec = {
