@@ -80,8 +80,9 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
     const recorded = snapshot.release !== undefined
     // The URLs are the widest cells: behind --long, so that the table fits 80 columns (csv has them).
     const long = this.flags.long
-    this.out(() =>
+    this.out((d) =>
       renderTable(
+        d,
         ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Disabled', ...(long ? ['Transport URL', 'Database Connection'] : []), 'Hosts (mapped)', 'Instances (mapped)'],
         cells.map((c) => [
           c.name ?? '',

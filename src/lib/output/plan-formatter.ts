@@ -2,6 +2,7 @@
 import {needsAction} from '../domain/finding.js'
 import {type RepairPlan, type Step, planCounts, stepSql, writeSteps} from '../repairs/plan.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
+import type {Display} from './display.js'
 import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
 import {theme} from './theme.js'
@@ -61,7 +62,7 @@ export function stepCells(s: Step): {statement: string; parameters: string; rows
 }
 
 /** Every step: database, statement, parameters, rows expected, why. `verbose` also shows the lock/check steps. */
-export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: boolean} = {}): string {
+export function renderPlan(plan: RepairPlan, d: Display, opts: {verbose?: boolean; apply?: boolean} = {}): string {
   const c = theme()
   const out: string[] = []
   const writes = writeSteps(plan)
@@ -83,6 +84,7 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     const shown = opts.verbose ? plan.steps : writes
     out.push(
       renderTable(
+        d,
         // Without --verbose the writes are numbered 1..n; --verbose numbers every step (checks too).
         ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
         shown.map((s, i) => {
