@@ -69,6 +69,18 @@ function layerBlocks() {
   return blocks
 }
 
+/** Files over the size rules once formatted (lines, longest function), each to be split (see below). */
+const FORMATTED_OVER = {
+  'src/lib/capacity/index.ts': {lines: 420},
+  'src/lib/db/repair/executor.ts': {lines: 410},
+  'src/lib/engine/numa-constraints.ts': {lines: 470},
+  'src/lib/engine/numa.ts': {lines: 430},
+  'src/lib/repairs/cells.ts': {lines: 450, fn: 110},
+  'src/lib/repairs/leaks.ts': {lines: 490, fn: 90},
+  'src/lib/repairs/plan.ts': {lines: 420},
+  'src/lib/repairs/providers.ts': {lines: 640, fn: 130},
+}
+
 export default tseslint.config(
   {ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/**', 'release/**']},
   js.configs.recommended,
@@ -114,6 +126,16 @@ export default tseslint.config(
     ],
     rules: {'max-lines-per-function': ['error', {max: 80, skipBlankLines: false, skipComments: false}]},
   },
+  // prettier (printWidth 160) breaks the long lines these files were written in, past the limits
+  // above: their size after `npm run format`, rounded up to ten, until each is split at its seams.
+  // Only ever lower a number here, and drop a line once its file fits the rule.
+  ...Object.entries(FORMATTED_OVER).map(([file, max]) => ({
+    files: [file],
+    rules: {
+      'max-lines': ['error', {max: max.lines ?? 400, skipBlankLines: false, skipComments: false}],
+      ...(max.fn ? {'max-lines-per-function': ['error', {max: max.fn, skipBlankLines: false, skipComments: false}]} : {}),
+    },
+  })),
   {
     // Plain Node scripts (the bench's RSS preload, the bin shim) run outside TypeScript.
     files: ['**/*.mjs', 'bin/**/*.js'],

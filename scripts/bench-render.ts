@@ -13,7 +13,7 @@ import type {CheckName, Finding} from '../src/lib/domain/finding.js'
 import {renderFindings} from '../src/lib/output/findings-formatter.js'
 import {renderJson} from '../src/lib/output/formats.js'
 import {jsonDocument} from '../src/lib/output/json-view.js'
-import {setTableWidth} from '../src/lib/output/table.js'
+import {fixedDisplay} from '../src/lib/output/display.js'
 import {record, secs} from './bench-support.js'
 
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 10_000)
@@ -82,12 +82,10 @@ export async function benchRender(): Promise<void> {
   const report = reportOf(Array.from({length: FINDINGS}, (_, i) => finding(i)))
   const n = `${FINDINGS} findings, ${FINDINGS / WIDE_EVERY} with ${WIDE_ROWS} evidence rows`
   // As an audit piped to a file or a pager prints it: tables fitted to 120 columns.
-  setTableWidth(120)
-  const human = timed(() => renderFindings(report))
+  const human = timed(() => renderFindings(report, fixedDisplay(120)))
   record('render findings: human report (audit tables)', human.ms, null, `${human.cpu}; ${n}; ${(human.value.length / 1e6).toFixed(1)} MB of text`, '< 1 s')
   const json = timed(() => renderJson(jsonDocument({...report, exit_code: 3}, 3)))
   record('render findings: JSON (evidence cut to 20 rows)', json.ms, null, `${json.cpu}; ${(json.value.length / 1e6).toFixed(1)} MB`, '< 1 s')
   const full = timed(() => renderJson(jsonDocument({...report, exit_code: 3}, 3, {fullEvidence: true})))
   record('render findings: JSON --full-evidence', full.ms, null, `${full.cpu}; ${(full.value.length / 1e6).toFixed(1)} MB`)
-  setTableWidth(undefined)
 }

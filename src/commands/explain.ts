@@ -8,7 +8,6 @@ import {suggestCommand} from '../lib/cli/hooks/command-not-found.js'
 import {FINDING_CODES} from '../lib/checks/index.js'
 import {type ExplainedCode, explainCode} from '../lib/checks/explain.js'
 import {CloudctlError, ExitCode} from '../lib/errors.js'
-import {displayWidth} from '../lib/output/table.js'
 import type {ListingSpec} from '../lib/output/formats.js'
 
 export default class Explain extends CloudctlCommand<typeof Explain> {
@@ -40,7 +39,7 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
   async run(): Promise<{codes: ExplainedCode[]}> {
     const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)
     if (this.flags.runbook) return this.printRunbook(codes)
-    const width = displayWidth()
+    const width = this.display.width
     const blocks = codes.map((e) =>
       [
         `${e.code} (${e.check}, ${e.severity})`,

@@ -11,6 +11,7 @@ import {defaultSchedulerConfig, ZED_DEFAULT_FILTERS} from '../../src/lib/engine/
 import {renderCapacity, usageBar} from '../../src/lib/output/capacity-formatter.js'
 import {cpuRanges} from '../../src/lib/util/cpu-ranges.js'
 import {escapeHtml, renderCapacityHtml} from '../../src/lib/output/capacity-html.js'
+import {fixedDisplay} from '../../src/lib/output/display.js'
 import {Chalk} from 'chalk'
 import {cloud, type CloudBuilder} from '../support/builders.js'
 
@@ -105,13 +106,13 @@ describe('renderCapacity', () => {
   it('tables per flavor, AZ and aggregate; the what-if columns; bars only when asked', () => {
     const snap = twoZones().build()
     const r = asResult(capacityWhatIf(snap, {disableHosts: ['a1']}, {flavors: ['m1.large'], perHost: true}))
-    const plain = renderCapacity(r)
+    const plain = renderCapacity(r, fixedDisplay(0))
     expect(plain).toMatch(/│ m1\.large +│ +4 │ +8192 │ +80 │ +16 │ +27 │ +11 │ +27 │ +-11 │/)
     expect(plain).toMatch(/│ m1\.large +│ +5 \(16\) │ +11 \(11\) │/)
     expect(plain).toContain('Per aggregate: fits (naive ÷)')
     expect(plain).toMatch(/│ a1 +│ az1 +│ +│ +0 │ +11 │ placement: disabled \(COMPUTE_STATUS_DISABLED\) │/)
     expect(plain).not.toContain('█')
-    const bars = renderCapacity(r, {bars: true, barWidth: 10})
+    const bars = renderCapacity(r, fixedDisplay(0), {bars: true, barWidth: 10})
     expect(bars).toContain('Zones: used █ / free ░, and what fits')
     expect(bars).toMatch(/fits +m1\.large 5\n/)
   })

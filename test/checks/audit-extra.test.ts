@@ -12,6 +12,7 @@ import {buildModel} from '../../src/lib/domain/model.js'
 import {CELL0_UUID, type Instance, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {jsonTopLevel} from '../../src/lib/domain/json-scan.js'
 import {renderFindings} from '../../src/lib/output/findings-formatter.js'
+import {fixedDisplay} from '../../src/lib/output/display.js'
 import {CloudBuilder} from '../support/builders.js'
 
 const SMALL = {name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20}
@@ -115,7 +116,7 @@ describe('human report', () => {
   it('has no colour under NO_COLOR, even when colour is forced', () => {
     process.env.NO_COLOR = '1'
     process.env.FORCE_COLOR = '1'
-    const text = renderFindings(report(), {summaryTable: true})
+    const text = renderFindings(report(), fixedDisplay(0), {summaryTable: true})
     expect(text).not.toMatch(ANSI)
     expect(text).toContain('✖ aggregates: 2 findings (2 warning)')
     expect(text).toContain('✔ leaks: no findings')

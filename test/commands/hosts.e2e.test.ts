@@ -127,13 +127,20 @@ describe('cloudctl hosts list', () => {
     for (const a of demo.nova_api.aggregates) if (a.metadata.availability_zone) a.hosts = a.hosts.filter((h) => h !== host)
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-hosts-az-'))
     writeFileSync(join(dir, 'cloud.json'), JSON.stringify(demo))
-    writeFileSync(join(dir, 'nova.conf'), '[DEFAULT]\ndefault_availability_zone = zone-x\n')
+    // Substituted as oslo.config does: nova-api and the scheduler both see zone-10.0.0.11.
+    writeFileSync(join(dir, 'nova.conf'), '[DEFAULT]\nmy_ip = 10.0.0.11\ndefault_availability_zone = zone-$my_ip\n')
     const zoneOf = async (extra: string[]) => {
       const r = await cloudctl(['hosts', 'list', '--snapshot', join(dir, 'cloud.json'), ...extra, '--json'])
       expect(r.exitCode).toBe(0)
       return (JSON.parse(r.stdout) as {hosts: Array<{host: string; availability_zone: string}>}).hosts.find((h) => h.host === host)?.availability_zone
     }
     expect(await zoneOf([])).toBe('nova')
-    expect(await zoneOf(['--nova-conf', join(dir, 'nova.conf')])).toBe('zone-x')
+    expect(await zoneOf(['--nova-conf', join(dir, 'nova.conf')])).toBe('zone-10.0.0.11')
+    // The scheduler configuration's reading (simulate capacity's per-host zones) is the same one.
+    const r = await cloudctl(['simulate', 'capacity', '--snapshot', join(dir, 'cloud.json'), '--nova-conf', join(dir, 'nova.conf'), '--per-host', '--json'])
+    expect(r.exitCode).toBe(0)
+    const capacity = JSON.parse(r.stdout) as {flavors: Array<{hosts?: Array<{host: string; az: string}>}>}
+    const zones = new Set(capacity.flavors.flatMap((f) => (f.hosts ?? []).filter((h) => h.host === host).map((h) => h.az)))
+    expect([...zones]).toEqual(['zone-10.0.0.11'])
   })
 })

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {getOption, optionalConnection, parseNovaConf, readNovaConf, requireConnection} from '../../src/lib/config/nova-conf.js'
+import {defaultAvailabilityZone, getOption, optionalConnection, parseNovaConf, readNovaConf, requireConnection} from '../../src/lib/config/nova-conf.js'
 import {ConfigError} from '../../src/lib/errors.js'
 import {scrub} from '../../src/lib/util/redact.js'
 
@@ -70,6 +70,21 @@ describe('parseNovaConf (oslo.config rules)', () => {
     expect(getOption(conf, 'DEFAULT', 'instances_path')).toBe('/var/lib/nova/instances')
     const c = parseNovaConf('[database]\nconnection = mysql://nova:pa$$word@db/nova\n')
     expect(optionalConnection(c, 'database')).toBe('mysql://nova:pa$word@db/nova')
+  })
+
+  // Each expected value is what oslo.config 9.0 (nova Zed) gives CONF.default_availability_zone for the same text.
+  it.each([
+    ['$name from DEFAULT', 'my_ip = 10.0.0.1\ndefault_availability_zone = az-$my_ip', 'az-10.0.0.1'],
+    ['${name}', 'host = h1\ndefault_availability_zone = ${host}-z', 'h1-z'],
+    ['$group.name', 'default_availability_zone = $api.auth_strategy\n[api]\nauth_strategy = noauth2', 'noauth2'],
+    ['$$', 'default_availability_zone = a$$b', 'a$b'],
+    ['\\$', 'default_availability_zone = a\\$b', 'a$b'],
+    ['quotes stripped', 'default_availability_zone = "az x"', 'az x'],
+    ['last value wins', 'default_availability_zone = az1\ndefault_availability_zone = az2', 'az2'],
+    ['set but empty: an empty name', 'default_availability_zone =', ''],
+    ['unset: nova', 'debug = true', 'nova'],
+  ])('default_availability_zone: %s', (_name, text, zone) => {
+    expect(defaultAvailabilityZone(parseNovaConf(`[DEFAULT]\n${text}\n`))).toBe(zone)
   })
 
   it('registers the passwords it reads so messages are scrubbed, distinctive ones only', () => {

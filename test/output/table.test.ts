@@ -2,7 +2,8 @@ import Table from 'cli-table3'
 import stringWidth from 'string-width'
 import {describe, expect, it} from 'vitest'
 
-import {asciiLocale, drawTable, NARROW_TEXT, renderTable, textWidth} from '../../src/lib/output/table.js'
+import {asciiLocale, fixedDisplay, terminalDisplay} from '../../src/lib/output/display.js'
+import {drawTable, NARROW_TEXT, renderTable, textWidth} from '../../src/lib/output/table.js'
 
 const UUID = '9c089546-670c-4fce-b963-d08860d435c7'
 const LONG = `Instance ${UUID} is deleted in cell cell1 but still holds VCPU=2, MEMORY_MB=4096, DISK_GB=40 on cmp-r1-04.`
@@ -13,24 +14,27 @@ const words = (t: string) => t.replace(/[│┌┐└┘├┤┬┴┼─]/g, '
 
 describe('renderTable', () => {
   it('keeps a finding on one line when --max-width 0 asks for no fitting', () => {
-    const t = renderTable(head, rows, {wrap: [3], maxWidth: 0})
+    const t = renderTable(fixedDisplay(0), head, rows, {wrap: [3]})
     expect(t.split('\n').filter((l) => l.includes('allocation.consumer-deleted'))[0]).toContain(LONG)
   })
 
-  it('fits piped output to $COLUMNS', () => {
-    const saved = process.env.COLUMNS
-    try {
-      process.env.COLUMNS = '140'
-      expect(width(renderTable(head, rows, {wrap: [3]}))).toBeLessThanOrEqual(140)
-      expect(width(renderTable(head, rows, {wrap: [3]}))).toBeGreaterThan(130)
-    } finally {
-      if (saved === undefined) delete process.env.COLUMNS
-      else process.env.COLUMNS = saved
-    }
+  it('fits piped output to $COLUMNS, and --max-width wins over it', () => {
+    // vitest's stdout is no terminal: $COLUMNS is the first width asked.
+    const piped = terminalDisplay(undefined, {...process.env, COLUMNS: '140'})
+    expect(width(renderTable(piped, head, rows, {wrap: [3]}))).toBeLessThanOrEqual(140)
+    expect(width(renderTable(piped, head, rows, {wrap: [3]}))).toBeGreaterThan(130)
+    expect(width(renderTable(terminalDisplay(100, {...process.env, COLUMNS: '140'}), head, rows, {wrap: [3]}))).toBeLessThanOrEqual(100)
+    expect(terminalDisplay(0, {COLUMNS: '140'}).width).toBeUndefined()
+  })
+
+  it("draws ASCII borders when the command's locale is not UTF-8", () => {
+    const t = renderTable(terminalDisplay(80, {LANG: 'C'}), ['a', 'b'], [['x', 'y']])
+    expect(t.split('\n')[0]).toBe('+---+---+')
+    expect(renderTable(terminalDisplay(80, {LANG: 'en_US.UTF-8'}), ['a', 'b'], [['x', 'y']]).split('\n')[0]).toBe('┌───┬───┐')
   })
 
   it('wraps only the free-text column to the terminal width, losing no word and no uuid', () => {
-    const t = renderTable(head, rows, {wrap: [3], maxWidth: 140})
+    const t = renderTable(fixedDisplay(140), head, rows, {wrap: [3]})
     expect(width(t)).toBeLessThanOrEqual(140)
     expect(width(t)).toBeGreaterThan(130)
     expect(t.split('\n').length).toBeGreaterThan(5)
@@ -41,18 +45,18 @@ describe('renderTable', () => {
   })
 
   it('leaves a table that already fits alone', () => {
-    const t = renderTable(['a', 'b'], [['x', 'short text']], {wrap: [1], maxWidth: 120})
-    expect(t).toBe(renderTable(['a', 'b'], [['x', 'short text']]))
+    const t = renderTable(fixedDisplay(120), ['a', 'b'], [['x', 'short text']], {wrap: [1]})
+    expect(t).toBe(renderTable(fixedDisplay(0), ['a', 'b'], [['x', 'short text']]))
   })
 
   it('keeps a uuid whole while other columns can give way (key= breaks off first)', () => {
-    const t = renderTable(head, rows, {wrap: [3], maxWidth: 110})
+    const t = renderTable(fixedDisplay(110), head, rows, {wrap: [3]})
     expect(width(t)).toBeLessThanOrEqual(110)
     expect(t).toContain(UUID)
   })
 
   it('fits even a width no uuid fits in, losing nothing (words broken, never truncated)', () => {
-    const t = renderTable(head, rows, {wrap: [3], maxWidth: 60})
+    const t = renderTable(fixedDisplay(60), head, rows, {wrap: [3]})
     expect(width(t)).toBeLessThanOrEqual(60)
     expect(t).not.toContain('…')
     const joined = t.split('\n').map((l) => l.split('│').map((c) => c.trim())).filter((c) => c.length > 3)
@@ -64,7 +68,7 @@ describe('renderTable', () => {
   it('shows a row blob wrapped into a narrow column by its ends, with the count of lines left out', () => {
     // Spaced as nova writes its blobs, so no single word is long enough to be elided on its own.
     const blob = JSON.stringify({cells: Array.from({length: 40}, (_, i) => ({id: i, cpuset: [i, i + 1], pinned_cpus: []}))}).replace(/([,:])/g, '$1 ')
-    const t = renderTable(['step', 'before', 'after'], [['1 restore compute_nodes', blob, blob]], {maxWidth: 80})
+    const t = renderTable(fixedDisplay(80), ['step', 'before', 'after'], [['1 restore compute_nodes', blob, blob]])
     expect(width(t)).toBeLessThanOrEqual(80)
     const lines = t.split('\n')
     // 24 lines a cell at most, plus the borders and the heading.
@@ -145,7 +149,7 @@ describe('renderTable on long tables', () => {
   it('fits 5,000 rows of 50 words each (more words than a call takes arguments), every row drawn', () => {
     const message = Array.from({length: 50}, (_, i) => `w${i}`).join(' ')
     const many = Array.from({length: 5000}, (_, i) => ['warning', `code-${i}`, `host=cmp-${i}`, message])
-    const t = renderTable(head, many, {wrap: [3], maxWidth: 120})
+    const t = renderTable(fixedDisplay(120), head, many, {wrap: [3]})
     expect(width(t)).toBeLessThanOrEqual(120)
     expect(t.split('\n').filter((l) => /│ warning/.test(l))).toHaveLength(5000)
   }, 120_000)

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {elideLong, humanText, jsonSafe, MAX_WORD, terminalSafe} from '../../src/lib/output/terminal.js'
+import {fixedDisplay} from '../../src/lib/output/display.js'
 import {renderTable} from '../../src/lib/output/table.js'
 
 describe('terminal-safe text', () => {
@@ -32,7 +33,7 @@ describe('terminal-safe text', () => {
   })
 
   it('renderTable makes every cell and heading safe before measuring widths', () => {
-    const out = renderTable(['host\u001B[2J'], [['cmp\u0007-1'], ['y'.repeat(5000)]], {maxWidth: 80})
+    const out = renderTable(fixedDisplay(80), ['host\u001B[2J'], [['cmp\u0007-1'], ['y'.repeat(5000)]])
     // eslint-disable-next-line no-control-regex
     expect(out).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/)
     expect(out).toContain('host\\x1b[2J')

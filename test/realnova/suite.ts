@@ -156,8 +156,15 @@ const placementDb = (cloud: RealCloud): string => cloud.databases.find((d) => d.
 
 const src = (cloud: RealCloud) => ['--api-db', cloud.api, '--placement-db', cloud.placement]
 
+// Named, not inline: prettier 3.10 needs two passes to settle an inline object return type here.
+interface BlockedBoot {
+  exitCode: number
+  output: string
+  result: {no_valid_host: boolean; instances: Array<{host: string | null}>; scheduler_release: {release: string}}
+}
+
 /** The play's blocked boot (flavor, forced host, the harness's enabled_filters) through cloudctl's engine. */
-async function simulateBlockedBoot(cloud: RealCloud): Promise<{exitCode: number; output: string; result: {no_valid_host: boolean; instances: Array<{host: string | null}>; scheduler_release: {release: string}}}> {
+async function simulateBlockedBoot(cloud: RealCloud): Promise<BlockedBoot> {
   const b = cloud.notes.blocked_boot as {flavor: string; host: string; enabled_filters: string[]}
   await cloud.freshen()
   const args = ['simulate', 'boot', '--flavor', b.flavor, '--host', b.host, '--filters', b.enabled_filters.join(','), ...src(cloud)]

@@ -82,8 +82,9 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
     // One line per cell at 80 columns: the uuid whole, Disabled folded into State, the mapped counts in
     // brackets (the legend says so). The URLs are far wider than 80: --long prints them below the
     // table, one line each, without credentials or query; -f json and -c keep them whole (redacted).
-    this.out(() =>
+    this.out((d) =>
       renderTable(
+        d,
         ['Name', 'UUID', ...(recorded ? ['Release'] : []), 'State', 'Hosts', 'Instances'],
         cells.map((c) => [
           c.name ?? '',

@@ -3,12 +3,13 @@ import {Flags} from '../../lib/cli/oclif.js'
 import {CloudctlCommand} from '../../lib/cli/base-command.js'
 import {requireKnownCell} from '../../lib/cli/require-known.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
-import {getOption, readNovaConf} from '../../lib/config/nova-conf.js'
+import {defaultAvailabilityZone, readNovaConf} from '../../lib/config/nova-conf.js'
 import {hostZones, NOVA_DEFAULT_AVAILABILITY_ZONE} from '../../lib/domain/availability-zone.js'
 import {buildModel, type CloudModel} from '../../lib/domain/model.js'
 import {SHARING_TRAIT, summaryCapacityOf} from '../../lib/domain/placement-capacity.js'
 import {serviceUp} from '../../lib/domain/service-state.js'
 import type {ResourceProvider} from '../../lib/domain/snapshot.js'
+import type {Display} from '../../lib/output/display.js'
 import {renderTable} from '../../lib/output/table.js'
 import type {ListingSpec} from '../../lib/output/formats.js'
 
@@ -32,9 +33,8 @@ export interface HostRow {
   pcpus: {placement_used: number | null; placement_capacity: number | null}
 }
 
-/** [DEFAULT] default_availability_zone of the nova.conf given, as nova-api reads it for hosts in no zone. */
-const defaultZone = (novaConf: string | undefined): string =>
-  (novaConf === undefined ? undefined : getOption(readNovaConf(novaConf), 'DEFAULT', 'default_availability_zone')) || NOVA_DEFAULT_AVAILABILITY_ZONE
+/** The zone nova-api gives hosts in no zone aggregate: --nova-conf's default_availability_zone, else nova's. */
+const defaultZone = (novaConf: string | undefined): string => (novaConf === undefined ? NOVA_DEFAULT_AVAILABILITY_ZONE : defaultAvailabilityZone(readNovaConf(novaConf)))
 
 export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override listing: ListingSpec = {
@@ -139,7 +139,7 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
     }
     const orphan = (h: HostRow) => (h.service_state === 'no compute node' ? 1 : 0)
     hosts.sort((a, b) => orphan(a) - orphan(b) || (a.cell ?? '').localeCompare(b.cell ?? '') || (a.host ?? '').localeCompare(b.host ?? '') || (a.node ?? '').localeCompare(b.node ?? ''))
-    this.out(() => (this.flags.long ? longTable(hosts) : shortTable(hosts, model.unavailableCells.map((c) => c.name ?? c.uuid))))
+    this.out((d) => (this.flags.long ? longTable(d, hosts) : shortTable(d, hosts, model.unavailableCells.map((c) => c.name ?? c.uuid))))
     return {hosts}
   }
 }
@@ -182,7 +182,7 @@ function state(h: HostRow): string {
  * One line per host, within 80 columns for the hosts nova names (openstack hypervisor list's shape):
  * placement's usage, which the scheduler goes by. --long (or -c) has the rest.
  */
-function shortTable(hosts: HostRow[], unread: string[]): string {
+function shortTable(d: Display, hosts: HostRow[], unread: string[]): string {
   const pcpu = hosts.some((h) => h.pcpus.placement_capacity !== null)
   const head = ['Host', 'Cell', 'State', 'AZ', 'vCPU', 'RAM', 'Disk', ...(pcpu ? ['PCPU'] : [])]
   const rows = hosts.map((h) => [
@@ -205,12 +205,13 @@ function shortTable(hosts: HostRow[], unread: string[]): string {
     ...(orphans && unread.length > 0 ? [`Not read: cell ${unread.join(', ')}; a "stale" provider may have its compute node there.`] : []),
     '--long: node, provider, aggregates and the figures.',
   ]
-  return [renderTable(head, rows, {wrap: [2], align: ['left', 'left', 'left', 'left', 'right', 'right', 'right', 'right']}), ...note].join('\n')
+  return [renderTable(d, head, rows, {wrap: [2], align: ['left', 'left', 'left', 'left', 'right', 'right', 'right', 'right']}), ...note].join('\n')
 }
 
-function longTable(hosts: HostRow[]): string {
+function longTable(d: Display, hosts: HostRow[]): string {
   const use = (r: Usage) => [r.used !== undefined && r.used !== null ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
   return renderTable(
+    d,
     ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],
     hosts.map((h) => [
       h.host ?? '',

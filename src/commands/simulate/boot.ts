@@ -63,7 +63,7 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     const result: SimulateBootResult = Object.assign(simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top}), {scheduler_release: release})
     if (recorded) result.recorded_request = recorded
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
-    this.out(() => renderBootReport(result, recorded, {explain: f.explain, why: f.why}))
+    this.out((d) => renderBootReport(result, recorded, d, {explain: f.explain, why: f.why}))
     if (result.refusal) throw new ConfigError(result.refusal.message, result.refusal.hint)
     this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)
     return result

@@ -104,7 +104,7 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
     // The per-host usage feeds the HTML charts; --json carries it only with --per-host.
     if (!f['per-host']) delete result.hostUsage
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
-    this.out(() => renderCapacity(result, {bars: Boolean(process.stdout.isTTY)}))
+    this.out((d) => renderCapacity(result, d, {bars: Boolean(process.stdout.isTTY)}))
     return result
   }
 }

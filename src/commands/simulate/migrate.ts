@@ -69,7 +69,7 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
       result.simulation.verdicts = result.simulation.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
     }
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
-    this.out(() => renderMigration(result, {explain: f.explain, why: f.why}))
+    this.out((d) => renderMigration(result, d, {explain: f.explain, why: f.why}))
     if (result.refusal) throw new ConfigError(result.refusal.message, result.refusal.hint, 'MigrationRefused')
     this.setExit(result.noValidHost ? ExitCode.FINDINGS : ExitCode.OK)
     return result

@@ -51,7 +51,7 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
     if (this.args.source === 'live') opts.snapshot = undefined
     const snapshot = await this.readSnapshot(opts)
     const summary = summarize(buildModel(snapshot))
-    this.out(() => renderSummary(summary))
+    this.out((d) => renderSummary(summary, d))
     return summary
   }
 }

@@ -86,7 +86,7 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
     const report = runChecks(model, {checks, cell: f.cell, host: f.host, severity: f.severity})
     const exitCode = auditExitCode(report)
     await opts.after?.(model, report)
-    this.out(() => `${reportHeader(snapshot, model.liveComputeNodes.length)}\n\n${renderFindings(report, opts)}`)
+    this.out((d) => `${reportHeader(snapshot, model.liveComputeNodes.length)}\n\n${renderFindings(report, d, opts)}`)
     this.setExit(exitCode)
     return {...report, exit_code: exitCode}
   }

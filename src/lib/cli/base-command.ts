@@ -3,7 +3,8 @@ import {Command, Errors, Flags, type Interfaces, ux} from './oclif.js'
 import {CloudctlError, ExitCode} from '../errors.js'
 import {declaredListing, type ExtraFormat, type ListingSpec, renderCsv, renderJson, renderValue, renderYaml} from '../output/formats.js'
 import {jsonDocument} from '../output/json-view.js'
-import {displayWidth, renderTable, setTableWidth, textWidth} from '../output/table.js'
+import {type Display, terminalDisplay} from '../output/display.js'
+import {renderTable, textWidth} from '../output/table.js'
 import {fitLines, humanText, terminalSafe} from '../output/terminal.js'
 import {colorEnabled} from '../output/theme.js'
 import {type ReadFrom, readFrom} from '../snapshot/read-from.js'
@@ -13,7 +14,7 @@ import {formatFlags, formatFromArgv, type OutputChoice, resolveOutput} from './f
 import type {SnapshotRelease} from '../domain/release.js'
 import type {Snapshot} from '../domain/snapshot.js'
 import {loadSnapshot} from '../snapshot/load.js'
-import {clearProgress, setProgressEnabled, showPhase, stderrProgress} from './progress-printer.js'
+import {ProgressLine} from './progress-printer.js'
 import type {ChosenSource} from './source-flags.js'
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof CloudctlCommand)['baseFlags'] & T['flags']>
@@ -61,11 +62,20 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     this.flags = flags as CommandFlags<T>
     this.args = args as CommandArgs<T>
     this.output = resolveOutput(flags as Record<string, unknown>)
-    setTableWidth(this.output.maxWidth)
-    setProgressEnabled(!(flags as {quiet?: boolean}).quiet && !this.jsonEnabled())
+    this.display = terminalDisplay(this.output.maxWidth)
+    this.progress = new ProgressLine(!(flags as {quiet?: boolean}).quiet && !this.jsonEnabled())
   }
 
   private output: OutputChoice | undefined
+
+  /**
+   * How this command's human output is laid out (--max-width, the terminal, the locale): passed to
+   * the formatters, which draw nothing without it. The terminal's until the flags are parsed.
+   */
+  protected display: Display = terminalDisplay(undefined)
+
+  /** This command's progress line on stderr: none until the flags say whether it may show one. */
+  private progress = new ProgressLine(false)
 
   /**
    * oclif prints the result document after run(), outside its own try: an error while formatting
@@ -80,14 +90,14 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
       return undefined as R
     } finally {
       // A command that printed nothing after its last phase must not leave the line behind.
-      clearProgress()
+      this.progress.clear()
     }
   }
 
   /** The snapshot file or the live databases, with the progress line while they are read. */
   protected async readSnapshot(opts: ChosenSource): Promise<Snapshot> {
-    if (opts.snapshot) showPhase(`reading ${opts.snapshot}`)
-    const snapshot = await loadSnapshot(opts, stderrProgress())
+    if (opts.snapshot) this.progress.phase(`reading ${opts.snapshot}`)
+    const snapshot = await loadSnapshot(opts, this.progress.sink())
     this.loadedRelease = snapshot.release ?? null
     this.loadedReadFrom = readFrom(snapshot)
     return snapshot
@@ -104,7 +114,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
 
   /** The progress line names the next phase (auditing, planning, counting capacity); on a TTY only. */
   protected phase(text: string): void {
-    showPhase(text)
+    this.progress.phase(text)
   }
 
   /** The format asked for: from the parsed flags, or from argv before (or without) a successful parse. */
@@ -137,11 +147,14 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    * Human output goes to stdout only without --json. Every line passes through humanText: database
    * strings reach it inside messages, and no control character of theirs may reach the terminal.
    */
-  /** The human report; a function is called only when it is printed (not for -f json and the like). */
-  protected out(text: string | (() => string)): void {
-    clearProgress()
+  /**
+   * The human report; a function is called (with the command's display, for its tables) only when it
+   * is printed (not for -f json and the like).
+   */
+  protected out(text: string | ((display: Display) => string)): void {
+    this.progress.clear()
     // Every line within the display width, not only the tables (notes, plan lines, request lines).
-    if (!this.jsonEnabled()) this.log(fitLines(humanText(typeof text === 'function' ? text() : text, {keepSgr: colorEnabled(process.stdout)}), displayWidth(), textWidth))
+    if (!this.jsonEnabled()) this.log(fitLines(humanText(typeof text === 'function' ? text(this.display) : text, {keepSgr: colorEnabled(process.stdout)}), this.display.width, textWidth))
   }
 
   /**
@@ -149,13 +162,13 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
    * the display width, which would break its tables and code blocks; control characters still go.
    */
   protected outVerbatim(text: string): void {
-    clearProgress()
+    this.progress.clear()
     if (!this.jsonEnabled()) this.log(humanText(text, {keepSgr: false}))
   }
 
   /** Diagnostics and progress: always stderr, so stdout stays one document. */
   protected note(text: string): void {
-    clearProgress()
+    this.progress.clear()
     process.stderr.write(`${humanText(text, {keepSgr: colorEnabled(process.stderr)})}\n`)
   }
 
@@ -201,7 +214,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
         return
       case 'table': {
         const l = listing()
-        ux.stdout(renderTable(l.columns, l.rows.map((r) => l.columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : (r[c] as string))))))
+        ux.stdout(renderTable(this.display, l.columns, l.rows.map((r) => l.columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : (r[c] as string))))))
         return
       }
       default:
@@ -219,7 +232,7 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   }
 
   public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    clearProgress()
+    this.progress.clear()
     const e = this.describe(err)
     // oclif reads err.exitCode in JSON mode and err.oclif.exit otherwise: set both to our code.
     process.exitCode = e.exitCode

@@ -9,47 +9,54 @@ import type {ProgressEvent, ProgressSink} from '../snapshot/source.js'
  * it needs to do, and every text passes through humanText (cell names come from the databases).
  */
 
-// Off with -q/--quiet and with machine output (-f json...): set once by the base command.
-let enabled = true
-// The stream holding a progress line not yet cleared (the next report line must not land on it).
-let active: NodeJS.WriteStream | undefined
+/** The progress line of one command: the base command makes one per command and clears it before every report line. */
+export class ProgressLine {
+  // The progress line not yet cleared (the next report line must not land on it).
+  private showing = false
 
-export function setProgressEnabled(on: boolean): void {
-  enabled = on
-}
+  /** `enabled`: off with -q/--quiet and with machine output (-f json...). */
+  constructor(
+    private readonly enabled: boolean,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+  ) {}
 
-/** Erase the progress line, if one is showing: called before any report or diagnostic line. */
-export function clearProgress(): void {
-  if (!active) return
-  active.write('\r\u001B[2K')
-  active = undefined
-}
+  /** Erase the progress line, if one is showing: called before any report or diagnostic line. */
+  clear(): void {
+    if (!this.showing) return
+    this.stream.write('\r\u001B[2K')
+    this.showing = false
+  }
 
-function draw(stream: NodeJS.WriteStream, text: string): void {
-  const width = stream.columns > 0 ? stream.columns - 1 : 79
-  // Never wider than the terminal: a wrapped line cannot be redrawn in place.
-  stream.write(`\r\u001B[2K${Array.from(humanText(text)).slice(0, width).join('')}`)
-  active = stream
-}
+  /** A new phase: its line replaces the previous one at once. */
+  phase(text: string): void {
+    if (this.on()) this.draw(`${text} ...`)
+  }
 
-/** A new phase: its line replaces the previous one at once. */
-export function showPhase(text: string, stream: NodeJS.WriteStream = process.stderr): void {
-  if (enabled && stream.isTTY) draw(stream, `${text} ...`)
-}
+  /**
+   * The reading phase of the live databases: the line follows the read from table to table and
+   * database to database, redrawn at most every 100 ms.
+   */
+  sink(): ProgressSink {
+    if (!this.on()) return () => {}
+    let last = 0
+    const done = new Set<string>()
+    return (e: ProgressEvent) => {
+      if (e.done) done.add(`${e.database}/${e.table}`)
+      const now = Date.now()
+      if (now - last < 100) return
+      last = now
+      this.draw(`reading ${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows (${done.size} tables read)`)
+    }
+  }
 
-/**
- * The reading phase of the live databases: the line follows the read from table to table and
- * database to database, redrawn at most every 100 ms.
- */
-export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): ProgressSink {
-  if (!enabled || !stream.isTTY) return () => {}
-  let last = 0
-  const done = new Set<string>()
-  return (e: ProgressEvent) => {
-    if (e.done) done.add(`${e.database}/${e.table}`)
-    const now = Date.now()
-    if (now - last < 100) return
-    last = now
-    draw(stream, `reading ${e.database}: ${e.table} ${e.rows.toLocaleString('en-US')} rows (${done.size} tables read)`)
+  private on(): boolean {
+    return this.enabled && Boolean(this.stream.isTTY)
+  }
+
+  private draw(text: string): void {
+    const width = this.stream.columns > 0 ? this.stream.columns - 1 : 79
+    // Never wider than the terminal: a wrapped line cannot be redrawn in place.
+    this.stream.write(`\r\u001B[2K${Array.from(humanText(text)).slice(0, width).join('')}`)
+    this.showing = true
   }
 }

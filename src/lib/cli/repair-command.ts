@@ -151,7 +151,7 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     // Least privilege: the server is asked whether this account may run every statement of the plan,
     // before the plan is shown, confirmed or locked (--apply: exit 2; a dry run: a note).
     if (!empty && !this.sourceOptions().snapshot) await (await import('../db/grants.js')).checkPlanGrants(plan, this.sourceOptions(), f.apply, snapshot)
-    this.out(() => renderPlan(plan, {verbose: f.verbose, apply: f.apply}))
+    this.out((d) => renderPlan(plan, d, {verbose: f.verbose, apply: f.apply}))
     if (empty || !f.apply) {
       // Findings this command left alone that need the operator (--force, another command, a decision)
       // are still findings: exit 3, so that "run until exit 0" does not stop here. Info ones do not

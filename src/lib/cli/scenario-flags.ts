@@ -1,6 +1,6 @@
 import {Flags, type Interfaces} from './oclif.js'
 
-import {readNovaConf} from '../config/nova-conf.js'
+import {defaultAvailabilityZone, readNovaConf} from '../config/nova-conf.js'
 import {simulatedRelease, type SimulatedRelease, type SimulatedReleaseChoice, type SnapshotRelease} from '../domain/release.js'
 import {applyNovaConf, defaultSchedulerConfig, ENGINE_RELEASES, type SchedulerConfig} from '../engine/index.js'
 import {ConfigError} from '../errors.js'
@@ -61,5 +61,6 @@ export function schedulerConfigFrom(novaConf: string | undefined, release: Simul
   if (!novaConf) return cfg
   const conf = readNovaConf(novaConf)
   const aliases = conf.multi.pci?.alias
-  return applyNovaConf(cfg, aliases ? {...conf.sections, pci: {...conf.sections.pci, alias: aliases}} : conf.sections)
+  // default_availability_zone has one reader (with oslo's substitution), shared with `hosts list`.
+  return {...applyNovaConf(cfg, aliases ? {...conf.sections, pci: {...conf.sections.pci, alias: aliases}} : conf.sections), default_availability_zone: defaultAvailabilityZone(conf)}
 }

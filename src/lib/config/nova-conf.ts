@@ -12,6 +12,7 @@
  * The `ini` package does none of continuation, quote stripping or last-wins per oslo, and it treats
  * '[a.b]' as nesting and 'true' as a boolean, hence this small parser.
  */
+import {NOVA_DEFAULT_AVAILABILITY_ZONE} from '../domain/availability-zone.js'
 import {ConfigError} from '../errors.js'
 import {MIB, readBoundedFileSync} from '../util/bounded-read.js'
 import {plainName} from '../util/parse-errors.js'
@@ -146,8 +147,11 @@ export function readNovaConf(path: string): NovaConf {
 }
 
 /**
- * An option's value with oslo's `$name` substitution (same section, then [DEFAULT]; `$$` is '$').
- * Undefined when the section or option is absent.
+ * An option's value with oslo's substitution: `$name` / `${name}` from the same section, then
+ * [DEFAULT]; `$group.name` from that group; `$$` and `\\$` are '$' (oslo.config's Template and
+ * StrSubWrapper). Undefined when the section or option is absent. oslo also substitutes the defaults
+ * of options the file does not set, which a reader of the file alone cannot know: such a reference
+ * is left as written.
  */
 export function getOption(conf: NovaConf, section: string, key: string): string | undefined {
   const s = normalizeSection(section)
@@ -156,17 +160,31 @@ export function getOption(conf: NovaConf, section: string, key: string): string 
   return interpolate(conf, s, raw, new Set([`${s}.${key}`]))
 }
 
+// oslo's idpattern, case-insensitive as string.Template's: a dot names a group.
+const REFERENCE = /\\\$|\$(?:\$|\{([A-Za-z_][A-Za-z0-9_.]*)\}|([A-Za-z_][A-Za-z0-9_.]*))/g
+
 function interpolate(conf: NovaConf, section: string, raw: string, seen: Set<string>): string {
-  return raw.replace(/\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (whole, braced: string | undefined, bare: string | undefined) => {
-    if (whole === '$$') return '$'
+  return raw.replace(REFERENCE, (whole, braced: string | undefined, bare: string | undefined) => {
+    if (whole === '$$' || whole === '\\$') return '$'
     const name = (braced ?? bare) as string
-    for (const sec of [section, 'DEFAULT']) {
-      const v = conf.sections[sec]?.[name]
-      if (v !== undefined && !seen.has(`${sec}.${name}`)) return interpolate(conf, sec, v, new Set([...seen, `${sec}.${name}`]))
+    const dot = name.indexOf('.')
+    const places: Array<[string, string]> = dot === -1 ? [[section, name], ['DEFAULT', name]] : [[normalizeSection(name.slice(0, dot)), name.slice(dot + 1)]]
+    for (const [sec, opt] of places) {
+      const v = conf.sections[sec]?.[opt]
+      if (v !== undefined && !seen.has(`${sec}.${opt}`)) return interpolate(conf, sec, v, new Set([...seen, `${sec}.${opt}`]))
     }
     // oslo would fail here; leaving the text lets the URL parser report something readable.
     return whole
   })
+}
+
+/**
+ * [DEFAULT] default_availability_zone as nova reads it (with substitution): the zone of a host in no
+ * aggregate with availability_zone metadata. The one reader, for `hosts list` and the scheduler
+ * configuration alike. Set but empty is an empty zone name, as nova has it; unset is nova's default.
+ */
+export function defaultAvailabilityZone(conf: NovaConf): string {
+  return getOption(conf, 'DEFAULT', 'default_availability_zone') ?? NOVA_DEFAULT_AVAILABILITY_ZONE
 }
 
 /** `[section] connection`, or a ConfigError naming the file and section. */

@@ -119,6 +119,7 @@ export interface SchedulerConfig {
   image_metadata_prefilter: boolean
   // [DEFAULT]
   service_down_time: number
+  /** Read from nova.conf by config/nova-conf.ts defaultAvailabilityZone (the one reader), not by applyNovaConf. */
   default_availability_zone: string
   cpu_allocation_ratio: number | null
   ram_allocation_ratio: number | null
@@ -331,8 +332,6 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
   }
   const arch = get(fs, 'image_properties_default_architecture')
   if (arch) out.image_properties_default_architecture = arch
-  const az = get('DEFAULT', 'default_availability_zone')
-  if (az) out.default_availability_zone = az
   const alias = sections.pci?.alias
   const aliases = Array.isArray(alias) ? alias : alias === undefined ? [] : [alias]
   for (const a of aliases) {

@@ -9,6 +9,7 @@ import type {FlavorCapacity, ZoneUsage} from '../capacity/index.js'
 import type {CapacityResult, ScenarioCapacity} from '../capacity/what-if.js'
 import type {DrainReport} from '../scenario/index.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
+import type {Display} from './display.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
@@ -105,7 +106,7 @@ function repairLines(s: ScenarioCapacity, c: ChalkInstance): string[] {
   return out
 }
 
-export function renderCapacity(r: CapacityResult, opts: CapacityRenderOptions = {}): string {
+export function renderCapacity(r: CapacityResult, d: Display, opts: CapacityRenderOptions = {}): string {
   const c = theme()
   const out: string[] = []
   const s = r.scenario
@@ -132,12 +133,12 @@ export function renderCapacity(r: CapacityResult, opts: CapacityRenderOptions = 
       ]
     })
     const align = head.map((h) => (['flavor', 'limited by (hosts)'].includes(h) ? ('left' as const) : ('right' as const)))
-    out.push('', renderTable(head, rows, {title: s ? 'Per flavor (fits under the what-if; snapshot = as captured)' : 'Per flavor', align}))
+    out.push('', renderTable(d, head, rows, {title: s ? 'Per flavor (fits under the what-if; snapshot = as captured)' : 'Per flavor', align}))
 
     const azs = [...new Set(r.flavors.flatMap((f) => f.byAz.map((g) => g.name)))].sort()
-    if (azs.length > 0) out.push('', groupTable('Per availability zone: fits (naive ÷)', r.flavors, azs, 'byAz'))
+    if (azs.length > 0) out.push('', groupTable(d, 'Per availability zone: fits (naive ÷)', r.flavors, azs, 'byAz'))
     const aggs = [...new Set(r.flavors.flatMap((f) => f.byAggregate.map((g) => g.name)))].sort()
-    if (aggs.length > 0) out.push('', groupTable('Per aggregate: fits (naive ÷)', r.flavors, aggs, 'byAggregate'))
+    if (aggs.length > 0) out.push('', groupTable(d, 'Per aggregate: fits (naive ÷)', r.flavors, aggs, 'byAggregate'))
   }
 
   if (opts.bars && r.zones.length > 0) out.push('', ...zoneBars(r, opts.barWidth ?? 24, c))
@@ -145,7 +146,7 @@ export function renderCapacity(r: CapacityResult, opts: CapacityRenderOptions = 
   for (const f of r.flavors) {
     if (!f.hosts) continue
     const rows = f.hosts.map((h) => [h.node && h.node !== h.host ? `${h.host}/${h.node}` : h.host, h.az, h.aggregates.join(','), h.fits, h.naive, h.limit])
-    out.push('', renderTable(['host', 'AZ', 'aggregates', 'fits', 'naive ÷', 'next one refused by'], rows, {title: `Per host: ${f.flavor}`, align: ['left', 'left', 'left', 'right', 'right', 'left']}))
+    out.push('', renderTable(d, ['host', 'AZ', 'aggregates', 'fits', 'naive ÷', 'next one refused by'], rows, {title: `Per host: ${f.flavor}`, align: ['left', 'left', 'left', 'right', 'right', 'left']}))
   }
 
   if (r.mix) {
@@ -165,7 +166,7 @@ export function renderCapacity(r: CapacityResult, opts: CapacityRenderOptions = 
   return out.join('\n')
 }
 
-function groupTable(title: string, flavors: FlavorCapacity[], names: string[], key: 'byAz' | 'byAggregate'): string {
+function groupTable(d: Display, title: string, flavors: FlavorCapacity[], names: string[], key: 'byAz' | 'byAggregate'): string {
   const rows = flavors.map((f) => [
     f.flavor,
     ...names.map((n) => {
@@ -174,5 +175,5 @@ function groupTable(title: string, flavors: FlavorCapacity[], names: string[], k
     }),
   ])
   const hosts = names.map((n) => flavors[0]?.[key].find((x) => x.name === n)?.hosts ?? 0)
-  return renderTable(['flavor', ...names.map((n, i) => `${n} [${hosts[i]} hosts]`)], rows, {title, align: ['left', ...names.map(() => 'right' as const)]})
+  return renderTable(d, ['flavor', ...names.map((n, i) => `${n} [${hosts[i]} hosts]`)], rows, {title, align: ['left', ...names.map(() => 'right' as const)]})
 }

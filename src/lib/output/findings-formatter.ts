@@ -4,7 +4,8 @@
  * table of counts by check and severity.
  */
 import type {CheckName, Finding, FindingSubject, Severity} from '../domain/finding.js'
-import {displayWidth, renderTable} from './table.js'
+import type {Display} from './display.js'
+import {renderTable} from './table.js'
 import {severityColor, theme} from './theme.js'
 
 interface ReportLike {
@@ -33,18 +34,18 @@ export function formatSubject(s: FindingSubject): string {
 // Below this, five columns leave each a few characters: two columns, what and where | why and how.
 const WIDE_LAYOUT = 160
 
-function findingsTable(check: CheckName, findings: Finding[]): string {
+function findingsTable(d: Display, check: CheckName, findings: Finding[]): string {
   const c = theme()
-  const width = displayWidth()
+  const width = d.width
   if (width === undefined || width >= WIDE_LAYOUT) {
     const rows = findings.map((f) => [severityColor(f.severity, c)(f.severity), f.code, formatSubject(f.subject), f.message, f.repair ?? ''])
-    return renderTable(['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`, wrap: [3, 4]})
+    return renderTable(d, ['Severity', 'Code', 'Subject', 'Finding', 'Repair'], rows, {title: `audit ${check}`, wrap: [3, 4]})
   }
   const rows = findings.map((f) => [
     `${severityColor(f.severity, c)(f.severity)} ${f.code}\n${formatSubject(f.subject)}`,
     f.repair ? `${f.message}\n→ ${f.repair}` : f.message,
   ])
-  return renderTable(['Severity, code, subject', 'Finding → repair'], rows, {title: `audit ${check}`, wrap: [1]})
+  return renderTable(d, ['Severity, code, subject', 'Finding → repair'], rows, {title: `audit ${check}`, wrap: [1]})
 }
 
 function summaryLine(check: CheckName, counts: Record<Severity, number> | undefined): string {
@@ -58,7 +59,7 @@ function summaryLine(check: CheckName, counts: Record<Severity, number> | undefi
   return `${mark} ${check}: ${total} finding${total === 1 ? '' : 's'} (${parts.join(', ')})`
 }
 
-export function renderFindings(report: ReportLike, opts: {summaryTable?: boolean} = {}): string {
+export function renderFindings(report: ReportLike, d: Display, opts: {summaryTable?: boolean} = {}): string {
   const c = theme()
   const out: string[] = []
   for (const cell of report.unavailableCells) {
@@ -67,7 +68,7 @@ export function renderFindings(report: ReportLike, opts: {summaryTable?: boolean
   for (const check of report.checks) {
     const findings = report.findings.filter((f) => f.check === check)
     if (findings.length > 0) {
-      out.push(findingsTable(check, findings))
+      out.push(findingsTable(d, check, findings))
     }
     // The snapshot's own consistency check is news only when it finds something.
     if (check !== 'snapshot' || findings.length > 0) out.push(summaryLine(check, report.counts.byCheck[check]))
@@ -78,7 +79,7 @@ export function renderFindings(report: ReportLike, opts: {summaryTable?: boolean
       return [check, ...SEVERITIES.map((k) => (n[k] > 0 ? severityColor(k, c)(String(n[k])) : '0')), SEVERITIES.reduce((s, k) => s + n[k], 0)]
     })
     rows.push(['total', ...SEVERITIES.map((k) => String(report.counts.bySeverity[k])), report.counts.total])
-    out.push(renderTable(['Check', 'error', 'unknown', 'warning', 'info', 'total'], rows, {title: 'summary', align: ['left', 'right', 'right', 'right', 'right', 'right']}))
+    out.push(renderTable(d, ['Check', 'error', 'unknown', 'warning', 'info', 'total'], rows, {title: 'summary', align: ['left', 'right', 'right', 'right', 'right', 'right']}))
   }
   return out.join('\n\n')
 }

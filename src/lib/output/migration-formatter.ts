@@ -1,9 +1,10 @@
 /** Human rendering of a `simulate migrate` result (the JSON form is the result itself). */
 import type {MigrationResult} from '../engine/migrate.js'
+import type {Display} from './display.js'
 import {renderSimulation} from './simulation-formatter.js'
 import {theme} from './theme.js'
 
-export function renderMigration(r: MigrationResult, opts: {explain?: boolean; why?: string[]} = {}): string {
+export function renderMigration(r: MigrationResult, d: Display, opts: {explain?: boolean; why?: string[]} = {}): string {
   const c = theme()
   const i = r.instance
   const out: string[] = []
@@ -23,7 +24,7 @@ export function renderMigration(r: MigrationResult, opts: {explain?: boolean; wh
     out.push('', c.bold('Attempts (select_destinations, then the conductor checks the host)'))
     r.attempts.forEach((a, n) => out.push(`  ${n + 1}. ignore_hosts ${a.ignore_hosts.join(', ') || '(none)'} -> ${a.chosen ?? 'NoValidHost'}${a.check ? `; ${a.check.ok ? 'ok' : 'failed'}: ${a.check.detail}` : ''}`))
   }
-  if (r.simulation) out.push('', renderSimulation(r.simulation, {...opts, verb: 'Schedule'}))
+  if (r.simulation) out.push('', renderSimulation(r.simulation, d, {...opts, verb: 'Schedule'}))
   if (r.refusal || r.destination) out.push('', r.destination ? c.green(`Destination: ${r.summary}`) : c.red(r.summary))
   return out.join('\n')
 }

@@ -2,6 +2,7 @@
 import {needsAction} from '../domain/finding.js'
 import {type RepairPlan, type Step, stepSql, writeSteps} from '../repairs/plan.js'
 import {cpuRanges} from '../util/cpu-ranges.js'
+import type {Display} from './display.js'
 import {planWords} from './plan-words.js'
 import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
@@ -65,7 +66,7 @@ export function stepCells(s: Step): {statement: string; parameters: string; rows
  * The plan in plain words (plan-words.ts), then, with `verbose`, every step as its SQL statement with
  * its parameters, the rows it expects and why (the lock/check steps included).
  */
-export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: boolean} = {}): string {
+export function renderPlan(plan: RepairPlan, d: Display, opts: {verbose?: boolean; apply?: boolean} = {}): string {
   const c = theme()
   const out: string[] = []
   const writes = writeSteps(plan)
@@ -88,6 +89,7 @@ export function renderPlan(plan: RepairPlan, opts: {verbose?: boolean; apply?: b
     if (opts.verbose)
       out.push(
         renderTable(
+          d,
           // --verbose numbers every step (checks too), in the order the executor runs them.
           ['#', 'database', 'statement', 'parameters', 'rows', 'why'],
           plan.steps.map((s, i) => {

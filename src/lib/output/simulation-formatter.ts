@@ -3,15 +3,16 @@ import type {RecordedRequest} from '../domain/recorded-request.js'
 import type {HostVerdict, SimulationResult} from '../engine/index.js'
 import type {BootWhatIfResult} from '../scenario/boot-what-if.js'
 import {renderScenarioChanges} from './capacity-formatter.js'
+import type {Display} from './display.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
 /** What `simulate boot` prints: the recorded request it replays, the what-if changes, the simulation. */
-export function renderBootReport(r: BootWhatIfResult, recorded: RecordedRequest | undefined, opts: {explain?: boolean; why?: string[]} = {}): string {
+export function renderBootReport(r: BootWhatIfResult, recorded: RecordedRequest | undefined, d: Display, opts: {explain?: boolean; why?: string[]} = {}): string {
   const parts: string[] = []
   if (recorded) parts.push(renderRecorded(recorded))
   if (r.scenario) parts.push([...renderScenarioChanges(r.scenario), `  on the snapshot as captured: ${r.scenario.before.summary}`, ''].join('\n'))
-  parts.push(renderSimulation(r, opts))
+  parts.push(renderSimulation(r, d, opts))
   return parts.join('\n')
 }
 
@@ -39,7 +40,7 @@ function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(4)
 }
 
-export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; why?: string[]; verb?: string} = {}): string {
+export function renderSimulation(r: SimulationResult, d: Display, opts: {explain?: boolean; why?: string[]; verb?: string} = {}): string {
   const c = theme()
   const out: string[] = []
   const rq = r.request
@@ -74,7 +75,7 @@ export function renderSimulation(r: SimulationResult, opts: {explain?: boolean; 
     out.push('', c.bold('Filters (instance 1)'))
     for (const f of first.filters) out.push(`  ${f.name}: ${f.start} -> ${f.end} hosts${f.end === 0 ? c.red('  (returned 0 hosts)') : ''}`)
   }
-  if (r.weighed.length > 0) out.push('', opts.explain ? weighedBreakdown(r, c) : weighedTable(r))
+  if (r.weighed.length > 0) out.push('', opts.explain ? weighedBreakdown(r, c) : weighedTable(r, d))
   if (r.instances.some((o) => o.host)) {
     out.push('', c.bold('Selected'))
     for (const o of r.instances) {
@@ -100,12 +101,12 @@ const hostName = (w: {host: string; node?: string | null}) => `${w.host}${w.node
  * defaults have several. Each cell is the weigher's share of the host's weight (multiplier x
  * normalized value); --explain shows every weigher's figures.
  */
-function weighedTable(r: SimulationResult): string {
+function weighedTable(r: SimulationResult, d: Display): string {
   const parts = r.weighed[0]?.parts ?? []
   const counting = parts.map((p, i) => i).filter((i) => r.weighed.some((w) => w.parts[i] && w.parts[i].multiplier * w.parts[i].normalized !== 0))
   const rows = r.weighed.map((w) => [hostName(w), fmt(w.weight), ...counting.map((i) => fmt(w.parts[i].multiplier * w.parts[i].normalized))])
   const zero = parts.length - counting.length
-  const table = renderTable(['host', 'weight', ...counting.map((i) => parts[i].weigher.replace(/Weigher$/, ''))], rows, {
+  const table = renderTable(d, ['host', 'weight', ...counting.map((i) => parts[i].weigher.replace(/Weigher$/, ''))], rows, {
     title: 'Weighed hosts (instance 1, top)',
     align: ['left', 'right', ...counting.map(() => 'right' as const)],
   })

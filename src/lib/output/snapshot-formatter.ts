@@ -2,10 +2,11 @@ import type {ValidationProblem} from '../snapshot/schema.js'
 import type {SnapshotSummary} from '../snapshot/summary.js'
 import type {BlobError} from '../domain/model.js'
 import {databaseReleaseLabel, type SnapshotRelease} from '../domain/release.js'
+import type {Display} from './display.js'
 import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
-export function renderSummary(s: SnapshotSummary): string {
+export function renderSummary(s: SnapshotSummary, d: Display): string {
   const c = theme()
   const out: string[] = []
   out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
@@ -17,6 +18,7 @@ export function renderSummary(s: SnapshotSummary): string {
   const withRelease = s.release !== null
   out.push(
     renderTable(
+      d,
       ['cell', 'uuid', ...(withRelease ? ['release'] : []), 'state', 'compute services (down/disabled)', 'hosts', 'instances', 'soft-deleted'],
       s.cells.map((cell) => [
         cell.name ?? '(unnamed)',
@@ -38,6 +40,7 @@ export function renderSummary(s: SnapshotSummary): string {
     .join(', ')
   out.push(
     renderTable(
+      d,
       ['what', 'count'],
       [
         ['hosts (live compute nodes)', t.hosts],

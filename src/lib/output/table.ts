@@ -1,8 +1,6 @@
-import {closeSync, openSync} from 'node:fs'
-import {isatty, WriteStream} from 'node:tty'
-
 import stringWidth from 'string-width'
 
+import type {Display} from './display.js'
 import {elideLong, terminalSafe} from './terminal.js'
 import {colorEnabled, theme} from './theme.js'
 
@@ -65,16 +63,6 @@ interface Borders {
 const UNICODE: Borders = {h: '─', v: '│', top: ['┌', '┬', '┐'], mid: ['├', '┼', '┤'], bottom: ['└', '┴', '┘']}
 const ASCII: Borders = {h: '-', v: '|', top: ['+', '+', '+'], mid: ['+', '+', '+'], bottom: ['+', '+', '+']}
 
-/**
- * A locale that says its character set and is not UTF-8 (LANG=C, a serial console's POSIX): box
- * drawing would come out as mojibake there. The first of LC_ALL, LC_CTYPE, LANG that is set decides,
- * as for any C program; none set: UTF-8, what every terminal emulator speaks today.
- */
-export function asciiLocale(env: NodeJS.ProcessEnv = process.env): boolean {
-  const locale = [env.LC_ALL, env.LC_CTYPE, env.LANG].find((v) => v !== undefined && v !== '')
-  return locale !== undefined && !/utf-?8/i.test(locale)
-}
-
 export interface TableOptions {
   title?: string
   align?: Array<'left' | 'right' | 'center'>
@@ -83,11 +71,6 @@ export interface TableOptions {
    * Other columns (codes, subjects, uuids) are narrowed only when the free text alone cannot make room.
    */
   wrap?: number[]
-  /**
-   * Width to fit in (0: never wrap, one row per line for grep and awk). Default: --max-width, else the
-   * terminal's width, else $COLUMNS, else 120 (see displayWidth).
-   */
-  maxWidth?: number
 }
 
 // Free text is not narrowed below this while other columns can still give way.
@@ -96,56 +79,6 @@ const MIN_FREE_TEXT = 24
 const MIN_COLUMN = 8
 // One space of padding on each side of a cell and one border character per column.
 const PADDING = 2
-
-// Set once per command from --max-width (0: never fit); undefined: the display's width.
-let requestedWidth: number | undefined
-
-export function setTableWidth(width: number | undefined): void {
-  requestedWidth = width
-}
-
-/**
- * The width tables fit in: --max-width, else the terminal's columns, else $COLUMNS (what a shell
- * exports, what `COLUMNS=200 cloudctl ... | less` means), else the width of the terminal the command
- * was started from when stdout is a pipe (`| less`, `| grep`): stderr's, else /dev/tty's; else 120
- * for logs and cron.
- */
-export function displayWidth(): number | undefined {
-  if (requestedWidth !== undefined) return requestedWidth > 0 ? requestedWidth : undefined
-  if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns
-  const env = Number.parseInt(process.env.COLUMNS ?? '', 10)
-  if (Number.isInteger(env) && env > 0) return env
-  if (process.stderr.isTTY && process.stderr.columns > 0) return process.stderr.columns
-  return controllingTerminalWidth() ?? 120
-}
-
-let ttyWidth: number | null | undefined
-
-/** The columns of the controlling terminal (/dev/tty), asked once; null without one (cron, CI). */
-function controllingTerminalWidth(): number | undefined {
-  if (ttyWidth === undefined) {
-    ttyWidth = null
-    let fd: number | undefined
-    try {
-      fd = openSync('/dev/tty', 'r+')
-      if (isatty(fd)) {
-        const stream = new WriteStream(fd)
-        ttyWidth = stream.columns > 0 ? stream.columns : null
-        stream.destroy()
-        fd = undefined
-      }
-    } catch {
-      // No controlling terminal (ENXIO), or not allowed to open it: the fallback width.
-    } finally {
-      if (fd !== undefined) closeSync(fd)
-    }
-  }
-  return ttyWidth ?? undefined
-}
-
-function terminalWidth(): number | undefined {
-  return displayWidth()
-}
 
 function stripSgr(s: string): string {
   // eslint-disable-next-line no-control-regex
@@ -280,11 +213,11 @@ function cellText(v: Cell, keepSgr: boolean, wrapped: boolean): string {
     .join('\n')
 }
 
-/** A plain-bordered table that fits the display width; headers bold when colour is on. */
-export function renderTable(headings: string[], rows: Cell[][], opts: TableOptions = {}): string {
+/** A plain-bordered table that fits the command's display; headers bold when colour is on. */
+export function renderTable(display: Display, headings: string[], rows: Cell[][], opts: TableOptions = {}): string {
   const c = theme()
   const keepSgr = colorEnabled()
-  const maxWidth = opts.maxWidth === undefined ? terminalWidth() : opts.maxWidth > 0 ? opts.maxWidth : undefined
+  const maxWidth = display.width
   const fitting = maxWidth !== undefined
   const head = headings.map((h) => cellText(h, keepSgr, fitting))
   // Never fitted (--max-width 0): one row per line for grep and awk, a cell's lines joined.
@@ -302,6 +235,7 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
     text,
     widths?.map((w) => w + PADDING),
     opts.align,
+    display.borders,
   )
   return (opts.title ? `${c.bold(maxWidth ? wrapCell(title, maxWidth) : title)}\n` : '') + drawn
 }
@@ -311,7 +245,7 @@ export function renderTable(headings: string[], rows: Cell[][], opts: TableOptio
  * widths, the widest line of each column). A line wider than its column is cut with '…'. Rows are
  * separated by a rule, as the tables always were.
  */
-export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], borders: 'unicode' | 'ascii' = asciiLocale() ? 'ascii' : 'unicode'): string {
+export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], borders: Display['borders']): string {
   const b = borders === 'ascii' ? ASCII : UNICODE
   const n = Math.max(head.length, ...rows.slice(0, 1).map((r) => r.length))
   if (n === 0) return ''
