@@ -5,7 +5,6 @@
  * capture's read time and bound cloudctl to mysql2's internals (docs/bench.md has the figures).
  */
 import {enumValues, nullable, sqlKind, type TableSpec} from '../domain/tables/define.js'
-import {itself, TextMemo} from '../util/text-memo.js'
 
 export type Row = Record<string, unknown>
 /**
@@ -15,6 +14,57 @@ export type Row = Record<string, unknown>
 export type Convert = (x: unknown[], cellUuid: string | undefined, also: unknown[]) => Row
 /** A converter with its own memo of the spec's repeating values: one per read, dropped with it. */
 export type MakeConvert = () => Convert
+
+/**
+ * One string per distinct value of a repeating column (the spec's `repeats`), for one read. Equal
+ * texts are found by direct comparison within a bucket of the same length, and a length with more
+ * than BUCKET texts moves to a hashed map, as util/text-memo.ts does; except a long text (a blob)
+ * whose length filled its bucket with no text seen twice: that length is given up and its texts
+ * handed back as they are. A column that repeats has a few texts per length (one flavor blob per
+ * flavor); one that does not (an instance's NUMA topology names its instance) would have each of
+ * its 300k texts hashed and kept in a map for no copy saved.
+ */
+export class RepeatMemo {
+  private readonly byLength = new Map<number, Bucket | null | false>()
+  private readonly byText = new Map<string, string>()
+
+  get(text: string): string {
+    const bucket = this.byLength.get(text.length)
+    if (bucket === false) return text
+    if (bucket === null) {
+      const v = this.byText.get(text)
+      if (v !== undefined) return v
+      this.byText.set(text, text)
+      return text
+    }
+    if (bucket) {
+      for (const t of bucket.texts) {
+        if (t === text) {
+          bucket.repeated = true
+          return t
+        }
+      }
+    }
+    if (!bucket) this.byLength.set(text.length, {texts: [text], repeated: false})
+    else if (bucket.texts.length < RepeatMemo.BUCKET) bucket.texts.push(text)
+    else if (text.length > RepeatMemo.LONG && !bucket.repeated) this.byLength.set(text.length, false)
+    else {
+      for (const t of bucket.texts) this.byText.set(t, t)
+      this.byText.set(text, text)
+      this.byLength.set(text.length, null)
+    }
+    return text
+  }
+
+  static readonly BUCKET = 8
+  /** Longer texts are blobs: hashing one costs about what the copy it might save does. */
+  static readonly LONG = 128
+}
+
+interface Bucket {
+  texts: string[]
+  repeated: boolean
+}
 
 /** The expression converting the raw driver value `v` of a column into the row's value. */
 function valueExpr(name: string, ddl: string, v: string, enums: string[][], repeats: string | null, run: string | null = null): string {
@@ -33,7 +83,7 @@ function valueExpr(name: string, ddl: string, v: string, enums: string[][], repe
       return `(${v} !== null && E${enums.length - 1}.has(${v}) ? ${v} : null)`
     case 'text':
       // The driver hands text as strings: the memo is keyed by the value itself.
-      if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v}), itself))`
+      if (repeats !== null) return `(${isNull} ? null : ${repeats}.get(String(${v})))`
       if (run !== null) return `(${isNull} ? null : ${v} === ${run} ? ${run} : (${run} = String(${v})))`
       return notNull ? `String(${v})` : `(${isNull} ? null : String(${v}))`
   }
@@ -65,11 +115,11 @@ export function compileConverter(spec: TableSpec, newer: readonly string[], also
   const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
   const alsoAt = spec.row.length + newer.length
   const alsoLines = also.map((name, i) => `a[${i}] = ${valueExpr(name, spec.columns[name] as string, `x[${alsoAt + i}]`, enums, null)}`)
-  const memos = [...repeats.map((_, i) => `const m${i} = new TextMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
+  const memos = [...repeats.map((_, i) => `const m${i} = new RepeatMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
   const body = `return () => {\n${memos}\nreturn (x, c, a) => {\n${reads.join('\n')}\n${alsoLines.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
   // Generated from the constant table specs, never from input.
-  const make = new Function('TextMemo', 'itself', ...enums.map((_, i) => `E${i}`), body)
-  return make(TextMemo, itself, ...enums.map((values) => new Set(values))) as MakeConvert
+  const make = new Function('RepeatMemo', ...enums.map((_, i) => `E${i}`), body)
+  return make(RepeatMemo, ...enums.map((values) => new Set(values))) as MakeConvert
 }
 
 const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
