@@ -94,26 +94,29 @@ const INITIAL: Record<string, string> = {o: '{}', a: '[]', 'o?': 'null', 'a?': '
 /**
  * The converter compiled to one object literal over the spec's (constant) column names: a generic
  * loop adding keys one by one is several times slower over a million rows, and a literal gives
- * every row the same shape.
+ * every row the same shape. `leftOut`: row columns the read does not select (an audit view's,
+ * capture.ts); the row holds null for them, in the same place.
  */
-export function compileConverter(spec: TableSpec, newer: readonly string[], also: readonly string[] = []): MakeConvert {
+export function compileConverter(spec: TableSpec, newer: readonly string[], also: readonly string[] = [], leftOut: readonly string[] = []): MakeConvert {
   const enums: string[][] = []
   const fields: string[] = []
-  const repeats = spec.repeats ?? []
+  const repeats = (spec.repeats ?? []).filter((name) => !leftOut.includes(name))
   // The memo of a repeating column, by name, in the generated code.
   const memoOf = (name: string): string | null => (repeats.includes(name) ? `m${repeats.indexOf(name)}` : null)
-  const runs = spec.runs ?? []
+  const runs = (spec.runs ?? []).filter((name) => !leftOut.includes(name))
   // The previous row's value of a run column, in the generated code.
   const runOf = (name: string): string | null => (runs.includes(name) ? `r${runs.indexOf(name)}` : null)
+  // The positions of selectSql's column list: the row's columns read, then the newer ones present.
+  const selected = spec.row.filter((name) => !leftOut.includes(name))
   if (spec.cell) fields.push('cell_uuid: c')
-  spec.row.forEach((name, i) => {
-    fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name), runOf(name))}`)
-  })
+  for (const name of spec.row) {
+    const i = selected.indexOf(name)
+    fields.push(`${JSON.stringify(name)}: ${i < 0 ? 'null' : valueExpr(name, spec.columns[name] as string, `v${i}`, enums, memoOf(name), runOf(name))}`)
+  }
   for (const [name, e] of Object.entries(spec.extras ?? {})) fields.push(`${JSON.stringify(name)}: ${INITIAL[e.kind] ?? 'null'}`)
   newer.forEach((name, i) => fields.push(`${JSON.stringify(name)}: ${valueExpr(name, spec.newer?.[name] as string, `n${i}`, enums, memoOf(name))}`))
-  // The positions of selectSql's column list: the row's columns, then the newer ones present.
-  const reads = [...spec.row.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${spec.row.length + i}]`)]
-  const alsoAt = spec.row.length + newer.length
+  const reads = [...selected.map((_, i) => `const v${i} = x[${i}]`), ...newer.map((_, i) => `const n${i} = x[${selected.length + i}]`)]
+  const alsoAt = selected.length + newer.length
   const alsoLines = also.map((name, i) => `a[${i}] = ${valueExpr(name, spec.columns[name] as string, `x[${alsoAt + i}]`, enums, null)}`)
   const memos = [...repeats.map((_, i) => `const m${i} = new RepeatMemo()`), ...runs.map((_, i) => `let r${i} = null`)].join('\n')
   const body = `return () => {\n${memos}\nreturn (x, c, a) => {\n${reads.join('\n')}\n${alsoLines.join('\n')}\nreturn {${fields.join(', ')}}\n}\n}`
@@ -125,12 +128,12 @@ export function compileConverter(spec: TableSpec, newer: readonly string[], also
 const converters = new WeakMap<TableSpec, Map<string, MakeConvert>>()
 
 /** A converter for one read of `spec`'s rows (its memo of repeating values lives as long as it). */
-export function rowConverter(spec: TableSpec, newer: readonly string[] = [], also: readonly string[] = []): Convert {
+export function rowConverter(spec: TableSpec, newer: readonly string[] = [], also: readonly string[] = [], leftOut: readonly string[] = []): Convert {
   let bySpec = converters.get(spec)
   if (!bySpec) converters.set(spec, (bySpec = new Map()))
-  const key = `${newer.join(',')}|${also.join(',')}`
+  const key = `${newer.join(',')}|${also.join(',')}|${leftOut.join(',')}`
   let f = bySpec.get(key)
-  if (!f) bySpec.set(key, (f = compileConverter(spec, newer, also)))
+  if (!f) bySpec.set(key, (f = compileConverter(spec, newer, also, leftOut)))
   return f()
 }
 
