@@ -8,6 +8,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
  */
 import {closeConnection, type Connection, openConnection} from '../../src/lib/db/connection.js'
 import {openReader, type Reader, readRows} from '../../src/lib/db/table-reader.js'
+import {RepeatMemo} from '../../src/lib/db/row-converter.js'
 import {createTableDdl, defineTable} from '../../src/lib/domain/tables/define.js'
 import {parseDbUrl} from '../../src/lib/db/url.js'
 import {createTestCloud, type TestCloud} from '../support/db.js'
@@ -91,5 +92,22 @@ describe('row converter: edge values', () => {
     const rows = await readRows(reader, EDGE)
     expect(rows.map((r) => r.host)).toEqual(['h1', 'h2', 'h1', 'h2', null, 'é', 'é', 'h1', 'ü'])
     expect(rows.map((r) => r.consumer)).toEqual(['c1', 'c1', 'c1', 'c2', null, 'k'.repeat(200), 'k'.repeat(200), 'j'.repeat(200), 'c1'])
+  })
+})
+
+describe('row converter: the memo of repeating columns', () => {
+  // Texts of one length: blobs that never repeat (an instance's NUMA topology names its instance),
+  // blobs that do (a flavor), short values that go to the hashed map (hosts); each handed back whole.
+  const blob = (i: number, c: string, n: number): string => `{"instance_uuid": "${String(i).padStart(8, '0')}", "cells": "${c.repeat(n)}"}`
+  const texts: string[] = []
+  for (let i = 0; i < 50; i++) texts.push(blob(i, 'n', 300), blob(i % 3, 'f', 301), `host-${String(i % 20).padStart(3, '0')}`)
+
+  it('hands back every text as it was given, past the buckets and once a length is given up', () => {
+    const memo = new RepeatMemo()
+    const out = texts.map((t) => memo.get(t))
+    expect(out).toEqual(texts)
+    // A second pass meets every text again, the given-up lengths included.
+    expect(texts.map((t) => memo.get(t))).toEqual(texts)
+    expect(new Set(out).size).toBe(50 + 3 + 20)
   })
 })

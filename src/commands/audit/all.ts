@@ -69,6 +69,7 @@ Read-only. Works the same on the live databases and on a snapshot file.
     let html: string | undefined
     const result: AuditAllResult & {[METRICS]?: string} = await this.runAudit(f.check?.length ? f.check : AUDIT_CHECKS, {
       summaryTable: true,
+      everyColumn: metrics || f.html !== undefined,
       after: async (model, report) => {
         if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model, {fullEvidence: f['full-evidence']}), 'HTML report', '--html')
         if (!metrics) return

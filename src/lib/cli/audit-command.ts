@@ -68,6 +68,11 @@ export interface AuditRunOptions {
   summaryTable?: boolean
   /** Further outputs of the same run (metrics, HTML), before the report is printed. */
   after?: (model: CloudModel, report: AuditReport) => Promise<void>
+  /**
+   * `after` reads more than the audits do (capacity, the HTML report): read every column from live
+   * databases, not the audit view (Snapshot.scope 'audit').
+   */
+  everyColumn?: boolean
 }
 
 export abstract class AuditCommand<T extends AuditCommandClass> extends CloudctlCommand<T> {
@@ -79,7 +84,7 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
   /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
   protected async runAudit(checks: readonly CheckName[], opts: AuditRunOptions = {}): Promise<AuditResult> {
     const f = this.flags
-    const snapshot = await this.readSnapshot(sourceOptionsFrom(f))
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), auditView: opts.everyColumn !== true})
     checkFilterSubjects(snapshot, f.cell, f.host)
     this.phase(`auditing ${checks.join(', ')}`)
     const model = buildModel(snapshot)

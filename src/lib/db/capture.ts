@@ -19,7 +19,7 @@ import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
 import {scrub} from '../util/redact.js'
 import {closeConnection} from './connection.js'
 import {type CellMappingRow, readCellMappings, readNovaApi} from './read-nova-api.js'
-import {readCell} from './read-cell.js'
+import {AUDIT_VIEW, readCell} from './read-cell.js'
 import {readDatabaseIdentity} from './database-identity.js'
 import {readPlacement} from './read-placement.js'
 import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler} from './read-scheduler.js'
@@ -217,7 +217,8 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   })
   const wanted = apiTables.then((t) => (view ? [...new Set([...(view.instance === undefined ? [] : [view.instance]), ...view.instances(t)])] : []))
   wanted.catch(() => undefined)
-  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted) : readCell
+  const audit = !view && opts.auditView === true
+  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted) : audit ? (r, uuid, present) => readCell(r, uuid, present, AUDIT_VIEW) : readCell
 
   let cellJobs: Array<Promise<CellResult>> = []
   try {
@@ -262,6 +263,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
       placement: placementTables,
     }
     if (view) snapshot.scope = 'scheduler'
+    else if (audit) snapshot.scope = 'audit'
     return snapshot
   } finally {
     // Cells waiting for nova_api's answer stop when it never comes (a no-op once it came).

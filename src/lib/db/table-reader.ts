@@ -86,6 +86,8 @@ export interface ReadOptions<T extends TableSpec> {
   params?: unknown[]
   /** Columns selected beside the row's, for the caller to read raw (a parent key). */
   also?: ReadonlyArray<keyof T['columns'] & string>
+  /** Row columns not selected: the rows hold null for them (an audit view, capture.ts). */
+  leaveOut?: readonly string[]
 }
 
 const id = (name: string): string => `\`${name}\``
@@ -99,9 +101,10 @@ function primaryKey(spec: TableSpec): string[] {
   return pk ? [...pk.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string) : []
 }
 
-/** The column names a read selects, in order: the row's, the newer ones present, then `also`. */
+/** The column names a read selects, in order: the row's (but those left out), the newer ones present, then `also`. */
 function selectedNames<T extends TableSpec>(spec: T, opts: ReadOptions<T>): string[] {
-  return [...spec.row, ...newerPresent(spec, opts.present), ...(opts.also ?? [])]
+  const leaveOut = opts.leaveOut ?? []
+  return [...spec.row.filter((n) => !leaveOut.includes(n)), ...newerPresent(spec, opts.present), ...(opts.also ?? [])]
 }
 
 /** The SELECT for a spec's rows (and `also` columns), in primary-key order. */
@@ -114,7 +117,7 @@ export function selectSql<T extends TableSpec>(spec: T, opts: ReadOptions<T> = {
 
 /** A row converter for one read of `spec`'s rows, the `also` columns' values written to `also`. */
 function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also: unknown[]): PacketDecoder<RowOf<T>> {
-  const convert = rowConverter(spec, newerPresent(spec, opts.present), opts.also ?? [])
+  const convert = rowConverter(spec, newerPresent(spec, opts.present), opts.also ?? [], opts.leaveOut ?? [])
   const cell = opts.cellUuid
   return {names: selectedNames(spec, opts), decode: (columns) => convert(columns, cell, also) as RowOf<T>}
 }

@@ -189,9 +189,13 @@ export interface Snapshot {
    * 'scheduler': a live read of what one scheduling question reads (db/read-scheduler.ts): every
    * table the scheduler reads, usage summed per provider (placement.usages), and instance rows,
    * allocation rows and request specs only of the instances the question names. Never saved;
-   * audits and repairs never see one. Absent: every row of every table read.
+   * audits and repairs never see one.
+   * 'audit': a live audit's read (db/read-cell.ts AUDIT_VIEW): every row, but the cell columns no
+   * audit reads (cpu_info, supported_instances, pci_stats, pci_requests, display_name, ...) hold
+   * null. Never saved; only the audits see one.
+   * Absent: every row of every table read, every column.
    */
-  scope?: 'scheduler'
+  scope?: 'scheduler' | 'audit'
 }
 
 export function emptySnapshot(source: SnapshotSource, capturedAt = new Date().toISOString()): Snapshot {

@@ -26,6 +26,11 @@ export interface SourceOptions {
    * 'scheduler'). Ignored for a snapshot file, which holds every row anyway.
    */
   schedulerView?: SchedulerView
+  /**
+   * From live databases: leave out the row columns no audit reads (Snapshot.scope 'audit',
+   * db/read-cell.ts AUDIT_VIEW). Ignored for a snapshot file and with schedulerView.
+   */
+  auditView?: boolean
 }
 
 /** What a scheduling question names beyond the tables the scheduler always reads. */

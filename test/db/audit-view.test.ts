@@ -1,0 +1,68 @@
+/**
+ * The audit view (Snapshot.scope 'audit', db/read-cell.ts AUDIT_VIEW): a live audit reads every row
+ * but not the cell columns no audit reads. Held here to what matters: on generated clouds with every
+ * fault planted (the generator's own shapes and the realistic ones made from what nova wrote), the
+ * audits find exactly what they find on a full capture of the same databases, and the view holds the
+ * full capture's rows with null in the left-out columns only.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {runChecks} from '../../src/lib/checks/index.js'
+import {captureLive} from '../../src/lib/db/capture.js'
+import {AUDIT_VIEW} from '../../src/lib/db/read-cell.js'
+import {buildModel} from '../../src/lib/domain/model.js'
+import type {Snapshot} from '../../src/lib/domain/snapshot.js'
+import {createTestCloud, seedSnapshot, type TestCloud} from '../support/db.js'
+import {FAULT_CODES, type GenerateOptions, generateCloud} from '../support/generator.js'
+
+const nowSql = (): string => new Date().toISOString().slice(0, 19).replace('T', ' ')
+const everyFault = Object.fromEntries(FAULT_CODES.map((c) => [c, 1]))
+// The realistic shapes' hosts are pinned full by the generator: it cannot plant usage.negative-free on them.
+const realFaults = Object.fromEntries(FAULT_CODES.filter((c) => c !== 'usage.negative-free').map((c) => [c, 1]))
+
+const CLOUDS: Array<{name: string; opts: GenerateOptions}> = [
+  {name: 'generator shapes', opts: {seed: 7, cells: 2, hostsPerCell: 24, migrationsInProgress: 2, completedMigrations: 2, faults: everyFault}},
+  {name: 'real shapes', opts: {seed: 11, cells: 2, hostsPerCell: 24, shapes: 'real', deletedInstances: 20, migrationsInProgress: 2, completedMigrations: 2, faults: realFaults}},
+]
+
+describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
+  let cloud: TestCloud | undefined
+  let full: Snapshot
+  let view: Snapshot
+  beforeAll(async () => {
+    const generated = generateCloud({...opts, now: nowSql()})
+    cloud = await createTestCloud(`auditview_${name.split(' ')[0]}`, {cells: ['cell1', 'cell2']})
+    await seedSnapshot(generated.snapshot, cloud)
+    const source = {apiDb: cloud.apiUrl, placementDb: cloud.placementUrl}
+    full = await captureLive(source)
+    view = await captureLive({...source, auditView: true})
+  })
+  afterAll(async () => {
+    await cloud?.drop()
+  })
+
+  it('says what it holds: scope audit, a full capture none', () => {
+    expect(view.scope).toBe('audit')
+    expect(full.scope).toBeUndefined()
+  })
+
+  it('finds exactly what a full capture finds', () => {
+    const findings = (s: Snapshot) => runChecks(buildModel(s), {}).findings
+    const expected = findings(full)
+    // Every planted fault is there to be found: an empty report would prove nothing.
+    expect(new Set(expected.map((f) => f.check)).size).toBeGreaterThanOrEqual(6)
+    expect(findings(view)).toEqual(expected)
+  })
+
+  it('holds the full rows, null in the left-out columns only', () => {
+    const leftOut = (table: keyof typeof AUDIT_VIEW, row: object): object => ({...row, ...Object.fromEntries(AUDIT_VIEW[table].map((c) => [c, null]))})
+    expect(view.nova.compute_nodes).toEqual(full.nova.compute_nodes.map((r) => leftOut('compute_nodes', r)))
+    expect(view.nova.instances).toEqual(full.nova.instances.map((r) => ({...leftOut('instances', r), extra: r.extra === null ? null : leftOut('instance_extra', r.extra)})))
+    // The left-out columns held values in the full capture: the view did leave something out.
+    expect(full.nova.compute_nodes.some((r) => r.cpu_info !== null && r.cpu_info !== '')).toBe(true)
+    expect(full.nova.instances.some((r) => r.display_name !== null && r.extra?.pci_requests !== null)).toBe(true)
+    expect({...view, nova: null, scope: undefined, captured_at: null}).toEqual({...full, nova: null, captured_at: null})
+    expect(view.nova.services).toEqual(full.nova.services)
+    expect(view.nova.migrations).toEqual(full.nova.migrations)
+  })
+})
