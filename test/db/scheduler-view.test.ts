@@ -104,11 +104,11 @@ function doc(x: unknown): unknown {
   return JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'timings' ? undefined : v)))
 }
 
-function boot(s: Snapshot, flags: BootFlagValues): unknown {
+function boot(s: Snapshot, flags: BootFlagValues, cfg = config()): unknown {
   const parsed = parseBootFlags(flags)
   const model = buildModel(s)
   const {request, recorded} = resolveBootRequest(parsed, model)
-  return doc({result: simulateBootWhatIf(model, request, config(), {scenario: {}, seed: 42, explain: true, topWeighed: 50}), recorded})
+  return doc({result: simulateBootWhatIf(model, request, cfg, {scenario: {}, seed: 42, explain: true, topWeighed: 50}), recorded})
 }
 
 const BOOTS: Array<[string, () => BootFlagValues]> = [
@@ -140,6 +140,12 @@ describe('scheduler view: the same answers as the full read', () => {
     expect(view.placement.allocations.every((a) => a.consumer_id === parsed.instance)).toBe(true)
     expect(view.nova.instances.length).toBeLessThan(20)
     expect(view.placement.consumers).toEqual([])
+    // The traits read a list per trait: the same rows, in the same order.
+    expect(view.placement.resource_provider_traits).toEqual(whole.placement.resource_provider_traits)
+    // The hosts' NUMA topologies only for a question that can read them.
+    const numa = (s: Snapshot) => s.nova.compute_nodes.map((cn) => cn.numa_topology)
+    const asksNuma = /pinned/.test(flags.flavor ?? '') || parsed.instance !== null
+    expect(numa(view)).toEqual(asksNuma ? numa(whole) : numa(whole).map(() => null))
   })
 
   it.each([
@@ -170,6 +176,15 @@ describe('scheduler view: the same answers as the full read', () => {
     const sums = new Map<string, number>()
     for (const a of (full.plain as Snapshot).placement.allocations) sums.set(`${a.resource_provider_id}/${a.resource_class_id}`, (sums.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
     expect(new Map(view.placement.usages?.map((u) => [`${u.resource_provider_id}/${u.resource_class_id}`, u.used]))).toEqual(sums)
+  })
+
+  it('leaving out the hosts\' NUMA topologies changes a pinned boot (this comparison can fail)', async () => {
+    const flags: BootFlagValues = {flavor: 'm1.pinned', 'num-instances': 1}
+    const whole = full.plain as Snapshot
+    const blind = await viewRead({...bootView(parseBootFlags(flags)), hostNumaTopology: () => false}, whole)
+    const cfg = config()
+    cfg.enabled_filters = [...cfg.enabled_filters, 'NUMATopologyFilter']
+    expect(boot(blind, flags, cfg)).not.toEqual(boot(whole, flags, cfg))
   })
 
   it('leaving out the group members the request reads changes the answer (this comparison can fail)', async () => {

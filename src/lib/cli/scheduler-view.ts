@@ -3,7 +3,7 @@
  * scheduler-view read (db/read-scheduler.ts): the instance it replays or moves, and the instances
  * whose hosts its request asks about (engine/reads.ts), found from nova_api before the cells are read.
  */
-import {instancesRequestReads} from '../engine/reads.js'
+import {instancesRequestReads, requestReadsHostNuma} from '../engine/reads.js'
 import type {ScenarioOptions} from '../scenario/index.js'
 import type {SchedulerView} from '../snapshot/source.js'
 import type {ParsedBootFlags} from './boot-flags.js'
@@ -12,7 +12,7 @@ import {recordedHints} from './boot-request.js'
 /** `simulate boot`: the flags' request, or the recorded one of --instance with the flags' hints over it. */
 export function bootView(parsed: ParsedBootFlags): SchedulerView {
   const instance = parsed.instance
-  if (instance === null) return {instances: (api) => instancesRequestReads(api.instance_groups, parsed.request)}
+  if (instance === null) return {instances: (api) => instancesRequestReads(api.instance_groups, parsed.request), hostNumaTopology: (api) => requestReadsHostNuma(api.flavors, parsed.request)}
   return {instance, instances: (api) => instancesRequestReads(api.instance_groups, {hints: parsed.overrides.hints ?? recordedHints(api, instance)})}
 }
 

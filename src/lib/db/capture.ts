@@ -217,7 +217,9 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   })
   const wanted = apiTables.then((t) => (view ? [...new Set([...(view.instance === undefined ? [] : [view.instance]), ...view.instances(t)])] : []))
   wanted.catch(() => undefined)
-  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted) : readCell
+  const hostNuma = apiTables.then((t) => view?.hostNumaTopology?.(t) ?? true)
+  hostNuma.catch(() => undefined)
+  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted, hostNuma) : readCell
 
   let cellJobs: Array<Promise<CellResult>> = []
   try {

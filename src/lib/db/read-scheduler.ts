@@ -13,14 +13,24 @@
  *   only of the instances the question reads, once nova_api has said which.
  */
 import type {Instance, NovaApiTables, NovaCellTables, PlacementTables, ProviderUsage} from '../domain/snapshot.js'
+import type {RowOf} from '../domain/tables/define.js'
 import {HOST_MAPPINGS, REQUEST_SPECS} from '../domain/tables/nova-api.js'
 import {COMPUTE_NODES, INSTANCES, SERVICES} from '../domain/tables/nova-cell.js'
-import {ALLOCATIONS, INVENTORIES, RESOURCE_PROVIDERS} from '../domain/tables/placement.js'
+import {
+  ALLOCATIONS,
+  INVENTORIES,
+  PLACEMENT_AGGREGATES,
+  RESOURCE_CLASSES,
+  RESOURCE_PROVIDER_AGGREGATES,
+  RESOURCE_PROVIDER_TRAITS,
+  RESOURCE_PROVIDERS,
+  TRAITS,
+} from '../domain/tables/placement.js'
 import type {SchedulerView} from '../snapshot/source.js'
 import {readAggregates, readFlavors, readInstanceGroups} from './read-nova-api.js'
 import {readExtras} from './read-cell.js'
-import {readClassesTraitsAggregates} from './read-placement.js'
-import {type Reader, readRows} from './table-reader.js'
+import {rowConverter} from './row-converter.js'
+import {type Reader, readRows, selectSql} from './table-reader.js'
 
 /** Placeholders per IN list: well under max_allowed_packet for uuids, few round trips. */
 const CHUNK = 1000
@@ -48,17 +58,49 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView):
     (x) => usages.push({resource_provider_id: Number(x.resource_provider_id), resource_class_id: Number(x.resource_class_id), used: Number(x.used)}),
   )
   const allocations = view.instance === undefined ? [] : await readRows(r, ALLOCATIONS, {where: 'consumer_id = ?', params: [view.instance]})
-  const described = await readClassesTraitsAggregates(r)
-  return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], ...described, usages}
+  // As the full read (read-placement.ts): the CUSTOM_* classes only, every trait and aggregate.
+  const resource_classes = await readRows(r, RESOURCE_CLASSES, {where: "name LIKE 'CUSTOM\\_%'"})
+  const traits = await readRows(r, TRAITS)
+  const resource_provider_traits = await readProviderTraits(r)
+  const placement_aggregates = await readRows(r, PLACEMENT_AGGREGATES)
+  const resource_provider_aggregates = await readRows(r, RESOURCE_PROVIDER_AGGREGATES)
+  return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], resource_classes, traits, resource_provider_traits, placement_aggregates, resource_provider_aggregates, usages}
+}
+
+type ProviderTrait = RowOf<typeof RESOURCE_PROVIDER_TRAITS>
+
+/**
+ * resource_provider_traits, the same rows in the same (primary-key) order as a row-by-row read, but
+ * one result row per trait: real computes report 60-100 traits each, and 130k rows of two integers
+ * cost the driver far more to parse than 100 lists. The providers of a trait come in primary-key
+ * order from the index scan; they are sorted anyway, since GROUP_CONCAT does not promise it.
+ */
+async function readProviderTraits(r: Reader): Promise<ProviderTrait[]> {
+  // MySQL's default limit is 1 KB; a list cut short is caught below by its count.
+  await r.query('resource_provider_traits', 'SET SESSION group_concat_max_len = 4294967295')
+  const out: ProviderTrait[] = []
+  let short = false
+  await r.each('resource_provider_traits', 'SELECT trait_id, COUNT(*) AS n, GROUP_CONCAT(resource_provider_id) AS rps FROM resource_provider_traits GROUP BY trait_id ORDER BY trait_id', (x) => {
+    const trait_id = Number(x.trait_id)
+    const ids = String(x.rps).split(',').map(Number)
+    if (ids.length !== Number(x.n)) short = true
+    let sorted = true
+    for (let i = 1; i < ids.length; i++) if ((ids[i] as number) < (ids[i - 1] as number)) sorted = false
+    if (!sorted) ids.sort((a, b) => a - b)
+    for (const resource_provider_id of ids) out.push({resource_provider_id, trait_id})
+  })
+  // Cut by a server that caps the length anyway (a lower maximum): the rows one by one.
+  return short ? readRows(r, RESOURCE_PROVIDER_TRAITS) : out
 }
 
 /**
- * A cell's services and compute nodes, then (once `wanted` is known: it comes from nova_api) the
- * rows of those instances, in id order as the full read has them.
+ * A cell's services and compute nodes (their NUMA topologies only if `hostNuma` says the question
+ * can read them), then (once `wanted` is known) the rows of those instances, in id order as the
+ * full read has them. Both answers come from nova_api.
  */
-export async function readCellForScheduler(r: Reader, cellUuid: string, present: ReadonlySet<string>, wanted: Promise<string[]>): Promise<NovaCellTables> {
+export async function readCellForScheduler(r: Reader, cellUuid: string, present: ReadonlySet<string>, wanted: Promise<string[]>, hostNuma: Promise<boolean>): Promise<NovaCellTables> {
   const services = await readRows(r, SERVICES, {cellUuid})
-  const compute_nodes = await readRows(r, COMPUTE_NODES, {cellUuid})
+  const compute_nodes = (await hostNuma) ? await readRows(r, COMPUTE_NODES, {cellUuid}) : await readComputeNodesWithoutNuma(r, cellUuid)
   const uuids = await wanted
   const instances: Instance[] = []
   for (let i = 0; i < uuids.length; i += CHUNK) {
@@ -70,4 +112,16 @@ export async function readCellForScheduler(r: Reader, cellUuid: string, present:
   }
   instances.sort((a, b) => a.id - b.id)
   return {services, compute_nodes, instances, migrations: []}
+}
+
+/**
+ * The compute nodes with numa_topology NULL, not read: two thirds of a real compute's row (two
+ * sockets' cpusets, siblings and page pools), which a request without a NUMA topology never looks at.
+ */
+async function readComputeNodesWithoutNuma(r: Reader, cellUuid: string): Promise<Array<RowOf<typeof COMPUTE_NODES>>> {
+  const convert = rowConverter(COMPUTE_NODES)
+  const sql = selectSql(COMPUTE_NODES).replace('`numa_topology`', 'NULL AS `numa_topology`')
+  const out: Array<RowOf<typeof COMPUTE_NODES>> = []
+  await r.eachDecoded('compute_nodes', sql, {names: COMPUTE_NODES.row, decode: (x) => convert(x, cellUuid, []) as RowOf<typeof COMPUTE_NODES>}, (row) => out.push(row))
+  return out
 }

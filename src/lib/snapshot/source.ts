@@ -37,6 +37,11 @@ export interface SchedulerView {
    * `instance`'s row); engine/reads.ts says which.
    */
   instances(api: NovaApiTables): string[]
+  /**
+   * Whether the question can read the hosts' NUMA topologies, from nova_api as read; absent: it
+   * can. When it cannot, compute_nodes.numa_topology is not read (NULL in the rows).
+   */
+  hostNumaTopology?(api: NovaApiTables): boolean
 }
 
 /** Progress reports from long reads; commands print them on stderr only when it is a TTY. */
