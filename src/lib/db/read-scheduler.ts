@@ -61,36 +61,10 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView):
   // As the full read (read-placement.ts): the CUSTOM_* classes only, every trait and aggregate.
   const resource_classes = await readRows(r, RESOURCE_CLASSES, {where: "name LIKE 'CUSTOM\\_%'"})
   const traits = await readRows(r, TRAITS)
-  const resource_provider_traits = await readProviderTraits(r)
+  const resource_provider_traits = await readRows(r, RESOURCE_PROVIDER_TRAITS)
   const placement_aggregates = await readRows(r, PLACEMENT_AGGREGATES)
   const resource_provider_aggregates = await readRows(r, RESOURCE_PROVIDER_AGGREGATES)
   return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], resource_classes, traits, resource_provider_traits, placement_aggregates, resource_provider_aggregates, usages}
-}
-
-type ProviderTrait = RowOf<typeof RESOURCE_PROVIDER_TRAITS>
-
-/**
- * resource_provider_traits, the same rows in the same (primary-key) order as a row-by-row read, but
- * one result row per trait: real computes report 60-100 traits each, and 130k rows of two integers
- * cost the driver far more to parse than 100 lists. The providers of a trait come in primary-key
- * order from the index scan; they are sorted anyway, since GROUP_CONCAT does not promise it.
- */
-async function readProviderTraits(r: Reader): Promise<ProviderTrait[]> {
-  // MySQL's default limit is 1 KB; a list cut short is caught below by its count.
-  await r.query('resource_provider_traits', 'SET SESSION group_concat_max_len = 4294967295')
-  const out: ProviderTrait[] = []
-  let short = false
-  await r.each('resource_provider_traits', 'SELECT trait_id, COUNT(*) AS n, GROUP_CONCAT(resource_provider_id) AS rps FROM resource_provider_traits GROUP BY trait_id ORDER BY trait_id', (x) => {
-    const trait_id = Number(x.trait_id)
-    const ids = String(x.rps).split(',').map(Number)
-    if (ids.length !== Number(x.n)) short = true
-    let sorted = true
-    for (let i = 1; i < ids.length; i++) if ((ids[i] as number) < (ids[i - 1] as number)) sorted = false
-    if (!sorted) ids.sort((a, b) => a - b)
-    for (const resource_provider_id of ids) out.push({resource_provider_id, trait_id})
-  })
-  // Cut by a server that caps the length anyway (a lower maximum): the rows one by one.
-  return short ? readRows(r, RESOURCE_PROVIDER_TRAITS) : out
 }
 
 /**
