@@ -121,6 +121,9 @@ const BOOTS: Array<[string, () => BootFlagValues]> = [
   ['into a soft-anti-affinity group (weigher)', () => ({flavor: 'm1.tiny', 'num-instances': 3, hint: [`group=${groups.soft}`]})],
   ['with same_host and different_host hints', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`different_host=${hinted[0]}`, `different_host=${hinted[1]}`]})],
   ['with a same_host hint', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`same_host=${hinted[0]}`]})],
+  ['with a required trait (flavor extra spec over the flavor)', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']})],
+  ['with a forbidden trait and an image\'s required one', () => ({flavor: 'm1.small', 'num-instances': 2, 'extra-spec': ['trait:HW_NIC_SRIOV=forbidden'], 'image-property': ['trait:COMPUTE_VOLUME_EXTEND=required']})],
+  ['with any-of traits in a numbered group', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['resources1:VCPU=1', 'required1=in:HW_CPU_X86_SSE42,HW_GPU_API_VULKAN', 'group_policy=none']})],
   ['--instance replay of a boot into a group', () => ({instance: replayed, 'num-instances': 1})],
   ['--instance replay with --hint over it', () => ({instance: replayed, 'num-instances': 1, hint: [`group=${groups.aff}`]})],
   ['--instance replay without a group', () => ({instance: plainInstance, 'num-instances': 1})],
@@ -131,7 +134,7 @@ describe('scheduler view: the same answers as the full read', () => {
     const flags = flagsOf()
     const parsed = parseBootFlags(flags)
     const whole = parsed.instance === null ? (full.plain as Snapshot) : (full.specs as Snapshot)
-    const view = await viewRead(bootView(parsed), whole)
+    const view = await viewRead(bootView(parsed, [config()]), whole)
     const expected = boot(whole, flags) as {result: {instances: Array<{host: string | null}>}}
     // A question the cloud answers with a host: hosts, weights and claims all take part.
     expect(expected.result.instances.some((i) => i.host !== null)).toBe(true)
@@ -144,6 +147,14 @@ describe('scheduler view: the same answers as the full read', () => {
     const numa = (s: Snapshot) => s.nova.compute_nodes.map((cn) => cn.numa_topology)
     const asksNuma = /pinned/.test(flags.flavor ?? '') || parsed.instance !== null
     expect(numa(view)).toEqual(asksNuma ? numa(whole) : numa(whole).map(() => null))
+    // The trait rows of the traits the query names (a replay: every row), in the full read's order.
+    const rows = whole.placement.resource_provider_traits
+    if (parsed.instance !== null) expect(view.placement.resource_provider_traits).toEqual(rows)
+    else {
+      const ids = new Set(view.placement.resource_provider_traits.map((t) => t.trait_id))
+      expect(view.placement.resource_provider_traits).toEqual(rows.filter((t) => ids.has(t.trait_id)))
+      expect(view.placement.resource_provider_traits.length).toBeLessThan(rows.length)
+    }
   })
 
   it.each([
@@ -183,6 +194,13 @@ describe('scheduler view: the same answers as the full read', () => {
     const cfg = config()
     cfg.enabled_filters = [...cfg.enabled_filters, 'NUMATopologyFilter']
     expect(boot(blind, flags, cfg)).not.toEqual(boot(whole, flags, cfg))
+  })
+
+  it('leaving out the trait rows a query names changes the answer (this comparison can fail)', async () => {
+    const flags: BootFlagValues = {flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']}
+    const whole = full.plain as Snapshot
+    const blind = await viewRead({...bootView(parseBootFlags(flags)), providerTraits: () => new Set(['COMPUTE_STATUS_DISABLED'])}, whole)
+    expect(boot(blind, flags)).not.toEqual(boot(whole, flags))
   })
 
   it('leaving out the group members the request reads changes the answer (this comparison can fail)', async () => {

@@ -237,7 +237,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
         apiRead(t)
         return t
       }),
-      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view) : readPlacement(placement))),
+      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view, apiTables) : readPlacement(placement))),
     ])
     // A question that cannot say which instances it reads fails the read (not its cells).
     await wanted

@@ -48,7 +48,7 @@ export async function readNovaApiForScheduler(r: Reader, view: SchedulerView): P
   return out
 }
 
-export async function readPlacementForScheduler(r: Reader, view: SchedulerView): Promise<PlacementTables> {
+export async function readPlacementForScheduler(r: Reader, view: SchedulerView, api: Promise<NovaApiTables>): Promise<PlacementTables> {
   const resource_providers = await readRows(r, RESOURCE_PROVIDERS)
   const inventories = await readRows(r, INVENTORIES)
   const usages: ProviderUsage[] = []
@@ -58,13 +58,25 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView):
     (x) => usages.push({resource_provider_id: Number(x.resource_provider_id), resource_class_id: Number(x.resource_class_id), used: Number(x.used)}),
   )
   const allocations = view.instance === undefined ? [] : await readRows(r, ALLOCATIONS, {where: 'consumer_id = ?', params: [view.instance]})
-  // As the full read (read-placement.ts): the CUSTOM_* classes only, every trait and aggregate.
+  // As the full read (read-placement.ts): the CUSTOM_* classes only, every trait name and aggregate.
   const resource_classes = await readRows(r, RESOURCE_CLASSES, {where: "name LIKE 'CUSTOM\\_%'"})
   const traits = await readRows(r, TRAITS)
-  const resource_provider_traits = await readRows(r, RESOURCE_PROVIDER_TRAITS)
   const placement_aggregates = await readRows(r, PLACEMENT_AGGREGATES)
   const resource_provider_aggregates = await readRows(r, RESOURCE_PROVIDER_AGGREGATES)
+  // Last, once nova_api has said which traits the question names (by then it has).
+  const names = view.providerTraits?.(await api, {traits, resource_classes}) ?? null
+  const resource_provider_traits = names === null ? await readRows(r, RESOURCE_PROVIDER_TRAITS) : await readProviderTraits(r, traits, names)
   return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], resource_classes, traits, resource_provider_traits, placement_aggregates, resource_provider_aggregates, usages}
+}
+
+/**
+ * The resource_provider_traits rows of the traits named, in primary-key order as the full read has
+ * them: real computes carry 60-100 traits each, a boot's query names a handful.
+ */
+async function readProviderTraits(r: Reader, traits: ReadonlyArray<{id: number; name: string}>, names: ReadonlySet<string>): Promise<Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>> {
+  const ids = traits.filter((t) => names.has(t.name)).map((t) => t.id)
+  if (ids.length === 0) return []
+  return readRows(r, RESOURCE_PROVIDER_TRAITS, {where: `trait_id IN (${ids.map(() => '?').join(', ')})`, params: ids})
 }
 
 /**
