@@ -217,7 +217,9 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   })
   const wanted = apiTables.then((t) => (view ? [...new Set([...(view.instance === undefined ? [] : [view.instance]), ...view.instances(t)])] : []))
   wanted.catch(() => undefined)
-  const hostNuma = apiTables.then((t) => view?.hostNumaTopology?.(t) ?? true)
+  // A view that does not say reads them without waiting for nova_api.
+  const asks = view?.hostNumaTopology
+  const hostNuma = asks ? apiTables.then((t) => asks.call(view, t)) : Promise.resolve(true)
   hostNuma.catch(() => undefined)
   const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted, hostNuma) : readCell
 
