@@ -146,6 +146,74 @@ export async function withBufferPool<T>(body: () => Promise<T>): Promise<T> {
 
 export type BenchCloudKind = 'old' | 'real'
 
+/** BENCH_CLOUDS=real,old (default both, in that order) picks the clouds the 2k and 10k parts play. */
+export const CLOUDS: BenchCloudKind[] = (() => {
+  const asked = (process.env.BENCH_CLOUDS ?? 'real,old').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const c of asked) if (c !== 'real' && c !== 'old') throw new Error(`BENCH_CLOUDS: ${c} is not a cloud (real, old)`)
+  return asked as BenchCloudKind[]
+})()
+
+export const CLOUD_TITLE: Record<BenchCloudKind, string> = {
+  real: 'realistic cloud (real nova shapes)',
+  old: 'old bench cloud (generator shapes)',
+}
+
+/**
+ * The boot each cloud's ratio is measured with: the realistic cloud's is issue 32's request (two
+ * m1.medium in one request), the old cloud keeps the README's one m1.small so its figures compare
+ * with the record.
+ */
+export const BOOT_REQUEST: Record<BenchCloudKind, {flavor: string; count: number}> = {
+  real: {flavor: 'm1.medium', count: 2},
+  old: {flavor: 'm1.small', count: 1},
+}
+
+/** What the closing summary prints, per cloud. */
+export interface CloudSummary {
+  shape2k?: CloudShape
+  shape10k?: CloudShape
+  audit2k?: {cloudctl: number; nova: number}
+  boot2k?: {cloudctl: number; nova: number; novaWithStartup: number; request: string}
+  audit10k?: {ms: number; rssKb: number; cpuMs: number}
+  capture10k?: {ms: number; rssKb: number}
+  boot10k?: {ms: number; rssKb: number}
+  seed10k?: number
+}
+const summaries = new Map<BenchCloudKind, CloudSummary>()
+
+export function summary(kind: BenchCloudKind): CloudSummary {
+  let s = summaries.get(kind)
+  if (!s) summaries.set(kind, (s = {}))
+  return s
+}
+
+/** The closing note: both ratios and the 10k figures of every cloud played, side by side. */
+export function summaryTable(): string[] {
+  if (summaries.size === 0) return []
+  const kinds = CLOUDS.filter((k) => summaries.has(k))
+  const cell = (k: BenchCloudKind, f: (s: CloudSummary) => string | undefined): string => f(summary(k)) ?? '–'
+  const lines: Array<[string, ...string[]]> = [
+    ['', ...kinds.map((k) => CLOUD_TITLE[k])],
+    ['2k: nova-manage placement audit / cloudctl audit all (target ≥ 50×)', ...kinds.map((k) => cell(k, (s) => s.audit2k && `${(s.audit2k.nova / s.audit2k.cloudctl).toFixed(1)}× (${secs(s.audit2k.nova)} / ${secs(s.audit2k.cloudctl)})`))],
+    ['2k: boot request', ...kinds.map((k) => cell(k, (s) => s.boot2k?.request))],
+    ['2k: select_destinations with start-up / cloudctl simulate boot (target ≥ 35×)', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.novaWithStartup / s.boot2k.cloudctl).toFixed(1)}× (${secs(s.boot2k.novaWithStartup)} / ${secs(s.boot2k.cloudctl)})`))],
+    ['2k: select_destinations alone / cloudctl simulate boot', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.nova / s.boot2k.cloudctl).toFixed(1)}×`))],
+    ['10k: audit all from MariaDB, median of 3 (target ≤ 4 s, ≤ 800 MB)', ...kinds.map((k) => cell(k, (s) => s.audit10k && `${secs(s.audit10k.ms)}, ${mb(s.audit10k.rssKb)} (CPU ${secs(s.audit10k.cpuMs)})`))],
+    ['10k: snapshot capture → .cloudctl', ...kinds.map((k) => cell(k, (s) => s.capture10k && `${secs(s.capture10k.ms)}, ${mb(s.capture10k.rssKb)}`))],
+    ['10k: simulate boot live (the 2k request), median of 3', ...kinds.map((k) => cell(k, (s) => s.boot10k && `${secs(s.boot10k.ms)}, ${mb(s.boot10k.rssKb)}`))],
+    ['10k: seeding MariaDB', ...kinds.map((k) => cell(k, (s) => s.seed10k === undefined ? undefined : secs(s.seed10k)))],
+  ]
+  for (const [label, pick] of [['2k', (s: CloudSummary) => s.shape2k], ['10k', (s: CloudSummary) => s.shape10k]] as const) {
+    for (const k of kinds) {
+      const shape = pick(summary(k))
+      if (shape) lines.push([`${label} shape, ${CLOUD_TITLE[k]}`, shapeLine(shape)])
+    }
+  }
+  const w0 = Math.max(...lines.map((l) => l[0].length)) + 2
+  const w1 = Math.max(...lines.filter((l) => l.length > 2).map((l) => (l[1] ?? '').length)) + 2
+  return lines.map((l) => (l.length > 2 ? `${l[0].padEnd(w0)}${(l[1] ?? '').padEnd(w1)}${l.slice(2).join('  ')}` : `${l[0]}: ${l[1] ?? ''}`))
+}
+
 /**
  * The bench's clouds, both of seed 42 in two cells: 'old' is the generator's own shapes (the clouds
  * of the README's figures); 'real' is made from the shapes real nova wrote (generateCloud shapes

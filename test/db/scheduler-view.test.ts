@@ -34,10 +34,10 @@ let replayed = ''
 let plainInstance = ''
 let hinted: string[] = []
 
-/** Every filter that reads instances or counters, beside Zed's defaults. */
+/** Every filter that reads instances, counters or NUMA cells, beside Zed's defaults. */
 function config(): SchedulerConfig {
   const cfg = defaultSchedulerConfig()
-  cfg.enabled_filters = [...cfg.enabled_filters, 'SameHostFilter', 'DifferentHostFilter', 'NumInstancesFilter', 'IoOpsFilter', 'AggregateNumInstancesFilter']
+  cfg.enabled_filters = [...cfg.enabled_filters, 'SameHostFilter', 'DifferentHostFilter', 'NumInstancesFilter', 'IoOpsFilter', 'AggregateNumInstancesFilter', 'NUMATopologyFilter']
   cfg.max_instances_per_host = 30
   return cfg
 }
@@ -104,11 +104,11 @@ function doc(x: unknown): unknown {
   return JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'timings' ? undefined : v)))
 }
 
-function boot(s: Snapshot, flags: BootFlagValues): unknown {
+function boot(s: Snapshot, flags: BootFlagValues, cfg = config()): unknown {
   const parsed = parseBootFlags(flags)
   const model = buildModel(s)
   const {request, recorded} = resolveBootRequest(parsed, model)
-  return doc({result: simulateBootWhatIf(model, request, config(), {scenario: {}, seed: 42, explain: true, topWeighed: 50}), recorded})
+  return doc({result: simulateBootWhatIf(model, request, cfg, {scenario: {}, seed: 42, explain: true, topWeighed: 50}), recorded})
 }
 
 const BOOTS: Array<[string, () => BootFlagValues]> = [
@@ -121,6 +121,9 @@ const BOOTS: Array<[string, () => BootFlagValues]> = [
   ['into a soft-anti-affinity group (weigher)', () => ({flavor: 'm1.tiny', 'num-instances': 3, hint: [`group=${groups.soft}`]})],
   ['with same_host and different_host hints', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`different_host=${hinted[0]}`, `different_host=${hinted[1]}`]})],
   ['with a same_host hint', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`same_host=${hinted[0]}`]})],
+  ['with a required trait (flavor extra spec over the flavor)', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']})],
+  ['with a forbidden trait and an image\'s required one', () => ({flavor: 'm1.small', 'num-instances': 2, 'extra-spec': ['trait:HW_NIC_SRIOV=forbidden'], 'image-property': ['trait:COMPUTE_VOLUME_EXTEND=required']})],
+  ['with any-of traits in a numbered group', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['resources1:VCPU=1', 'required1=in:HW_CPU_X86_SSE42,HW_GPU_API_VULKAN', 'group_policy=none']})],
   ['--instance replay of a boot into a group', () => ({instance: replayed, 'num-instances': 1})],
   ['--instance replay with --hint over it', () => ({instance: replayed, 'num-instances': 1, hint: [`group=${groups.aff}`]})],
   ['--instance replay without a group', () => ({instance: plainInstance, 'num-instances': 1})],
@@ -131,7 +134,7 @@ describe('scheduler view: the same answers as the full read', () => {
     const flags = flagsOf()
     const parsed = parseBootFlags(flags)
     const whole = parsed.instance === null ? (full.plain as Snapshot) : (full.specs as Snapshot)
-    const view = await viewRead(bootView(parsed), whole)
+    const view = await viewRead(bootView(parsed, [config()]), whole)
     const expected = boot(whole, flags) as {result: {instances: Array<{host: string | null}>}}
     // A question the cloud answers with a host: hosts, weights and claims all take part.
     expect(expected.result.instances.some((i) => i.host !== null)).toBe(true)
@@ -140,6 +143,18 @@ describe('scheduler view: the same answers as the full read', () => {
     expect(view.placement.allocations.every((a) => a.consumer_id === parsed.instance)).toBe(true)
     expect(view.nova.instances.length).toBeLessThan(20)
     expect(view.placement.consumers).toEqual([])
+    // The hosts' NUMA topologies only for a question that can read them.
+    const numa = (s: Snapshot) => s.nova.compute_nodes.map((cn) => cn.numa_topology)
+    const asksNuma = /pinned/.test(flags.flavor ?? '') || parsed.instance !== null
+    expect(numa(view)).toEqual(asksNuma ? numa(whole) : numa(whole).map(() => null))
+    // The trait rows of the traits the query names (a replay: every row), in the full read's order.
+    const rows = whole.placement.resource_provider_traits
+    if (parsed.instance !== null) expect(view.placement.resource_provider_traits).toEqual(rows)
+    else {
+      const ids = new Set(view.placement.resource_provider_traits.map((t) => t.trait_id))
+      expect(view.placement.resource_provider_traits).toEqual(rows.filter((t) => ids.has(t.trait_id)))
+      expect(view.placement.resource_provider_traits.length).toBeLessThan(rows.length)
+    }
   })
 
   it.each([
@@ -170,6 +185,30 @@ describe('scheduler view: the same answers as the full read', () => {
     const sums = new Map<string, number>()
     for (const a of (full.plain as Snapshot).placement.allocations) sums.set(`${a.resource_provider_id}/${a.resource_class_id}`, (sums.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
     expect(new Map(view.placement.usages?.map((u) => [`${u.resource_provider_id}/${u.resource_class_id}`, u.used]))).toEqual(sums)
+  })
+
+  it('a pinned boot without NUMATopologyFilter reads no NUMA topology, and answers the same', async () => {
+    const flags: BootFlagValues = {flavor: 'm1.pinned', 'num-instances': 2}
+    const whole = full.plain as Snapshot
+    const cfg = defaultSchedulerConfig()
+    const view = await viewRead(bootView(parseBootFlags(flags), [cfg]), whole)
+    expect(view.nova.compute_nodes.every((cn) => cn.numa_topology === null)).toBe(true)
+    expect(whole.nova.compute_nodes.some((cn) => cn.numa_topology !== null)).toBe(true)
+    expect(boot(view, flags, cfg)).toEqual(boot(whole, flags, cfg))
+  })
+
+  it('leaving out the hosts\' NUMA topologies changes a pinned boot (this comparison can fail)', async () => {
+    const flags: BootFlagValues = {flavor: 'm1.pinned', 'num-instances': 1}
+    const whole = full.plain as Snapshot
+    const blind = await viewRead({...bootView(parseBootFlags(flags)), hostNumaTopology: () => false}, whole)
+    expect(boot(blind, flags)).not.toEqual(boot(whole, flags))
+  })
+
+  it('leaving out the trait rows a query names changes the answer (this comparison can fail)', async () => {
+    const flags: BootFlagValues = {flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']}
+    const whole = full.plain as Snapshot
+    const blind = await viewRead({...bootView(parseBootFlags(flags)), providerTraits: () => new Set(['COMPUTE_STATUS_DISABLED'])}, whole)
+    expect(boot(blind, flags)).not.toEqual(boot(whole, flags))
   })
 
   it('leaving out the group members the request reads changes the answer (this comparison can fail)', async () => {

@@ -191,8 +191,9 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
   const flavors = new Map<string, Flavor>()
   for (const f of [...SHARED_FLAVORS, ...PINNED_FLAVORS, ...EXTRA_FLAVORS]) {
     const {weight: _w, ...spec} = f as typeof f & {weight?: number}
-    // Production flavors carry a NUMA topology: a shared guest on one NUMA node.
-    const numa = real && !('extra_specs' in spec) ? {extra_specs: {'hw:numa_nodes': '1'}} : {}
+    // Production flavors carry a NUMA topology: a shared guest on one NUMA node (r1.large, the
+    // over-commit fault's flavor, stays without: the tracker then overfills the host, not a cell).
+    const numa = real && SHARED_FLAVORS.includes(f as (typeof SHARED_FLAVORS)[number]) ? {extra_specs: {'hw:numa_nodes': '1'}} : {}
     flavors.set(f.name, b.addFlavor({...spec, ...numa, flavorid: f.name}))
   }
   const sharedPick = weighted(SHARED_FLAVORS).map((f) => flavors.get(f.name) as Flavor)

@@ -6,6 +6,7 @@ import {bootView, viewFor} from '../../lib/cli/scheduler-view.js'
 import {SimulateCommand} from '../../lib/cli/simulate-command.js'
 import {sourceFlags, sourceOptionsFrom} from '../../lib/cli/source-flags.js'
 import {buildModel} from '../../lib/domain/model.js'
+import {ENGINE_RELEASES} from '../../lib/engine/config.js'
 import {ConfigError, ExitCode} from '../../lib/errors.js'
 import {renderBootReport} from '../../lib/output/simulation-formatter.js'
 import {simulateBootWhatIf, type BootWhatIfResult} from '../../lib/scenario/boot-what-if.js'
@@ -54,7 +55,16 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     const parsed = parseBootFlags(f)
     // From live databases, only what this request reads: request_specs and instance rows of the
     // instances it names (a drain or --apply-repairs reads everything).
-    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null, ...viewFor(scenario, bootView(parsed))})
+    // The query's traits are worked out for every release the snapshot may turn out to be (one whose
+    // options are refused is refused again below if the snapshot is of it).
+    const configs = ENGINE_RELEASES.flatMap((r) => {
+      try {
+        return [applySchedulerFlags(this.schedulerConfig(f.filters, r), f)]
+      } catch {
+        return []
+      }
+    })
+    const snapshot = await this.readSnapshot({...sourceOptionsFrom(f), requestSpecs: parsed.instance !== null, ...viewFor(scenario, bootView(parsed, configs))})
     const release = this.simulatedRelease(snapshot)
     const cfg = applySchedulerFlags(this.schedulerConfig(f.filters, release.release), f)
     const model = buildModel(snapshot)

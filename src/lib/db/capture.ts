@@ -217,8 +217,16 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   })
   const wanted = apiTables.then((t) => (view ? [...new Set([...(view.instance === undefined ? [] : [view.instance]), ...view.instances(t)])] : []))
   wanted.catch(() => undefined)
+  // A view that does not say reads them without waiting for nova_api.
+  const asks = view?.hostNumaTopology
+  const hostNuma = asks ? apiTables.then((t) => asks.call(view, t)) : Promise.resolve(true)
+  hostNuma.catch(() => undefined)
   const audit = !view && opts.auditView === true
-  const read: CellRead = view ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted) : audit ? (r, uuid, present) => readCell(r, uuid, present, AUDIT_VIEW) : readCell
+  const read: CellRead = view
+    ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted, hostNuma)
+    : audit
+      ? (r, uuid, present) => readCell(r, uuid, present, AUDIT_VIEW)
+      : readCell
 
   let cellJobs: Array<Promise<CellResult>> = []
   try {
@@ -236,7 +244,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
         apiRead(t)
         return t
       }),
-      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view) : readPlacement(placement))),
+      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view, apiTables) : readPlacement(placement))),
     ])
     // A question that cannot say which instances it reads fails the read (not its cells).
     await wanted

@@ -203,7 +203,6 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     return stats.ok ? stats.value : {}
   }
   const count = (key: string): number => Number.parseInt((flat ? flatPlainValue(cn.stats as string, key) : statsOf()[key]) ?? '0', 10) || 0
-  const numa = model.hostNumaTopology(cn)
   const notReported = cn.free_disk_gb === null
   let freeGb = cn.free_disk_gb ?? 0
   if (cn.disk_available_least !== null && !notReported) freeGb = Math.min(cn.disk_available_least, freeGb)
@@ -230,8 +229,16 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     cpuAllocationRatio: ratioOf(cn.cpu_allocation_ratio, cfg.cpu_allocation_ratio, cfg.initial_cpu_allocation_ratio),
     ramAllocationRatio: ratioOf(cn.ram_allocation_ratio, cfg.ram_allocation_ratio, cfg.initial_ram_allocation_ratio),
     diskAllocationRatio: ratioOf(cn.disk_allocation_ratio, cfg.disk_allocation_ratio, cfg.initial_disk_allocation_ratio),
-    numa: notReported ? null : numa.ok ? numa.value : null,
-    numaError: numa.ok ? null : numa.error,
+    // Parsed on first use: only NUMATopologyFilter (a request with a NUMA topology) and the claim
+    // after it read the cells, and a real compute's topology is kilobytes of JSON per host.
+    get numa(): HostNumaTopology | null {
+      const numa = model.hostNumaTopology(cn)
+      return notReported ? null : numa.ok ? numa.value : null
+    },
+    get numaError(): string | null {
+      const numa = model.hostNumaTopology(cn)
+      return numa.ok ? null : numa.error
+    },
     pciPools: notReported || cn.pci_stats === null ? [] : base.pciPools.get(cn.pci_stats, pciPoolsOf),
     aggregates: base.aggregatesByHost.get(cn.host ?? '') ?? NO_AGGREGATES,
     instances,

@@ -4,7 +4,7 @@
  * (snapshot/load.ts, config/resolve.ts, db/capture.ts, db/repair/targets.ts), which must not reach
  * up into the CLI for it.
  */
-import type {NovaApiTables} from '../domain/snapshot.js'
+import type {NovaApiTables, PlacementTables} from '../domain/snapshot.js'
 
 /**
  * A snapshot file, or the live databases. Resolution order for live connections (config/resolve.ts):
@@ -42,6 +42,16 @@ export interface SchedulerView {
    * `instance`'s row); engine/reads.ts says which.
    */
   instances(api: NovaApiTables): string[]
+  /**
+   * Whether the question can read the hosts' NUMA topologies, from nova_api as read; absent: it
+   * can. When it cannot, compute_nodes.numa_topology is not read (NULL in the rows).
+   */
+  hostNumaTopology?(api: NovaApiTables): boolean
+  /**
+   * The traits whose resource_provider_traits rows the question reads, from nova_api and placement's
+   * trait and class names; absent or null: every row.
+   */
+  providerTraits?(api: NovaApiTables, placement: Pick<PlacementTables, 'traits' | 'resource_classes'>): Set<string> | null
 }
 
 /** Progress reports from long reads; commands print them on stderr only when it is a TTY. */
