@@ -1,8 +1,7 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
-import {CloudctlError, ExitCode} from '../../lib/errors.js'
-import {findCell, planDiscoverHosts} from '../../lib/repairs/cells.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {planDiscoverHosts} from '../../lib/repairs/cells.js'
+import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
 export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscoverHosts> {
@@ -16,14 +15,14 @@ export default class CellsDiscoverHosts extends RepairCommand<typeof CellsDiscov
 
   static override flags = {
     ...repairFlags,
+    ...scopeFlags,
     'by-service': Flags.boolean({summary: 'Discover by nova-compute services instead of compute nodes (ironic).'}),
     prune: Flags.boolean({summary: 'Also remove host mappings of hosts that run nova-compute in no cell.'}),
-    cell: Flags.string({summary: 'Only this cell (name or uuid).'}),
   }
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
-    if (this.flags.cell && !findCell(model, this.flags.cell)) throw new CloudctlError(`no cell named ${this.flags.cell}`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See cloudctl cells list.'})
-    return this.runPlan(planDiscoverHosts(model, {byService: this.flags['by-service'], prune: this.flags.prune, cell: this.flags.cell, maxCount: this.flags['max-count']}), snapshot)
+    // --cell and --host as every repair checks them: a name the cloud does not know is exit 2.
+    return this.runPlan(planDiscoverHosts(model, {...this.planOptions(snapshot), byService: this.flags['by-service'], prune: this.flags.prune}), snapshot)
   }
 }

@@ -2,7 +2,7 @@ import {Flags} from '../../lib/cli/oclif.js'
 
 import {CloudctlError, ExitCode} from '../../lib/errors.js'
 import {findCell, planMapInstances} from '../../lib/repairs/cells.js'
-import {type RepairOutcome, RepairCommand, repairFlags} from '../../lib/cli/repair-command.js'
+import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {MAX_COUNT} from '../../lib/cli/limits.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
@@ -19,17 +19,16 @@ Batching: --max-count N handles at most N instances per run. nova-manage exits 1
 
   static override flags = {
     ...repairFlags,
-    cell: Flags.string({summary: 'Only this cell (name or uuid); default every cell.'}),
+    ...scopeFlags,
     'max-count': Flags.integer({summary: 'Handle at most this many instances per run (then exit 6: run again).', min: 1, max: MAX_COUNT}),
   }
 
   async run(): Promise<RepairOutcome> {
     const {snapshot, model} = await this.loadModel()
-    if (this.flags.cell) {
-      const cell = findCell(model, this.flags.cell)
-      if (!cell) throw new CloudctlError(`no cell named ${this.flags.cell}`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: 'See cloudctl cells list.'})
-      if (cell.status !== 'available') throw new CloudctlError(`cell ${this.flags.cell} could not be read: ${cell.error ?? 'unavailable'}`, {exitCode: ExitCode.CONFIG, code: 'CellUnavailable', hint: 'An unreachable cell is never treated as empty.'})
-    }
-    return this.runPlan(planMapInstances(model, {cell: this.flags.cell, maxCount: this.flags['max-count']}), snapshot)
+    // --cell and --host as every repair checks them: a name the cloud does not know is exit 2.
+    const scope = this.planOptions(snapshot)
+    const cell = scope.cell === undefined ? undefined : findCell(model, scope.cell)
+    if (cell && cell.status !== 'available') throw new CloudctlError(`cell ${scope.cell} could not be read: ${cell.error ?? 'unavailable'}`, {exitCode: ExitCode.CONFIG, code: 'CellUnavailable', hint: 'An unreachable cell is never treated as empty.'})
+    return this.runPlan(planMapInstances(model, {...scope, maxCount: this.flags['max-count']}), snapshot)
   }
 }

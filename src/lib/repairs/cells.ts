@@ -17,7 +17,7 @@ import {runChecks} from '../checks/index.js'
 import {type Finding, type FindingOf, ofCodes} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import {type CellInfo, type HostMapping, type Instance, MAP_INSTANCES_MARKER_PROJECT} from '../domain/snapshot.js'
-import {allCellDbs, cellDbOf, subjectOf} from './common.js'
+import {type RepairScope, allCellDbs, cellDbOf, subjectOf} from './common.js'
 import {type DbKey, NOW, PlanBuilder, type RepairPlan, col} from './plan.js'
 
 /**
@@ -42,9 +42,8 @@ const REMOVED_WITH_INSTANCE: ReadonlyArray<readonly [string, string]> = [
   ['console_auth_tokens', 'instance_uuid'],
 ]
 
-export interface MapInstancesOptions {
-  /** Cell name or uuid (default: every cell). */
-  cell?: string
+/** --cell and --host of map-instances / discover-hosts: the audits' filter (RepairScope), default every cell and host. */
+export interface MapInstancesOptions extends RepairScope {
   /** At most this many instances handled per run; the rest is left for the next (exit 6). */
   maxCount?: number
   now?: string
@@ -84,7 +83,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   const cells = opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : model.snapshot.cells
   const inScope = new Set(cells.map((c) => c.uuid))
   const mappings = new Map(model.snapshot.nova_api.instance_mappings.map((m) => [m.instance_uuid, m]))
-  const findings = runChecks(model, {checks: ['cells']}).findings
+  // --host: the audits' filter on the findings, and the same host-or-node match on the instance rows
+  // an unmapped (possibly deleted) instance has no finding for.
+  const findings = runChecks(model, {checks: ['cells'], host: opts.host}).findings
   const batch = new InstanceBatch(opts.maxCount ?? Number.POSITIVE_INFINITY)
 
   for (const c of cells) if (c.status !== 'available') b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
@@ -129,7 +130,8 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: m.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code}, `cell_id ${m.cell_id ?? 'NULL'} -> ${cell.id}`)
   }
 
-  for (const c of cells) if (c.status === 'available') mapCellInstances(model, b, c, mappings, batch)
+  const onHost = (i: Instance) => opts.host === undefined || i.host === opts.host || i.node === opts.host
+  for (const c of cells) if (c.status === 'available') mapCellInstances(model, b, c, mappings, batch, onHost)
 
   if (model.snapshot.nova_api.instance_mappings.some((m) => m.project_id === MAP_INSTANCES_MARKER_PROJECT))
     b.note("An INSTANCE_MIGRATION_MARKER row of nova-manage map_instances exists; cloudctl leaves it alone (nova-manage resumes from it; --reset there starts over).")
@@ -142,9 +144,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
 }
 
 /** Every instance row of a cell without a mapping, oldest first, as nova-manage maps them. */
-function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappings: Map<string, unknown>, batch: InstanceBatch): void {
+function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappings: Map<string, unknown>, batch: InstanceBatch, onHost: (i: Instance) => boolean): void {
   const dark = model.unavailableCells
-  const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid).sort(byAge)
+  const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid && onHost(i)).sort(byAge)
   if (dark.length > 0) {
     // The outage rule: without a mapping nothing proves the instance is not live in the unreadable
     // cell too, and a mapping to this copy would hide that one from the API.
@@ -216,10 +218,9 @@ function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: stri
   b.add({db: cellDbOf(model, b, winner.cell_uuid), table: 'instances', op: 'check', where: {id: winner.id}, rows: [{uuid, deleted: 0, vm_state: winner.vm_state}], why: `${f.code}: the copy in ${winCell.name ?? winCell.uuid} is still live and ${winner.vm_state}`})
 }
 
-export interface DiscoverHostsOptions {
+export interface DiscoverHostsOptions extends RepairScope {
   byService?: boolean
   prune?: boolean
-  cell?: string
   /** At most this many hosts or host-mapping findings per plan; the rest waits for a re-run (exit 6). */
   maxCount?: number
   now?: string
@@ -231,7 +232,10 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
   const cells = (opts.cell ? [findCell(model, opts.cell)].filter((c): c is CellInfo => c !== undefined) : s.cells).filter((c) => !c.is_cell0)
   const mapped = new Map(s.nova_api.host_mappings.map((h) => [h.host, h]))
   const planned = new Set<string>()
-  const findings = runChecks(model, {checks: ['cells']}).findings
+  // --host: the audits' filter (a service host, or the hypervisor_hostname of one of its nodes).
+  const findings = runChecks(model, {checks: ['cells'], host: opts.host}).findings
+  const named = new Set(model.liveComputeNodes.filter((cn) => opts.host !== undefined && cn.hypervisor_hostname === opts.host).map((cn) => `${cn.cell_uuid}/${cn.host}`))
+  const onHost = (c: CellInfo, host: string) => opts.host === undefined || host === opts.host || named.has(`${c.uuid}/${host}`)
 
   for (const c of cells) {
     if (c.status !== 'available') {
@@ -245,7 +249,7 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     } else {
       for (const cn of model.liveComputeNodes) if (cn.cell_uuid === c.uuid && cn.host) hosts.add(cn.host)
     }
-    for (const host of [...hosts].sort()) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
+    for (const host of [...hosts].sort()) if (onHost(c, host)) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
   }
 
   for (const f of ofCodes(findings, 'cell.host-mapped-wrong-cell')) {
