@@ -94,6 +94,45 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
     expect(diffDumps(before, await world.dump())).toEqual([])
   })
 
+  it('--host H maps only the instances on H; an unknown --host or --cell is exit 2, as on the audits', async () => {
+    const expected = await novaManageOracle(world)
+    const snap = await world.capture()
+    const rowOf = (uuid: string) => snap.nova.instances.find((i) => i.uuid === uuid)!
+    // The host with the most unmapped instances, but not all of them: the filter must leave some out.
+    const counts = new Map<string, number>()
+    for (const e of expected) {
+      const h = rowOf(e.instance_uuid).host
+      if (h) counts.set(h, (counts.get(h) ?? 0) + 1)
+    }
+    const host = [...counts].sort((a, b) => b[1] - a[1])[0][0]
+    const onHost = expected.filter((e) => rowOf(e.instance_uuid).host === host || rowOf(e.instance_uuid).node === host)
+    expect(onHost.length).toBeGreaterThan(0)
+    expect(onHost.length).toBeLessThan(expected.length)
+    const before = await world.dump()
+    const r = await cloudctl(['cells', 'map-instances', ...src, '--host', host, '--apply', '--yes', ...state('h1')])
+    expect(r.exitCode, r.stderr).toBe(4)
+    const created = tableChanges(diffDumps(before, await world.dump()), 'nova_api/instance_mappings').map((c) => (c.after as {instance_uuid: string}).instance_uuid)
+    expect(created.sort()).toEqual(onHost.map((e) => e.instance_uuid).sort())
+    // The rest of the cloud is still to do.
+    expect((await cloudctl(['cells', 'map-instances', ...src])).exitCode).toBe(3)
+    expect((await cloudctl(['cells', 'map-instances', ...src, '--host', host])).exitCode).toBe(0)
+    const undo = await cloudctl(['repair', 'undo', r.stdout.match(/Undo file: (\S+)/)![1], ...src, '--apply', '--yes', ...state('h1u')])
+    expect(undo.exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
+
+    for (const verb of ['map-instances', 'discover-hosts']) {
+      const h = await cloudctl(['cells', verb, ...src, '--host', 'cmp-nowhere-99'])
+      expect(h.exitCode).toBe(2)
+      expect(h.stderr).toMatch(/^Error: host "cmp-nowhere-99" is not a service, compute node, host mapping or resource provider of this cloud$/m)
+      expect(h.stderr).toMatch(/^Hint: See `cloudctl hosts list` for the hosts\.$/m)
+      expect(h.stdout).toBe('')
+      const c = await cloudctl(['cells', verb, ...src, '--cell', 'cell9'])
+      expect(c.exitCode).toBe(2)
+      expect(c.stderr).toMatch(/^Error: cell "cell9" is not in cell_mappings$/m)
+      expect(c.stderr).toMatch(/^Hint: Known cells: .*cell1, cell2$/m)
+    }
+  })
+
   it('--max-count batches like nova-manage (exit 6 where nova-manage exits 1, then 4, then 0); an existing marker row is left alone', async () => {
     const expected = await novaManageOracle(world)
     // nova-manage's marker from an interrupted run: project_id/user_id INSTANCE_MIGRATION_MARKER, uuid with spaces.
@@ -115,6 +154,29 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
     expect([...marker.values()].filter((j) => j.includes('INSTANCE_MIGRATION_MARKER'))).toHaveLength(1)
     expect(runChecks(buildModel(await world.capture())).findings.filter((f) => JSON.stringify(f).includes('aaaaaaaa bbbb'))).toEqual([]) // not an instance mapping to audit
     expect((await cloudctl(['cells', 'map-instances', '--max-count', '0', ...src])).exitCode).toBe(2) // nova-manage: 127
+  })
+
+  it('discover-hosts --host H plans only H: its host mapping, or with --prune the stale mapping named H', async () => {
+    const findings = runChecks(buildModel(await world.capture())).findings
+    const unmapped = findings.filter((f) => f.code === 'cell.host-unmapped').map((f) => f.subject.host!)
+    const stale = findings.filter((f) => f.code === 'cell.host-mapping-stale').map((f) => f.subject.host!)
+    expect(unmapped).toHaveLength(1)
+    expect(stale).toHaveLength(1)
+    const before = await world.dump()
+    // The stale mapping's host only: the unmapped host is left alone, and nothing else of the cloud is in the plan.
+    const p = await cloudctl(['cells', 'discover-hosts', '--prune', '--host', stale[0], ...src, '--apply', '--yes', ...state('hp')])
+    expect(p.exitCode, p.stderr).toBe(4)
+    const changes = diffDumps(before, await world.dump())
+    expect(changes.map((c) => [c.table, (c.before as {host: string}).host, c.after])).toEqual([['nova_api/host_mappings', stale[0], null]])
+    expect((await cloudctl(['cells', 'discover-hosts', '--prune', '--host', stale[0], ...src])).exitCode).toBe(0)
+    // The unmapped host is still to do, under its own --host.
+    const u = await cloudctl(['cells', 'discover-hosts', '--host', unmapped[0], ...src, '--json'])
+    expect(u.exitCode, u.stderr).toBe(3)
+    expect(u.stdout).toContain(unmapped[0])
+    expect(u.stdout).not.toContain(stale[0])
+    const undo = await cloudctl(['repair', 'undo', p.stdout.match(/Undo file: (\S+)/)![1], ...src, '--apply', '--yes', ...state('hpu')])
+    expect(undo.exitCode).toBe(4)
+    expect(diffDumps(before, await world.dump())).toEqual([])
   })
 
   it('discover-hosts --by-service maps the host by its service and leaves compute_nodes alone; without --prune the stale mapping stays', async () => {
