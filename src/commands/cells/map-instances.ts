@@ -13,9 +13,11 @@ export default class CellsMapInstances extends RepairCommand<typeof CellsMapInst
 
   static override description = `The counterpart of \`nova-manage cell_v2 map_instances\`: every instance row of a cell without an instance_mapping gets one (deleted instances too, oldest first, project and user from the instance), as nova-manage creates them. Also points NULL or wrong cell ids at the cell where the instance lives, and for an instance live in two cells keeps the copy that is live and not in ERROR and soft-deletes the other as nova does (deleted = id, deleted_at).
 
+--cell and --host work as on every repair: --host H maps only the instances whose host or node is H (deleted ones too).
+
 Batching: --max-count N handles at most N instances per run. nova-manage exits 1 while there is more to do and 0 when done; cloudctl exits 6 (partial) while there is more to do, 4 after applying the last batch, and 0 once nothing is left, so "run until it exits 0" works the same. No marker row is written: each run re-plans from the databases.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --cell cell1', '<%= config.bin %> <%= command.id %> --max-count 500 --apply --yes']
+  static override examples = ['<%= config.bin %> <%= command.id %> --cell cell1', '<%= config.bin %> <%= command.id %> --host cmp-r1-04', '<%= config.bin %> <%= command.id %> --max-count 500 --apply --yes']
 
   static override flags = {
     ...repairFlags,
