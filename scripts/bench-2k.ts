@@ -1,6 +1,8 @@
 /**
  * The issue-15 comparison: one 2,000-host cloud on nova's real Zed schemas, real nova-manage beside
- * cloudctl on the same databases, and the snapshot files of that cloud loaded.
+ * cloudctl on the same databases, and the snapshot files of that cloud loaded. Played once per
+ * cloud of BENCH_CLOUDS (bench-support.ts: the realistic cloud and the old one), each with the boot
+ * request of BOOT_REQUEST.
  */
 import {execa} from 'execa'
 import {mkdtemp, rm, writeFile} from 'node:fs/promises'
@@ -11,9 +13,9 @@ import {performance} from 'node:perf_hooks'
 import {readSnapshotFile} from '../src/lib/snapshot/file.js'
 import {type RealCloud, startPlacement} from '../test/realnova/support.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
-import {seedSnapshot, type TestCloud} from '../test/support/db.js'
+import type {TestCloud} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
-import {cli, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, ROOT, secs} from './bench-support.js'
+import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, cli, cloudShape, CLOUD_TITLE, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, ROOT, secs, seedGenerated, shapeLine, summary} from './bench-support.js'
 
 const HOSTS = 2000
 const INSTANCES = 40_000
@@ -72,11 +74,11 @@ export interface SelectDestinations {
  * (scripts/select-destinations.py) over `cloud`, through the real placement-api. It claims in
  * placement: one new consumer's allocation is written.
  */
-export function realSelectDestinations(cloud: TestCloud, flavor: string): Promise<SelectDestinations> {
+export function realSelectDestinations(cloud: TestCloud, flavor: string, count = 1): Promise<SelectDestinations> {
   // fake:// keeps oslo.messaging in memory: the scheduler sets up its notifier, nothing is sent.
   return withNovaConf(cloud, 'fake:/', '[oslo_messaging_notifications]\ndriver = noop\n', async (conf) => {
     const t0 = performance.now()
-    const r = await execa('/usr/bin/python3', [join(ROOT, 'scripts/select-destinations.py'), conf, flavor], {reject: false, timeout: 1_800_000})
+    const r = await execa('/usr/bin/python3', [join(ROOT, 'scripts/select-destinations.py'), conf, flavor, String(count)], {reject: false, timeout: 1_800_000})
     const processMs = performance.now() - t0
     const last = String(r.stdout).trim().split('\n').pop() ?? ''
     if (r.exitCode !== 0 || !last.startsWith('{')) throw new Error(`select-destinations.py exited ${r.exitCode}: ${String(r.stderr).slice(-2000)}`)
@@ -122,39 +124,47 @@ async function loadTimes(file: string): Promise<{wall: number; cpu: number}> {
   return {wall: median(walls), cpu: median(cpus)}
 }
 
-export async function benchTwoK(): Promise<void> {
+export async function benchTwoK(kind: BenchCloudKind): Promise<void> {
   const why = releaseUnavailable('zed')
   if (why !== undefined) {
     record('2k cloud on the real Zed schemas', null, null, `skipped: ${why}`)
     return
   }
+  const {flavor, count} = BOOT_REQUEST[kind]
+  const boot = ['--flavor', flavor, ...(count > 1 ? ['--num-instances', String(count)] : [])]
+  const what = `${flavor}${count > 1 ? ` × ${count}` : ', 1 instance'}`
+  const mine = summary(kind)
   const {generatedAt, now} = generationClock()
-  let t0 = performance.now()
-  const snapshot = generateCloud({seed: 42, now, cells: 2, hosts: HOSTS, instances: INSTANCES, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1, migrationsInProgress: 40}).snapshot
-  record('generate', performance.now() - t0, null, `${snapshot.nova.compute_nodes.length} compute nodes, ${snapshot.nova.instances.length} instances, ${snapshot.placement.allocations.length} allocations`)
+  const t0 = performance.now()
+  let generated: ReturnType<typeof generateCloud> | null = generateCloud(benchCloudOptions(kind, HOSTS, INSTANCES, now))
+  const snapshot = generated.snapshot
+  record('generate', performance.now() - t0, null, `${CLOUD_TITLE[kind]}: ${snapshot.nova.compute_nodes.length} compute nodes, ${snapshot.nova.instances.length} instances, ${snapshot.placement.allocations.length} allocations`)
   const cloud = await createReleaseCloud('zed', 'bench2k', ['cell1', 'cell2'])
   const heartbeat = heartbeats(generatedAt)
   try {
-    t0 = performance.now()
-    await seedSnapshot(snapshot, cloud)
-    record('seed MariaDB (real Zed schemas)', performance.now() - t0, null)
+    for (const [phase, ms] of Object.entries(await seedGenerated(generated, cloud))) record(`${phase} (real Zed schemas)`, ms, null)
+    generated = null
+    const shape = await cloudShape(cloud)
+    mine.shape2k = shape
+    record('the cloud as seeded', null, null, shapeLine(shape))
     const live = ['--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl]
 
     const audit = await medianRun(RUNS, async () => (await heartbeat(cloud), cli(['audit', 'all', ...live, '--json'])))
     recordCli(`cloudctl audit all (from MariaDB, median of ${RUNS})`, audit, audit.spread, '≥ 50× nova-manage')
-    const boot = await medianRun(RUNS, async () => (await heartbeat(cloud), cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'])))
-    recordCli(`cloudctl simulate boot (live, 1 instance, median of ${RUNS})`, boot, boot.spread, '≤ 0.5 s')
+    const bootRun = await medianRun(RUNS, async () => (await heartbeat(cloud), cli(['simulate', 'boot', ...live, ...boot, '--json'])))
+    recordCli(`cloudctl simulate boot (live, ${what}, median of ${RUNS})`, bootRun, bootRun.spread, '≤ 0.5 s')
     // The same request and seed explained, untimed: its verdicts name cloudctl's candidate hosts,
     // set beside nova's at the end.
-    const explained = await cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--explain', '--json'])
-    const capacity = await cli(['simulate', 'capacity', ...live, '--flavor', 'm1.small', '--json'])
-    recordCli('cloudctl simulate capacity (live, 1 flavor)', capacity)
+    const explained = await cli(['simulate', 'boot', ...live, ...boot, '--explain', '--json'])
+    const capacity = await cli(['simulate', 'capacity', ...live, '--flavor', flavor, '--json'])
+    recordCli(`cloudctl simulate capacity (live, 1 flavor: ${flavor})`, capacity)
 
     const nova = await novaManageAudit(cloud)
     record('real nova-manage placement audit', nova.ms, null, `exit ${nova.exitCode}: ${nova.tail.slice(0, 120)}`)
     record('ratio nova-manage placement audit / cloudctl audit all', null, null, `${(nova.ms / audit.ms).toFixed(1)}× (${secs(nova.ms)} / ${secs(audit.ms)})`, '≥ 50×')
+    mine.audit2k = {cloudctl: audit.ms, nova: nova.ms}
 
-    for (const name of ['cloud-2k.json.gz', 'cloud-2k.cloudctl']) {
+    for (const name of [`cloud-2k-${kind}.json.gz`, `cloud-2k-${kind}.cloudctl`]) {
       const file = join(OUT, name)
       await heartbeat(cloud)
       const cap = await cli(['snapshot', 'capture', ...live, '-o', file])
@@ -165,14 +175,15 @@ export async function benchTwoK(): Promise<void> {
       recordCli(`snapshot show ${name}`, show)
     }
 
-    // Last: nova's claim writes an allocation that every figure above would otherwise have seen.
+    // Last: nova's claim writes allocations that every figure above would otherwise have seen.
     await heartbeat(cloud)
-    const sd = await realSelectDestinations(cloud, 'm1.small')
+    const sd = await realSelectDestinations(cloud, flavor, count)
     const sdMs = sd.select_destinations_s * 1000
     const startupMs = sd.with_startup_s * 1000
-    record('real select_destinations (in-process, 1 instance)', sdMs, null, `CPU ${secs(sd.select_destinations_cpu_s * 1000)}; with the scheduler's start-up (SchedulerManager() and its load of the cells' instances) ${secs(startupMs)} (CPU ${secs(sd.with_startup_cpu_s * 1000)}); python3 process ${secs(sd.processMs)}`)
-    record('ratio real select_destinations / cloudctl simulate boot', null, null, `${(sdMs / boot.ms).toFixed(2)}× (${secs(sdMs)} / ${secs(boot.ms)}); with start-up ${(startupMs / boot.ms).toFixed(2)}×`, '≥ 35×')
+    record(`real select_destinations (in-process, ${what})`, sdMs, null, `CPU ${secs(sd.select_destinations_cpu_s * 1000)}; with the scheduler's start-up (SchedulerManager() and its load of the cells' instances) ${secs(startupMs)} (CPU ${secs(sd.with_startup_cpu_s * 1000)}); python3 process ${secs(sd.processMs)}`)
+    record('ratio real select_destinations / cloudctl simulate boot', null, null, `${(sdMs / bootRun.ms).toFixed(2)}× (${secs(sdMs)} / ${secs(bootRun.ms)}); with start-up ${(startupMs / bootRun.ms).toFixed(2)}×`, '≥ 35×')
     record('same choice?', null, null, sameChoice(explained.stdout, sd))
+    mine.boot2k = {cloudctl: bootRun.ms, nova: sdMs, novaWithStartup: startupMs, request: what}
   } finally {
     await cloud.drop()
   }

@@ -3,8 +3,10 @@ import {execa} from 'execa'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
-import {closeConnection} from '../src/lib/db/connection.js'
-import {adminConnection, type TestCloud} from '../test/support/db.js'
+import {closeConnection, openConnection} from '../src/lib/db/connection.js'
+import type {Snapshot} from '../src/lib/domain/snapshot.js'
+import {adminConnection, seedSnapshot, type TestCloud} from '../test/support/db.js'
+import {type GeneratedCloud, type GenerateOptions, generateCloud} from '../test/support/generator.js'
 
 export const ROOT = new URL('..', import.meta.url).pathname
 export const OUT = join(ROOT, '.bench')
@@ -139,3 +141,216 @@ export async function withBufferPool<T>(body: () => Promise<T>): Promise<T> {
     await setBufferPool(bufferPool.original)
   }
 }
+
+// ---------------------------------------------------------------- the bench's clouds
+
+export type BenchCloudKind = 'old' | 'real'
+
+/** BENCH_CLOUDS=real,old (default both, in that order) picks the clouds the 2k and 10k parts play. */
+export const CLOUDS: BenchCloudKind[] = (() => {
+  const asked = (process.env.BENCH_CLOUDS ?? 'real,old').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const c of asked) if (c !== 'real' && c !== 'old') throw new Error(`BENCH_CLOUDS: ${c} is not a cloud (real, old)`)
+  return asked as BenchCloudKind[]
+})()
+
+export const CLOUD_TITLE: Record<BenchCloudKind, string> = {
+  real: 'realistic cloud (real nova shapes)',
+  old: 'old bench cloud (generator shapes)',
+}
+
+/**
+ * The boot each cloud's ratio is measured with: the realistic cloud's is issue 32's request (two
+ * m1.medium in one request), the old cloud keeps the README's one m1.small so its figures compare
+ * with the record.
+ */
+export const BOOT_REQUEST: Record<BenchCloudKind, {flavor: string; count: number}> = {
+  real: {flavor: 'm1.medium', count: 2},
+  old: {flavor: 'm1.small', count: 1},
+}
+
+/** What the closing summary prints, per cloud. */
+export interface CloudSummary {
+  shape2k?: CloudShape
+  shape10k?: CloudShape
+  audit2k?: {cloudctl: number; nova: number}
+  boot2k?: {cloudctl: number; nova: number; novaWithStartup: number; request: string}
+  audit10k?: {ms: number; rssKb: number; cpuMs: number}
+  capture10k?: {ms: number; rssKb: number}
+  boot10k?: {ms: number; rssKb: number}
+  seed10k?: number
+}
+const summaries = new Map<BenchCloudKind, CloudSummary>()
+
+export function summary(kind: BenchCloudKind): CloudSummary {
+  let s = summaries.get(kind)
+  if (!s) summaries.set(kind, (s = {}))
+  return s
+}
+
+/** The closing note: both ratios and the 10k figures of every cloud played, side by side. */
+export function summaryTable(): string[] {
+  if (summaries.size === 0) return []
+  const kinds = CLOUDS.filter((k) => summaries.has(k))
+  const cell = (k: BenchCloudKind, f: (s: CloudSummary) => string | undefined): string => f(summary(k)) ?? '–'
+  const lines: Array<[string, ...string[]]> = [
+    ['', ...kinds.map((k) => CLOUD_TITLE[k])],
+    ['2k: nova-manage placement audit / cloudctl audit all (target ≥ 50×)', ...kinds.map((k) => cell(k, (s) => s.audit2k && `${(s.audit2k.nova / s.audit2k.cloudctl).toFixed(1)}× (${secs(s.audit2k.nova)} / ${secs(s.audit2k.cloudctl)})`))],
+    ['2k: boot request', ...kinds.map((k) => cell(k, (s) => s.boot2k?.request))],
+    ['2k: select_destinations with start-up / cloudctl simulate boot (target ≥ 35×)', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.novaWithStartup / s.boot2k.cloudctl).toFixed(1)}× (${secs(s.boot2k.novaWithStartup)} / ${secs(s.boot2k.cloudctl)})`))],
+    ['2k: select_destinations alone / cloudctl simulate boot', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.nova / s.boot2k.cloudctl).toFixed(1)}×`))],
+    ['10k: audit all from MariaDB, median of 3 (target ≤ 4 s, ≤ 800 MB)', ...kinds.map((k) => cell(k, (s) => s.audit10k && `${secs(s.audit10k.ms)}, ${mb(s.audit10k.rssKb)} (CPU ${secs(s.audit10k.cpuMs)})`))],
+    ['10k: snapshot capture → .cloudctl', ...kinds.map((k) => cell(k, (s) => s.capture10k && `${secs(s.capture10k.ms)}, ${mb(s.capture10k.rssKb)}`))],
+    ['10k: simulate boot live (the 2k request), median of 3', ...kinds.map((k) => cell(k, (s) => s.boot10k && `${secs(s.boot10k.ms)}, ${mb(s.boot10k.rssKb)}`))],
+    ['10k: seeding MariaDB', ...kinds.map((k) => cell(k, (s) => s.seed10k === undefined ? undefined : secs(s.seed10k)))],
+  ]
+  for (const [label, pick] of [['2k', (s: CloudSummary) => s.shape2k], ['10k', (s: CloudSummary) => s.shape10k]] as const) {
+    for (const k of kinds) {
+      const shape = pick(summary(k))
+      if (shape) lines.push([`${label} shape, ${CLOUD_TITLE[k]}`, shapeLine(shape)])
+    }
+  }
+  const w0 = Math.max(...lines.map((l) => l[0].length)) + 2
+  const w1 = Math.max(...lines.filter((l) => l.length > 2).map((l) => (l[1] ?? '').length)) + 2
+  return lines.map((l) => (l.length > 2 ? `${l[0].padEnd(w0)}${(l[1] ?? '').padEnd(w1)}${l.slice(2).join('  ')}` : `${l[0]}: ${l[1] ?? ''}`))
+}
+
+/**
+ * The bench's clouds, both of seed 42 in two cells: 'old' is the generator's own shapes (the clouds
+ * of the README's figures); 'real' is made from the shapes real nova wrote (generateCloud shapes
+ * 'real': request specs, NUMA everywhere, ~73 traits per provider), with a migration history of one
+ * per 40 instances and 8% of the instances deleted (soft-deleted rows), as issue 32's cloud.
+ */
+export function benchCloudOptions(kind: BenchCloudKind, hosts: number, instances: number, now: string): GenerateOptions {
+  const base: GenerateOptions = {seed: 42, now, cells: 2, hosts, instances, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1}
+  if (kind === 'old') return {...base, migrationsInProgress: Math.min(200, Math.floor(instances / 1000))}
+  return {...base, shapes: 'real', migrationsInProgress: Math.min(200, Math.floor(instances / 1000)), completedMigrations: Math.round(instances / 40), deletedInstances: Math.round(instances * 0.08)}
+}
+
+/** Rows per INSERT of instance_extra, and bytes: under max_allowed_packet (16 MB) with 4 KB rows. */
+const EXTRA_BATCH_ROWS = 2000
+const EXTRA_BATCH_BYTES = 8 * 1024 * 1024
+
+/**
+ * Seeds a generated cloud: seedSnapshot for every table, except instance_extra when the cloud has
+ * columns the snapshot does not carry (vcpu_model, keypairs of real shapes): those rows are written
+ * here, whole, in multi-row INSERTs per cell. Returns the seconds of each phase.
+ */
+export async function seedGenerated(g: GeneratedCloud, cloud: TestCloud): Promise<Record<string, number>> {
+  const extra = g.instanceExtra
+  const phases: Record<string, number> = {}
+  let t0 = performance.now()
+  const s: Snapshot = extra ? {...g.snapshot, nova: {...g.snapshot.nova, instances: g.snapshot.nova.instances.map((r) => ({...r, extra: null}))}} : g.snapshot
+  await seedSnapshot(s, cloud)
+  phases['seed (seedSnapshot)'] = performance.now() - t0
+  if (!extra) return phases
+  t0 = performance.now()
+  const columns = ['instance_uuid', 'numa_topology', 'pci_requests', 'flavor', ...extra.columns, 'deleted']
+  const head = `INSERT INTO instance_extra (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`
+  await Promise.all(
+    g.snapshot.cells
+      .filter((c) => !c.is_cell0 && c.name !== null && cloud.cellUrls[c.name] !== undefined)
+      .map(async (cell) => {
+        const conn = await openConnection(cloud.cellUrls[cell.name as string], {label: `seed instance_extra ${cell.name}`})
+        try {
+          await conn.query('SET SESSION foreign_key_checks = 0')
+          await conn.query('SET SESSION unique_checks = 0')
+          await conn.query('START TRANSACTION')
+          let batch: unknown[][] = []
+          let bytes = 0
+          for (const r of g.snapshot.nova.instances) {
+            if (r.cell_uuid !== cell.uuid || r.extra === null) continue
+            const row = [r.uuid, r.extra.numa_topology, r.extra.pci_requests, r.extra.flavor, ...extra.values(r), 0]
+            for (const v of row) bytes += typeof v === 'string' ? v.length + 8 : 8
+            batch.push(row)
+            if (batch.length >= EXTRA_BATCH_ROWS || bytes >= EXTRA_BATCH_BYTES) {
+              await conn.query(head, [batch])
+              batch = []
+              bytes = 0
+            }
+          }
+          if (batch.length > 0) await conn.query(head, [batch])
+          await conn.query('COMMIT')
+        } finally {
+          await closeConnection(conn)
+        }
+      }),
+  )
+  phases['seed instance_extra (all columns)'] = performance.now() - t0
+  return phases
+}
+
+/** Blob columns whose average size the bench prints, per database kind. */
+const BLOB_COLUMNS: Array<[keyof Pick<TestCloud, 'apiUrl' | 'placementUrl'> | 'cells', string, string]> = [
+  ['cells', 'compute_nodes', 'numa_topology'],
+  ['cells', 'compute_nodes', 'stats'],
+  ['cells', 'compute_nodes', 'cpu_info'],
+  ['cells', 'instance_extra', 'numa_topology'],
+  ['cells', 'instance_extra', 'flavor'],
+  ['cells', 'instance_extra', 'vcpu_model'],
+  ['cells', 'instance_extra', 'keypairs'],
+  ['cells', 'instance_extra', 'pci_requests'],
+  ['apiUrl', 'request_specs', 'spec'],
+]
+const COUNTED: Array<[keyof Pick<TestCloud, 'apiUrl' | 'placementUrl'> | 'cells', string, string]> = [
+  ['cells', 'compute_nodes', ''],
+  ['cells', 'instances', ''],
+  ['cells', 'instances', 'deleted <> 0'],
+  ['cells', 'instance_extra', ''],
+  ['cells', 'migrations', ''],
+  ['apiUrl', 'instance_mappings', ''],
+  ['apiUrl', 'request_specs', ''],
+  ['apiUrl', 'aggregate_hosts', ''],
+  ['placementUrl', 'resource_providers', ''],
+  ['placementUrl', 'allocations', ''],
+  ['placementUrl', 'consumers', ''],
+  ['placementUrl', 'resource_provider_traits', ''],
+]
+
+export interface CloudShape {
+  rows: Array<[string, number]>
+  blobs: Array<[string, number, number]>
+  traitsPerProvider: number
+}
+
+/** The seeded cloud's shape, read back from MariaDB: rows per table, average bytes per blob column. */
+export async function cloudShape(cloud: TestCloud): Promise<CloudShape> {
+  const conn = await adminConnection()
+  const dbs = (where: string): string[] =>
+    where === 'cells' ? Object.values(cloud.databases.cells) : [where === 'apiUrl' ? cloud.databases.api : cloud.databases.placement]
+  try {
+    const rows: Array<[string, number]> = []
+    for (const [where, table, cond] of COUNTED) {
+      let n = 0
+      for (const db of dbs(where)) {
+        const [r] = await conn.query(`SELECT COUNT(*) AS n FROM \`${db}\`.\`${table}\`${cond ? ` WHERE ${cond}` : ''}`)
+        n += Number((r as Array<{n: unknown}>)[0]?.n)
+      }
+      rows.push([`${table}${cond ? ` (${cond})` : ''}`, n])
+    }
+    const blobs: Array<[string, number, number]> = []
+    for (const [where, table, column] of BLOB_COLUMNS) {
+      let n = 0
+      let bytes = 0
+      for (const db of dbs(where)) {
+        const [r] = await conn.query(`SELECT COUNT(\`${column}\`) AS n, COALESCE(SUM(LENGTH(\`${column}\`)), 0) AS bytes FROM \`${db}\`.\`${table}\``)
+        n += Number((r as Array<{n: unknown}>)[0]?.n)
+        bytes += Number((r as Array<{bytes: unknown}>)[0]?.bytes)
+      }
+      blobs.push([`${table}.${column}`, n, n === 0 ? 0 : bytes / n])
+    }
+    const providers = rows.find(([t]) => t === 'resource_providers')?.[1] ?? 0
+    const traits = rows.find(([t]) => t === 'resource_provider_traits')?.[1] ?? 0
+    return {rows, blobs, traitsPerProvider: providers === 0 ? 0 : traits / providers}
+  } finally {
+    await closeConnection(conn)
+  }
+}
+
+/** One line of the shape: what a reader compares between clouds. */
+export function shapeLine(s: CloudShape): string {
+  const rows = s.rows.map(([t, n]) => `${t} ${n}`).join(', ')
+  const blobs = s.blobs.filter(([, n]) => n > 0).map(([c, , avg]) => `${c} ${avg < 1024 ? `${avg.toFixed(0)} B` : `${(avg / 1024).toFixed(1)} KB`}`).join(', ')
+  return `rows: ${rows}; traits per provider ${s.traitsPerProvider.toFixed(1)}; average blob: ${blobs}`
+}
+
+export {generateCloud}

@@ -1,7 +1,12 @@
 /**
  * npm run bench — speed and memory figures, printed as a table; asserts nothing. Needs a MariaDB
  * (CLOUDCTL_TEST_DSN, default mysql://root@127.0.0.1:3306). Four parts (BENCH_PARTS=startup,2k,10k,render
- * to pick; all by default):
+ * to pick; all by default). The 2k and 10k parts play each cloud of BENCH_CLOUDS (default real,old):
+ * 'real', the realistic cloud made from the blobs and trait sets real nova wrote (generateCloud
+ * shapes 'real'), booting two m1.medium in one request; 'old', the generator's own shapes (the
+ * README's cloud), booting one m1.small. Each cloud's shape (rows per table, average bytes per blob
+ * column, read back from MariaDB) is printed after seeding, every phase with its duration, and the
+ * run closes with a summary of both clouds' ratios and 10k figures.
  *
  * - startup: `cloudctl --version`, `--help` and `audit --help`, median of 21 runs each.
  * - 2k: the issue-15 cloud (2,000 hosts / 40,000 instances) seeded into MariaDB databases on the
@@ -36,12 +41,12 @@ import {buildModel} from '../src/lib/domain/model.js'
 import type {Flavor, Snapshot} from '../src/lib/domain/snapshot.js'
 import {createEngineState, defaultSchedulerConfig, simulateBoot} from '../src/lib/engine/index.js'
 import {readSnapshotFile} from '../src/lib/snapshot/file.js'
-import {createTestCloud, seedSnapshot} from '../test/support/db.js'
-import {generateCloud} from '../test/support/generator.js'
+import {createTestCloud} from '../test/support/db.js'
+import {type GeneratedCloud, generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
 import {benchRender} from './bench-render.js'
 import {benchRuntimes} from './bench-runtimes.js'
-import {bufferPool, cli, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, setBufferPool, startPart, withBufferPool} from './bench-support.js'
+import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, bufferPool, cli, CLOUD_TITLE, CLOUDS, cloudShape, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, seedGenerated, setBufferPool, shapeLine, startPart, summary, summaryTable, withBufferPool} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
@@ -77,13 +82,18 @@ function twentyFlavors(existing: Flavor[]): string[] {
   return names.slice(0, 20)
 }
 
-async function benchTenK(): Promise<void> {
-  process.stderr.write(`generating ${HOSTS} hosts / ${INSTANCES} instances\n`)
+async function benchTenK(kind: BenchCloudKind): Promise<void> {
+  process.stderr.write(`generating ${HOSTS} hosts / ${INSTANCES} instances (${CLOUD_TITLE[kind]})\n`)
+  const mine = summary(kind)
+  const {flavor: bootFlavor, count: bootCount} = BOOT_REQUEST[kind]
+  const bootArgs = ['--flavor', bootFlavor, ...(bootCount > 1 ? ['--num-instances', String(bootCount)] : [])]
+  const bootWhat = `${bootFlavor}${bootCount > 1 ? ` × ${bootCount}` : ', 1 instance'}`
   let t0 = performance.now()
   // Services must look alive at capture time: the generator's clock is now.
   const {generatedAt, now} = generationClock()
   const heartbeat = heartbeats(generatedAt)
-  let snapshot: Snapshot | null = generateCloud({seed: 42, now, cells: 2, hosts: HOSTS, instances: INSTANCES, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1, migrationsInProgress: Math.min(200, Math.floor(INSTANCES / 1000))}).snapshot
+  let generated: GeneratedCloud | null = generateCloud(benchCloudOptions(kind, HOSTS, INSTANCES, now))
+  let snapshot: Snapshot | null = generated.snapshot
   // 20 flavors for the capacity figure: the generator's own plus variations of them.
   const base = snapshot.nova_api.flavors.slice()
   let nextId = Math.max(...base.map((f) => f.id)) + 1
@@ -98,11 +108,15 @@ async function benchTenK(): Promise<void> {
   const cloud = await createTestCloud('bench', {cells: ['cell1', 'cell2']})
   try {
     t0 = performance.now()
-    await seedSnapshot(snapshot, cloud)
+    for (const [phase, ms] of Object.entries(await seedGenerated(generated, cloud))) record(`${phase} (test bed)`, ms, null)
+    mine.seed10k = performance.now() - t0
     // The generator's copy is not what an operator's process holds: drop it so that the in-process
     // figures below are not taxed by collecting a heap twice the size.
     snapshot = null
-    record('seed MariaDB (test bed)', performance.now() - t0, null)
+    generated = null
+    const shape = await cloudShape(cloud)
+    mine.shape10k = shape
+    record('the cloud as seeded', null, null, shapeLine(shape))
     const live = ['--api-db', cloud.apiUrl, '--placement-db', cloud.placementUrl]
 
     const file = join(OUT, 'cloud.json.gz')
@@ -117,6 +131,7 @@ async function benchTenK(): Promise<void> {
     await heartbeat(cloud)
     const capColumns = await cli(['snapshot', 'capture', ...live, '-o', columns])
     recordCli('snapshot capture (MariaDB → .cloudctl)', capColumns, `${(statSync(columns).size / 1e6).toFixed(0)} MB file`)
+    mine.capture10k = capColumns
     const showColumns = await cli(['snapshot', 'show', columns, '--json'])
     recordCli('snapshot show FILE.cloudctl (load the file)', showColumns)
     t0 = performance.now()
@@ -125,13 +140,15 @@ async function benchTenK(): Promise<void> {
     let c = process.cpuUsage(c0)
     record('load the .cloudctl file (in-process)', performance.now() - t0, null, `CPU ${secs((c.user + c.system) / 1000)}`, '≤ 3 s')
 
-    const bootLive = await medianRun(3, async () => (await heartbeat(cloud), cli(['simulate', 'boot', ...live, '--flavor', 'm1.small', '--json'])))
-    recordCli('simulate boot (live, 1 instance, median of 3)', bootLive, bootLive.spread, '≤ 1.5 s')
-    const capacityLive = await cli(['simulate', 'capacity', ...live, '--flavor', 'm1.small', '--json'])
+    const bootLive = await medianRun(3, async () => (await heartbeat(cloud), cli(['simulate', 'boot', ...live, ...bootArgs, '--json'])))
+    recordCli(`simulate boot (live, ${bootWhat}, median of 3)`, bootLive, bootLive.spread, '≤ 1.5 s')
+    mine.boot10k = bootLive
+    const capacityLive = await cli(['simulate', 'capacity', ...live, '--flavor', bootFlavor, '--json'])
     recordCli('simulate capacity (live, 1 flavor)', capacityLive)
 
     const auditLive = await medianRun(3, async () => (await heartbeat(cloud), cli(['audit', 'all', ...live, '--json'])))
     recordCli(`audit all (from MariaDB, median of 3)`, auditLive, `${auditLive.spread}, ${mb(bufferPool.bench / 1024)} buffer pool`, '≤ 4 s, ≤ 800 MB')
+    mine.audit10k = auditLive
     if (bufferPool.original < bufferPool.bench) {
       // The same on the server as it was found, for the record: its pool does not hold this cloud.
       await setBufferPool(bufferPool.original)
@@ -162,21 +179,21 @@ async function benchTenK(): Promise<void> {
     record('audit all on a loaded snapshot (model + checks)', modelMs + checksMs, null, `model ${secs(modelMs)} + checks ${secs(checksMs)}, ${report.findings.length} findings`, '< 3 s')
 
     const cfg = defaultSchedulerConfig()
-    simulateBoot(model, {flavor: 'm1.small'}, cfg, {seed: 1}) // warm caches built once per model
+    simulateBoot(model, {flavor: bootFlavor, numInstances: bootCount}, cfg, {seed: 1}) // warm caches built once per model
     const boots: number[] = []
     for (let i = 0; i < 5; i++) {
       t0 = performance.now()
-      simulateBoot(model, {flavor: 'm1.small'}, cfg, {seed: i})
+      simulateBoot(model, {flavor: bootFlavor, numInstances: bootCount}, cfg, {seed: i})
       boots.push(performance.now() - t0)
     }
     boots.sort((a, b) => a - b)
-    record('simulate boot, 1 instance (median of 5)', boots[2], null, '', '≤ 50 ms')
+    record(`simulate boot, ${bootWhat} (median of 5)`, boots[2], null, '', '≤ 50 ms')
     t0 = performance.now()
-    const many = simulateBoot(model, {flavor: 'm1.small', numInstances: 1000}, cfg, {seed: 1, state: createEngineState()})
-    record('simulate boot --num-instances 1000', performance.now() - t0, null, `${many.instances.filter((x) => x.host !== null).length} placed`, '≤ 2 s')
+    const many = simulateBoot(model, {flavor: bootFlavor, numInstances: 1000}, cfg, {seed: 1, state: createEngineState()})
+    record(`simulate boot --num-instances 1000 (${bootFlavor})`, performance.now() - t0, null, `${many.instances.filter((x) => x.host !== null).length} placed`, '≤ 2 s')
 
-    const bootCli = await cli(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', '--json'])
-    recordCli('simulate boot CLI (incl. load), 1 instance', bootCli)
+    const bootCli = await cli(['simulate', 'boot', '--snapshot', file, ...bootArgs, '--json'])
+    recordCli(`simulate boot CLI (incl. load), ${bootWhat}`, bootCli)
 
     const flavors = twentyFlavors(loaded.nova_api.flavors)
     t0 = performance.now()
@@ -197,8 +214,8 @@ async function main(): Promise<void> {
   await execa('npm', ['run', '--silent', 'build:emit'], {cwd: ROOT})
   const parts: Array<[string, string, () => Promise<void>]> = [
     ['startup', 'start-up', benchStartup],
-    ['2k', '2k hosts / 40k instances on the real Zed schemas, beside real nova', benchTwoK],
-    ['10k', `${HOSTS} hosts / ${INSTANCES} instances`, benchTenK],
+    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => ['2k', `2k hosts / 40k instances on the real Zed schemas, beside real nova: ${CLOUD_TITLE[kind]}`, () => benchTwoK(kind)]),
+    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => ['10k', `${HOSTS} hosts / ${INSTANCES} instances: ${CLOUD_TITLE[kind]}`, () => benchTenK(kind)]),
     ['render', 'rendering 10k findings (in-process)', benchRender],
     // Not in the default set: compares the node/cloudctl pairs of BENCH_RUNTIMES (bench-runtimes.ts).
     ['runtimes', 'runtimes side by side (BENCH_RUNTIMES)', benchRuntimes],
@@ -207,9 +224,12 @@ async function main(): Promise<void> {
     for (const [key, title, run] of parts) {
       if (!PARTS.has(key)) continue
       startPart(title)
+      const t0 = performance.now()
       await run()
+      record('(this part)', performance.now() - t0, null)
     }
   }
+  const bench0 = performance.now()
   // Only the parts that read MariaDB need its buffer pool.
   if (PARTS.has('2k') || PARTS.has('10k') || PARTS.has('runtimes')) await withBufferPool(runParts)
   else await runParts()
@@ -226,6 +246,8 @@ async function main(): Promise<void> {
     console.log(`${w(r.phase, 56)}${w(r.wall, 12)}${w(r.rss, 11)}${w(r.target, 19)}${r.note}`)
   }
   console.log(`\nin-process phases: peak RSS of the bench process ${mb(process.resourceUsage().maxRSS)} (includes the generator's copy of the cloud, held until seeding)`)
+  const closing = summaryTable()
+  if (closing.length > 0) console.log(`\nsummary (${CLOUDS.join(', ')}; the whole bench took ${secs(performance.now() - bench0)})\n${closing.join('\n')}`)
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""Real nova's scheduler choosing a host for one new instance, in this process: the bench's figure
+"""Real nova's scheduler choosing hosts for a boot request, in this process: the bench's figure
 beside `cloudctl simulate boot` (scripts/bench-2k.ts).
 
-    /usr/bin/python3 scripts/select-destinations.py NOVA_CONF FLAVOR
+    /usr/bin/python3 scripts/select-destinations.py NOVA_CONF FLAVOR [NUM_INSTANCES]
+
+NUM_INSTANCES (default 1) instances in one request, as `openstack server create --min N`: one
+select_destinations call for all of them, each claimed in turn.
 
 NOVA_CONF names the API and cell databases and a running placement-api. Nothing goes over RPC: the
 transport is oslo.messaging's in-memory fake and notifications are off, so what is timed is what a
@@ -22,6 +25,7 @@ import warnings
 
 def main():
     conf_file, flavor_name = sys.argv[1], sys.argv[2]
+    count = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     warnings.simplefilter('ignore')
     # The eventlet-patched import order nova's services use; without it oslo.db warns and nova's
     # utils spawn threads differently.
@@ -42,15 +46,15 @@ def main():
     from nova.scheduler import manager
 
     flavor = objects.Flavor.get_by_name(ctxt, flavor_name)
-    instance_uuid = uuidutils.generate_uuid()
+    instance_uuids = [uuidutils.generate_uuid() for _ in range(count)]
     spec = objects.RequestSpec(
         context=ctxt,
-        instance_uuid=instance_uuid,
+        instance_uuid=instance_uuids[0],
         project_id=ctxt.project_id,
         user_id=ctxt.user_id,
         flavor=flavor,
         image=objects.ImageMeta.from_dict({'properties': {}}),
-        num_instances=1,
+        num_instances=count,
         ignore_hosts=None,
         force_hosts=None,
         force_nodes=None,
@@ -71,7 +75,8 @@ def main():
     wall1, cpu1 = time.perf_counter(), time.process_time()
     selections = scheduler.select_destinations(
         ctxt, request_spec=None, filter_properties=None, spec_obj=spec,
-        instance_uuids=[instance_uuid], return_objects=True, return_alternates=False)
+        instance_uuids=instance_uuids, return_objects=True,
+        return_alternates=False)
     wall2, cpu2 = time.perf_counter(), time.process_time()
     chosen = selections[0][0]
     print(json.dumps({
@@ -81,7 +86,8 @@ def main():
         'select_destinations_cpu_s': cpu2 - cpu1,
         'with_startup_s': wall2 - wall0,
         'with_startup_cpu_s': cpu2 - cpu0,
-        'consumer': instance_uuid,
+        'consumer': instance_uuids[0],
+        'hosts': [s[0].service_host for s in selections],
         **seen,
     }))
 

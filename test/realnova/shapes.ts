@@ -21,11 +21,11 @@ export interface ColumnShape {
 export type Shape = Map<string, ColumnShape>
 
 /**
- * Keys that are data, not shape: flavor extra specs, and compute_nodes.stats counters named after
- * a project, os_type, vm_state or task_state.
+ * Keys that are data, not shape: flavor extra specs, the vCPU numbers of an instance's pinning, and
+ * compute_nodes.stats counters named after a project, os_type, vm_state or task_state.
  */
 function keyOf(prefix: string, k: string): string {
-  if (prefix.endsWith('.extra_specs')) return '*'
+  if (prefix.endsWith('.extra_specs') || prefix.endsWith('.cpu_pinning_raw')) return '*'
   const counter = /^(num_proj_|num_os_type_|num_vm_|num_task_)/.exec(k)
   return counter ? `${counter[1]}*` : k
 }
@@ -53,6 +53,13 @@ function jsonPaths(v: unknown, prefix: string, out: Set<string>): void {
     out.add(path)
     jsonPaths(x, path, out)
   }
+}
+
+/** The key paths of one JSON blob (nova objects with name and version), as compareShapes sees them. */
+export function blobPaths(text: string): Set<string> {
+  const out = new Set<string>()
+  jsonPaths(JSON.parse(text) as unknown, '', out)
+  return out
 }
 
 function parseJson(v: string): unknown {

@@ -11,6 +11,8 @@
 import type {FindingSubject} from '../../src/lib/domain/finding.js'
 import {CELL0_UUID, type Flavor, type Instance, type Snapshot} from '../../src/lib/domain/snapshot.js'
 import {CONSUMER_TYPE_MIGRATION, CloudBuilder, type HostRec, type InstanceRec, Rng} from './builders.js'
+import type {HostNumaCellSpec} from './builders/blobs.js'
+import {realShapes} from './builders/real-shapes.js'
 
 export const FAULT_CODES = [
   'allocation.consumer-deleted',
@@ -74,6 +76,16 @@ export interface GenerateOptions {
   /** Write nova_api.request_specs (large). Default false. */
   requestSpecs?: boolean
   now?: string
+  /**
+   * 'real': blobs and trait sets in the shapes real nova wrote (test/fixtures/real-shapes, see
+   * builders/real-shapes.ts): hosts of two sockets with hyperthread siblings and 4 KiB / 2 MiB /
+   * 1 GiB page pools, every flavor with a NUMA topology (shared ones hw:numa_nodes=1), request specs
+   * (default on), ~73 traits per provider, and instance_extra's vcpu_model and keypairs (in
+   * `instanceExtra`: columns the snapshot does not carry). Default 'builder': the builders' own.
+   */
+  shapes?: 'real' | 'builder'
+  /** Instances booted and then deleted (soft-deleted rows, allocations gone). Default 0. */
+  deletedInstances?: number
   /** How many of each fault to plant (true = 1). */
   faults?: Partial<Record<FaultCode, number | boolean>>
 }
@@ -81,6 +93,8 @@ export interface GenerateOptions {
 export interface GeneratedCloud {
   snapshot: Snapshot
   planted: PlantedFault[]
+  /** instance_extra columns beyond the snapshot's (shapes 'real'): written by the bench's seeding. */
+  instanceExtra?: {columns: string[]; values: (row: Instance) => Array<string | null>}
 }
 
 /** Faults that need an empty host outside every aggregate. */
@@ -110,17 +124,53 @@ function weighted<T extends {weight: number}>(items: T[]): T[] {
 
 const roundUp = (n: number, step: number): number => Math.ceil(n / step) * step
 
+/**
+ * A production host as nova's libvirt driver reports it (the recorded shape): one NUMA cell per
+ * socket, hyperthread siblings as consecutive pairs, the first `sharedPerCell` CPUs of each socket in
+ * cpu_shared_set and the rest dedicated (when the host has a dedicated set), each cell's memory in
+ * 4 KiB pages but 1/16 of it in 2 MiB and 1/16 in 1 GiB pages.
+ */
+function realHostNuma(vcpus: number, memoryMb: number, sharedPerCell: number): {cells: HostNumaCellSpec[]} {
+  const per = vcpus / 2
+  const mem = Math.floor(memoryMb / 2)
+  const cells: HostNumaCellSpec[] = []
+  for (let s = 0; s < 2; s++) {
+    const cpus = Array.from({length: per}, (_, i) => s * per + i)
+    const siblings: number[][] = []
+    for (let i = 0; i + 1 < cpus.length; i += 2) siblings.push([cpus[i], cpus[i + 1]])
+    const giant = Math.floor(mem / 16 / 1024)
+    const huge = Math.floor(mem / 16 / 2)
+    cells.push({
+      cpuset: cpus.slice(0, sharedPerCell),
+      pcpuset: cpus.slice(sharedPerCell),
+      memory: mem,
+      siblings,
+      mempages: [
+        {size_kb: 4, total: (mem - giant * 1024 - huge * 2) * 256, used: 0, reserved: 0},
+        {size_kb: 2048, total: huge, used: 0, reserved: 0},
+        {size_kb: 1048576, total: giant, used: 0, reserved: 0},
+      ],
+    })
+  }
+  return {cells}
+}
+
 /** Does the tracker stay within the host's physical size after adding this flavor? */
 export function fitsPhysically(h: HostRec, f: Flavor, bootFromVolume: boolean): boolean {
   const cn = h.cn
   const disk = h.diskUsed + (bootFromVolume ? 0 : (f.root_gb ?? 0)) + (f.ephemeral_gb ?? 0) + (h.swapMbUsed + f.swap) / 1024
-  return h.vcpusUsed + f.vcpus <= cn.vcpus && h.reservedMemoryMb + h.memoryUsed + f.memory_mb <= cn.memory_mb && disk <= cn.local_gb
+  if (!(h.vcpusUsed + f.vcpus <= cn.vcpus && h.reservedMemoryMb + h.memoryUsed + f.memory_mb <= cn.memory_mb && disk <= cn.local_gb)) return false
+  // A guest on one NUMA node needs one cell with its memory free and as many CPUs as it has vCPUs.
+  if (f.extra_specs['hw:numa_nodes'] !== undefined && h.numa) return h.numa.some((c) => c.memory - c.memoryUsage >= f.memory_mb && c.cpuset.length >= f.vcpus)
+  return true
 }
 
 export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
   const seed = opts.seed ?? 1
   const rng = new Rng(seed ^ 0x5eed)
-  const b = new CloudBuilder({seed, now: opts.now, requestSpecs: opts.requestSpecs ?? false})
+  const real = opts.shapes === 'real'
+  const shapes = real ? realShapes() : undefined
+  const b = new CloudBuilder({seed, now: opts.now, requestSpecs: opts.requestSpecs ?? real, shapes})
   const nCells = Math.max(1, opts.cells ?? 1)
   const totalHosts = opts.hosts ?? (opts.hostsPerCell ?? 20) * nCells
   const nInstances = opts.instances ?? (opts.allocations !== undefined ? Math.round(opts.allocations / 3) : totalHosts * 10)
@@ -141,7 +191,10 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
   const flavors = new Map<string, Flavor>()
   for (const f of [...SHARED_FLAVORS, ...PINNED_FLAVORS, ...EXTRA_FLAVORS]) {
     const {weight: _w, ...spec} = f as typeof f & {weight?: number}
-    flavors.set(f.name, b.addFlavor({...spec, flavorid: f.name}))
+    // Production flavors carry a NUMA topology: a shared guest on one NUMA node (r1.large, the
+    // over-commit fault's flavor, stays without: the tracker then overfills the host, not a cell).
+    const numa = real && SHARED_FLAVORS.includes(f as (typeof SHARED_FLAVORS)[number]) ? {extra_specs: {'hw:numa_nodes': '1'}} : {}
+    flavors.set(f.name, b.addFlavor({...spec, ...numa, flavorid: f.name}))
   }
   const sharedPick = weighted(SHARED_FLAVORS).map((f) => flavors.get(f.name) as Flavor)
   const pinnedPick = weighted(PINNED_FLAVORS).map((f) => flavors.get(f.name) as Flavor)
@@ -161,7 +214,8 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
   const sharedShare = nInstances - pinnedShare
   const sharedRegular = Math.max(1, nShared - spareCount)
   const perShared = sharedShare / sharedRegular
-  const sharedVcpus = Math.max(16, roundUp(perShared * 1.6 * 1.4 + 2, 8))
+  // Real shapes: two sockets of hyperthreaded cores, at least 2 x 16 x 2 CPUs.
+  const sharedVcpus = real ? Math.max(64, roundUp(perShared * 1.6 * 1.4 + 2, 8)) : Math.max(16, roundUp(perShared * 1.6 * 1.4 + 2, 8))
   const sharedMem = Math.max(32768, roundUp(perShared * 3000 * 1.4 + 512, 4096))
   const sharedDisk = Math.max(200, roundUp(perShared * 32 * 1.4, 100))
   const perPinned = nPinned > 0 ? pinnedShare / nPinned : 0
@@ -184,6 +238,7 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
         memory_mb: pinnedMem,
         local_gb: pinnedDisk,
         cpu_dedicated_set: `${Math.ceil(half / 2)}-${half - 1},${half + Math.ceil(half / 2)}-${2 * half - 1}`,
+        ...(real ? {numa: realHostNuma(half * 2, pinnedMem, Math.ceil(half / 2))} : {}),
         cpu_allocation_ratio: 4,
         ram_allocation_ratio: 1,
         az: i % 2 === 0 ? 'az1' : 'az2',
@@ -195,6 +250,7 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
         host: `${cell}-cmp${n}`,
         vcpus: sharedVcpus,
         memory_mb: sharedMem,
+        ...(real ? {numa: realHostNuma(sharedVcpus, sharedMem, sharedVcpus / 2)} : {}),
         local_gb: sharedDisk,
         cpu_allocation_ratio: 4,
         ram_allocation_ratio: 1.5,
@@ -222,7 +278,7 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
       if (!fitsPhysically(h, f, bfv)) continue
       if (isPinned) {
         const need = b.resourcesOf(f, false).resources.PCPU ?? 0
-        const free = (h.numa ?? []).some((c) => c.pcpuset.length - c.pinned.size >= need)
+        const free = (h.numa ?? []).some((c) => c.pcpuset.length - c.pinned.size >= need && (!real || c.memory - c.memoryUsage >= f.memory_mb))
         if (!free) continue
       }
       const r = rng.next()
@@ -238,6 +294,13 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
   }
   for (let i = 0; i < sharedShare; i++) sharedInsts.push(place(shared, sharedPick, false))
   for (let i = 0; i < pinnedShare; i++) pinnedInsts.push(place(pinned, pinnedPick, true))
+  // Deleted servers: booted like the others, then deleted as the API does (rows soft-deleted).
+  for (let i = 0; i < (opts.deletedInstances ?? 0); i++) {
+    const isPinned = pinned.length > 0 && i % 10 === 9
+    const r = isPinned ? place(pinned, pinnedPick, true) : place(shared, sharedPick, false)
+    // Within the last 25 days: a cloud that archives deleted rows monthly keeps no older ones.
+    b.deleteInstance(r.row.uuid, {at: b.ago(86400 * (1 + (i % 25)))})
+  }
 
   // ---- consistent moves
   const usedHosts = new Set<HostRec>()
@@ -569,7 +632,16 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     plant('aggregate.extra-in-placement', subjectOf(h, {aggregate: 'ssd'}), `provider of ${h.host} is in placement aggregate ${ssd?.uuid} (nova aggregate ssd) which does not list the host`)
   })
 
-  const snapshot = b.build({source: `generator seed=${seed}`})
+  const snapshot = b.build({source: `generator seed=${seed}${real ? ' shapes=real' : ''}`})
   for (const fn of postBuild) fn(snapshot)
-  return {snapshot, planted}
+  if (!shapes) return {snapshot, planted}
+  const vcpus = new Map(snapshot.nova_api.flavors.map((f) => [f.id, f.vcpus]))
+  return {
+    snapshot,
+    planted,
+    instanceExtra: {
+      columns: ['vcpu_model', 'keypairs'],
+      values: (row) => [shapes.vcpuModel(vcpus.get(row.instance_type_id ?? -1) ?? row.vcpus ?? 1), row.user_id === null ? null : shapes.keypairs(row.user_id)],
+    },
+  }
 }

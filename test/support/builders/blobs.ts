@@ -160,6 +160,15 @@ export interface HostNumaCellSpec {
   memory: number
   /** Hyperthread sibling sets; default: none reported. */
   siblings?: number[][]
+  /** Page pools (4 KiB, huge pages); default: all the cell's memory in 4 KiB pages. */
+  mempages?: MemPages[]
+}
+
+export interface MemPages {
+  size_kb: number
+  total: number
+  used: number
+  reserved: number
 }
 
 export interface HostNumaCellState {
@@ -171,6 +180,7 @@ export interface HostNumaCellState {
   pinned: Set<number>
   cpuUsage: number
   memoryUsage: number
+  mempages?: MemPages[]
 }
 
 export function hostNumaTopologyBlob(cells: ReadonlyArray<HostNumaCellState>): string {
@@ -192,10 +202,12 @@ export function hostNumaTopologyBlob(cells: ReadonlyArray<HostNumaCellState>): s
               memory_usage: c.memoryUsage,
               pinned_cpus: [...c.pinned].sort((a, b) => a - b),
               siblings: c.siblings.map((s) => [...s]),
-              mempages: [
-                novaObject('NUMAPagesTopology', '1.1', {size_kb: 4, total: c.memory * 256, used: 0, reserved: 0}, PAGES_CHANGES),
-                novaObject('NUMAPagesTopology', '1.1', {size_kb: 2048, total: 0, used: 0, reserved: 0}, PAGES_CHANGES),
-              ],
+              mempages: (
+                c.mempages ?? [
+                  {size_kb: 4, total: c.memory * 256, used: 0, reserved: 0},
+                  {size_kb: 2048, total: 0, used: 0, reserved: 0},
+                ]
+              ).map((p) => novaObject('NUMAPagesTopology', '1.1', {size_kb: p.size_kb, total: p.total, used: p.used, reserved: p.reserved}, PAGES_CHANGES)),
               network_metadata: novaObject('NetworkMetadata', '1.0', {physnets: [], tunneled: false}, ['physnets', 'tunneled']),
               socket: c.id,
             },
@@ -217,6 +229,8 @@ export interface InstanceNumaCellSpec {
   cpu_pinning: Map<number, number> | null
   cpu_policy: string | null
   cpu_thread_policy: string | null
+  /** KiB pages backing the guest (hw:mem_page_size); null: the host's default. */
+  pagesize?: number | null
 }
 
 /**
@@ -246,7 +260,7 @@ export function instanceNumaTopologyBlob(cells: ReadonlyArray<InstanceNumaCellSp
               pcpuset: [...c.pcpuset],
               cpuset_reserved: c.cpuset_reserved ? [...c.cpuset_reserved] : null,
               memory: c.memory,
-              pagesize: null,
+              pagesize: c.pagesize ?? null,
               cpu_pinning_raw: raw,
               cpu_policy: c.cpu_policy,
               cpu_thread_policy: c.cpu_thread_policy,

@@ -52,6 +52,7 @@ export abstract class ComputeFamily extends NovaApiFamily {
         pinned: new Set(),
         cpuUsage: 0,
         memoryUsage: 0,
+        ...(c.mempages ? {mempages: c.mempages.map((p) => ({...p}))} : {}),
       }))
     } else {
       numa = this.defaultNuma(spec.vcpus, spec.memory_mb, spec.cpu_dedicated_set ? parseCpuSet(spec.cpu_dedicated_set) : [])
@@ -304,7 +305,7 @@ export abstract class ComputeFamily extends NovaApiFamily {
     if (!('num_instances' in stats)) stats.num_instances = '0'
     if (!('io_workload' in stats)) stats.io_workload = '0'
     cn.stats = pyDumps(stats)
-    cn.numa_topology = h.numa ? hostNumaTopologyBlob(h.numa) : null
+    cn.numa_topology = h.numa ? (this.shapes ? this.shapes.hostNuma(h.numa) : hostNumaTopologyBlob(h.numa)) : null
   }
 
   /**

@@ -4,7 +4,7 @@
  * accounting of it (usage columns, stats, NUMA cells and pins), and its deletion, whole or partial.
  */
 import type {Flavor, Instance, InstanceMapping} from '../../../src/lib/domain/snapshot.js'
-import {formatTs, type HostNumaCellState, type InstanceNumaCellSpec, instanceNumaTopologyBlob, requestSpecBlob} from './blobs.js'
+import {formatTs, type HostNumaCellState, type InstanceNumaCellSpec, requestSpecBlob} from './blobs.js'
 import {type HostRec, type InstanceRec, type InstanceSpec, CONSUMER_TYPE_INSTANCE, IO_TASK_STATES, NOT_ON_HOST} from './specs.js'
 import {ComputeFamily} from './computes.js'
 
@@ -64,13 +64,14 @@ export abstract class InstanceFamily extends ComputeFamily {
         chosen = cell.pcpuset.slice(0, needPins)
       }
     }
+    const pagesize = this.claimPages(cell, inst)
     const pinning = new Map<number, number>()
     res.dedicated.forEach((v, i) => pinning.set(v, chosen[i]))
     const reserved = res.isolateEmulator ? [chosen[chosen.length - 1]] : null
     for (const p of chosen) cell.pinned.add(p)
     cell.cpuUsage += sharedVcpus.length
     cell.memoryUsage += f.memory_mb
-    inst.pins.set(cell.id, chosen)
+    if (chosen.length > 0) inst.pins.set(cell.id, chosen)
     inst.numaUsage.set(cell.id, [sharedVcpus.length, f.memory_mb])
     // after fitting, nova numbers the instance cell with the id of the host cell it landed on
     return [
@@ -83,8 +84,27 @@ export abstract class InstanceFamily extends ComputeFamily {
         cpu_pinning: res.dedicated.length > 0 ? pinning : null,
         cpu_policy: res.cpuPolicy === 'shared' ? null : res.cpuPolicy,
         cpu_thread_policy: f.extra_specs['hw:cpu_thread_policy'] ?? null,
+        ...(cell.mempages ? {pagesize} : {}),
       },
     ]
+  }
+
+  /**
+   * A host cell that reports its page pools (real shapes): the guest's memory comes from the
+   * smallest pages, or with hw:mem_page_size=large from the largest pool with room; nova counts
+   * them as used. Returns the page size a large-page guest records, else null.
+   */
+  protected claimPages(cell: HostNumaCellState, inst: InstanceRec): number | null {
+    if (!cell.mempages || cell.mempages.length === 0) return null
+    const kb = inst.flavor.memory_mb * 1024
+    const large = inst.flavor.extra_specs['hw:mem_page_size'] === 'large'
+    const free = (p: {total: number; used: number; reserved: number}) => p.total - p.used - p.reserved
+    const pool = large ? [...cell.mempages].reverse().find((p) => p.size_kb > 4 && free(p) * p.size_kb >= kb) : cell.mempages[0]
+    if (!pool) throw new Error(`no huge pages left for ${inst.row.uuid} on NUMA cell ${cell.id}`)
+    const n = Math.ceil(kb / pool.size_kb)
+    pool.used += n
+    ;(inst.pages ??= new Map()).set(cell.id, [pool.size_kb, n])
+    return large ? pool.size_kb : null
   }
 
   /**
@@ -140,7 +160,7 @@ export abstract class InstanceFamily extends ComputeFamily {
     const rec: InstanceRec = {row, flavor: f, res, bootFromVolume: bfv, hostRec: h, pins: new Map(), numaUsage: new Map(), mapping, numaCells: null}
     const numaCells = this.fitNuma(h, rec, spec.pin, force)
     rec.numaCells = numaCells
-    if (numaCells && row.extra) row.extra.numa_topology = instanceNumaTopologyBlob(numaCells)
+    if (numaCells && row.extra) row.extra.numa_topology = this.instanceNumaBlob(f, numaCells)
     this.instances.set(uuid, rec)
     this.instanceRows.push(row)
     this.instanceMappings.push(mapping)
@@ -153,7 +173,7 @@ export abstract class InstanceFamily extends ComputeFamily {
     if (this.requestSpecs) {
       this.requestSpecRows.push({
         instance_uuid: uuid,
-        spec: requestSpecBlob({instanceUuid: uuid, flavor: f, projectId: project, userId: user, az: spec.az ?? null, imageId: bfv ? null : this.imageId, groupUuid}),
+        spec: (this.shapes ? this.shapes.requestSpec.bind(this.shapes) : requestSpecBlob)({instanceUuid: uuid, flavor: f, projectId: project, userId: user, az: spec.az ?? null, imageId: bfv ? null : this.imageId, groupUuid}),
       })
     }
     this.putAllocations(uuid, project, user, CONSUMER_TYPE_INSTANCE, allocs)
@@ -183,8 +203,13 @@ export abstract class InstanceFamily extends ComputeFamily {
         c.memoryUsage -= mem
       }
     }
+    for (const [cellId, [size, n]] of rec.pages ?? []) {
+      const pool = h.numa?.find((x) => x.id === cellId)?.mempages?.find((p) => p.size_kb === size)
+      if (pool) pool.used -= n
+    }
     rec.pins.clear()
     rec.numaUsage.clear()
+    rec.pages?.clear()
   }
 
   /**
@@ -215,7 +240,7 @@ export abstract class InstanceFamily extends ComputeFamily {
   rewriteInstanceNuma(uuid: string, cells: InstanceNumaCellSpec[]): void {
     const rec = this.instance(uuid)
     rec.numaCells = cells
-    if (rec.row.extra) rec.row.extra.numa_topology = instanceNumaTopologyBlob(cells)
+    if (rec.row.extra) rec.row.extra.numa_topology = this.instanceNumaBlob(rec.flavor, cells)
   }
 
   /** Next id for a row of a cell table written outside the builder's own operations. */

@@ -4,7 +4,7 @@
  * the destination) and the trackers that count it.
  */
 import type {Flavor, Migration} from '../../../src/lib/domain/snapshot.js'
-import {instanceFlavorBlob, instanceNumaTopologyBlob} from './blobs.js'
+import {instanceFlavorBlob} from './blobs.js'
 import {flavorResources} from './resources.js'
 import {type HostRec, type InstanceRec, type MigrationRec, type MigrationSpec, CONSUMER_TYPE_INSTANCE, CONSUMER_TYPE_MIGRATION, MIGRATION_DONE, NOT_ON_HOST} from './specs.js'
 import {InstanceFamily} from './instances.js'
@@ -104,7 +104,7 @@ export abstract class MigrationFamily extends InstanceFamily {
     if (inst.row.extra?.numa_topology) {
       const cells = this.fitNuma(dest, inst, undefined, false)
       inst.numaCells = cells
-      inst.row.extra.numa_topology = cells ? instanceNumaTopologyBlob(cells) : null
+      inst.row.extra.numa_topology = cells ? this.instanceNumaBlob(inst.flavor, cells) : null
     }
     if (!NOT_ON_HOST.has(inst.row.vm_state ?? '')) {
       this.trackInstance(dest, inst.row, 1)

@@ -6,6 +6,7 @@
 import type {CellInfo, ComputeNode, Flavor, Instance, InstanceMapping, Inventory, Migration, MigrationType, ResourceProvider, Service} from '../../../src/lib/domain/snapshot.js'
 import type {HostNumaCellSpec, HostNumaCellState, InstanceNumaCellSpec} from './blobs.js'
 import type {FlavorResources} from './resources.js'
+import type {RealShapes} from './real-shapes.js'
 
 // ---------------------------------------------------------------- public option types
 
@@ -19,6 +20,11 @@ export interface CloudBuilderOptions {
   strict?: boolean
   /** Default compute traits nova's libvirt driver reports. */
   defaultTraits?: string[]
+  /**
+   * Write blobs in the shapes real nova wrote (builders/real-shapes.ts): NUMA topologies, request
+   * specs, and the recorded libvirt trait set as the default traits.
+   */
+  shapes?: RealShapes
 }
 
 export interface FlavorSpec {
@@ -197,6 +203,8 @@ export interface InstanceRec {
   mapping: InstanceMapping
   /** The cells written into instance_extra.numa_topology (null: no NUMA topology). */
   numaCells: InstanceNumaCellSpec[] | null
+  /** Pages of the host cell's pools it holds: host cell id -> [page size KiB, pages]. */
+  pages?: Map<number, [number, number]>
 }
 
 export interface MigrationRec {

@@ -8,8 +8,9 @@
  */
 import {type Aggregate, CELL0_UUID, type CellInfo, type ComputeNode, type Consumer, type Flavor, type HostMapping, type Instance, type InstanceGroup, type InstanceMapping, type Migration, type Service} from '../../../src/lib/domain/snapshot.js'
 import {CUSTOM_RESOURCE_CLASS_MIN_ID, STANDARD_RESOURCE_CLASSES} from '../../../src/lib/domain/resource-classes.js'
-import {DEFAULT_NOW, formatTs, parseTs, Rng} from './blobs.js'
+import {DEFAULT_NOW, formatTs, type InstanceNumaCellSpec, instanceNumaTopologyBlob, parseTs, Rng} from './blobs.js'
 import type {FlavorResources} from './resources.js'
+import type {RealShapes} from './real-shapes.js'
 import {type CloudBuilderOptions, type HostRec, type InstanceRec, type MigrationRec, type ProviderRec, DEFAULT_COMPUTE_TRAITS, STANDARD_TRAITS} from './specs.js'
 
 export abstract class BuilderState {
@@ -19,6 +20,7 @@ export abstract class BuilderState {
   readonly strict: boolean
   readonly requestSpecs: boolean
   readonly defaultTraits: string[]
+  readonly shapes: RealShapes | null
   readonly cells: CellInfo[] = []
   protected readonly cellsByName = new Map<string, CellInfo>()
   readonly flavors = new Map<string, Flavor>()
@@ -63,7 +65,8 @@ export abstract class BuilderState {
     this.nowMs = parseTs(this.now)
     this.strict = opts.strict ?? true
     this.requestSpecs = opts.requestSpecs ?? true
-    this.defaultTraits = opts.defaultTraits ?? DEFAULT_COMPUTE_TRAITS
+    this.shapes = opts.shapes ?? null
+    this.defaultTraits = opts.defaultTraits ?? this.shapes?.traits ?? DEFAULT_COMPUTE_TRAITS
     for (const t of [...STANDARD_TRAITS, ...this.defaultTraits]) this.traitId(t)
     this.defaultProject = this.rng.hex(32)
     this.defaultUser = this.rng.hex(32)
@@ -206,6 +209,11 @@ export abstract class BuilderState {
     if (!list || list.length === 0) throw new Error(`no host ${hostOrNode}`)
     if (list.length > 1) throw new Error(`host ${hostOrNode} has ${list.length} nodes: name one`)
     return list[0]
+  }
+
+  /** instance_extra.numa_topology of an instance of `f` with these cells. */
+  instanceNumaBlob(f: Flavor, cells: InstanceNumaCellSpec[]): string {
+    return this.shapes ? this.shapes.instanceNuma(f, cells) : instanceNumaTopologyBlob(cells)
   }
 
   instance(uuid: string): InstanceRec {
