@@ -70,6 +70,8 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
     let n = 0
     for (const c of t.value.cells) {
       const pins = pinnedHostCpus(c)
+      // A cell that pins nothing adds no pCPU to compare (most cells of NUMA-placed guests).
+      if (pins.length === 0) continue
       n += pins.length
       let m = byCell.get(c.id)
       if (!m) byCell.set(c.id, (m = new Map()))
@@ -98,6 +100,15 @@ export interface CellPins {
  * pinned on the host and no instance pins here: no per-cell finding can arise.
  */
 export function cellPins(p: NodePins): CellPins[] {
+  let cells = cellPinsOf.get(p)
+  if (!cells) cellPinsOf.set(p, (cells = compareCells(p)))
+  return cells
+}
+
+/** cellPins per node, made once for the five pinning units that read them. */
+const cellPinsOf = new WeakMap<NodePins, CellPins[]>()
+
+function compareCells(p: NodePins): CellPins[] {
   if (p.byCell.size === 0 && !p.topology.cells.some((c) => c.pinned_cpus.length > 0)) return []
   const hostCells = new Map<number, HostNumaCell>(p.topology.cells.map((c) => [c.id, c]))
   const cellIds = [...new Set([...hostCells.keys(), ...p.byCell.keys()])].sort((a, b) => a - b)
