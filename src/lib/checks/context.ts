@@ -93,6 +93,18 @@ export class AuditContext implements InstanceWhereabouts {
     this.outage = new OutageRule(model, this.nodes, this)
   }
 
+  /**
+   * The live instances a node's resource tracker counts that hold resources (model.trackedOnNode,
+   * holdsResources), once per node for the pinning and usage checks. Shared: callers must not modify it.
+   */
+  residentOn(cn: ComputeNode): Instance[] {
+    let list = this.residents.get(cn)
+    if (!list) this.residents.set(cn, (list = this.model.trackedOnNode(cn).filter(holdsResources)))
+    return list
+  }
+
+  private readonly residents = new Map<ComputeNode, Instance[]>()
+
   /** model.instanceRows: instance rows grouped by uuid through the consumer index. */
   get instanceRows(): InstanceRows {
     return this.model.instanceRows
