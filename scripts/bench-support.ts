@@ -211,8 +211,7 @@ export function summaryTable(): string[] {
   if (summaries.size === 0) return []
   const kinds = CLOUDS.filter((k) => summaries.has(k))
   const cell = (k: BenchCloudKind, f: (s: CloudSummary) => string | undefined): string => f(summary(k)) ?? '–'
-  const lines: Array<[string, ...string[]]> = [
-    ['', ...kinds.map((k) => CLOUD_TITLE[k])],
+  const table: Array<[string, ...string[]]> = [
     ['2k: nova-manage placement audit / cloudctl audit all (target ≥ 50×)', ...kinds.map((k) => cell(k, (s) => s.audit2k && `${(s.audit2k.nova / s.audit2k.cloudctl).toFixed(1)}× (${secs(s.audit2k.nova)} / ${secs(s.audit2k.cloudctl)})`))],
     ['2k: boot request', ...kinds.map((k) => cell(k, (s) => s.boot2k?.request))],
     ['2k: select_destinations with start-up / cloudctl simulate boot (target ≥ 35×)', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.novaWithStartup / s.boot2k.cloudctl).toFixed(1)}× (${secs(s.boot2k.novaWithStartup)} / ${secs(s.boot2k.cloudctl)})`))],
@@ -222,15 +221,17 @@ export function summaryTable(): string[] {
     ['10k: simulate boot live (the 2k request), median of 3', ...kinds.map((k) => cell(k, (s) => s.boot10k && `${secs(s.boot10k.ms)}, ${mb(s.boot10k.rssKb)}`))],
     ['10k: seeding MariaDB', ...kinds.map((k) => cell(k, (s) => s.seed10k === undefined ? undefined : secs(s.seed10k)))],
   ]
+  // Rows no cloud has a figure for (a part not played) are left out.
+  const rows = [['', ...kinds.map((k) => CLOUD_TITLE[k])], ...table.filter((r) => r.slice(1).some((c) => c !== '–'))]
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)) + 2)
+  const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('').trimEnd())
   for (const [label, pick] of [['2k', (s: CloudSummary) => s.shape2k], ['10k', (s: CloudSummary) => s.shape10k]] as const) {
     for (const k of kinds) {
       const shape = pick(summary(k))
-      if (shape) lines.push([`${label} shape, ${CLOUD_TITLE[k]}`, shapeLine(shape)])
+      if (shape) lines.push(`${label} shape, ${CLOUD_TITLE[k]}: ${shapeLine(shape)}`)
     }
   }
-  const w0 = Math.max(...lines.map((l) => l[0].length)) + 2
-  const w1 = Math.max(...lines.filter((l) => l.length > 2).map((l) => (l[1] ?? '').length)) + 2
-  return lines.map((l) => (l.length > 2 ? `${l[0].padEnd(w0)}${(l[1] ?? '').padEnd(w1)}${l.slice(2).join('  ')}` : `${l[0]}: ${l[1] ?? ''}`))
+  return lines
 }
 
 /**
