@@ -15,7 +15,7 @@ import {type RealCloud, startPlacement} from '../test/realnova/support.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import type {TestCloud} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
-import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, cli, cloudShape, CLOUD_TITLE, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, ROOT, secs, seedGenerated, shapeLine, summary} from './bench-support.js'
+import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, cli, cloudShape, CLOUD_TITLE, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, reporting, ROOT, secs, seedGenerated, shapeLine, summary} from './bench-support.js'
 
 const HOSTS = 2000
 const INSTANCES = 40_000
@@ -176,8 +176,7 @@ export async function benchTwoK(kind: BenchCloudKind): Promise<void> {
     }
 
     // Last: nova's claim writes allocations that every figure above would otherwise have seen.
-    await heartbeat(cloud)
-    const sd = await realSelectDestinations(cloud, flavor, count)
+    const sd = await reporting(cloud, heartbeat, () => realSelectDestinations(cloud, flavor, count))
     const sdMs = sd.select_destinations_s * 1000
     const startupMs = sd.with_startup_s * 1000
     record(`real select_destinations (in-process, ${what})`, sdMs, null, `CPU ${secs(sd.select_destinations_cpu_s * 1000)}; with the scheduler's start-up (SchedulerManager() and its load of the cells' instances) ${secs(startupMs)} (CPU ${secs(sd.with_startup_cpu_s * 1000)}); python3 process ${secs(sd.processMs)}`)

@@ -46,7 +46,7 @@ import {type GeneratedCloud, generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
 import {benchRender} from './bench-render.js'
 import {benchRuntimes} from './bench-runtimes.js'
-import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, bufferPool, cli, CLOUD_TITLE, CLOUDS, cloudShape, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, seedGenerated, setBufferPool, shapeLine, startPart, summary, summaryTable, withBufferPool} from './bench-support.js'
+import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, bufferPool, redoLog, cli, CLOUD_TITLE, CLOUDS, cloudShape, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, seedGenerated, setBufferPool, shapeLine, startPart, summary, summaryTable, withBufferPool} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
@@ -237,6 +237,7 @@ async function main(): Promise<void> {
   const w = (s: string, n: number): string => s.padEnd(n)
   console.log(`\ncloudctl bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${loadavg()[0].toFixed(1)} at the end)`)
   if (bufferPool.bench > 0) console.log(`MariaDB innodb_buffer_pool_size: ${mb(bufferPool.bench / 1024)} during the bench${bufferPool.bench === bufferPool.original ? '' : ` (the server had ${mb(bufferPool.original / 1024)}; put back)`}`)
+  if (redoLog.bench > 0) console.log(`MariaDB innodb_log_file_size: ${mb(redoLog.bench / 1024)} during the bench${redoLog.bench === redoLog.original ? '' : ` (the server had ${mb(redoLog.original / 1024)}; put back)`}`)
   let part = ''
   for (const r of rows) {
     if (r.part !== part) {

@@ -17,7 +17,7 @@ import {parseArgs} from 'node:util'
 import {closeConnection} from '../src/lib/db/connection.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import {adminConnection, createTestCloud} from '../test/support/db.js'
-import {type BenchCloudKind, benchCloudOptions, cloudShape, generateCloud, generationClock, secs, seedGenerated, shapeLine} from './bench-support.js'
+import {type BenchCloudKind, benchCloudOptions, cloudShape, generateCloud, generationClock, secs, seedGenerated, shapeLine, withBufferPool} from './bench-support.js'
 
 async function databasesOf(prefix: string): Promise<string[]> {
   if (!/^[a-z0-9_]{1,20}$/.test(prefix)) throw new Error(`bad prefix ${prefix}: lower-case letters, digits and _ (up to 20)`)
@@ -72,7 +72,8 @@ async function main(): Promise<void> {
   t0 = performance.now()
   const cloud = schema === 'zed' ? await createReleaseCloud('zed', values.prefix as string, ['cell1', 'cell2']) : await createTestCloud(values.prefix as string, {cells: ['cell1', 'cell2']})
   process.stderr.write(`create databases (${schema} schemas): ${secs(performance.now() - t0)}\n`)
-  for (const [phase, ms] of Object.entries(await seedGenerated(g, cloud))) process.stderr.write(`${phase}: ${secs(ms)}\n`)
+  // The bench's server settings while seeding (2 GB buffer pool and redo log), put back after.
+  for (const [phase, ms] of Object.entries(await withBufferPool(() => seedGenerated(g, cloud)))) process.stderr.write(`${phase}: ${secs(ms)}\n`)
   process.stdout.write(`${shapeLine(await cloudShape(cloud))}\n`)
   process.stdout.write(`--api-db ${cloud.apiUrl} --placement-db ${cloud.placementUrl}\n`)
 }

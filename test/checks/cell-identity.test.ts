@@ -97,6 +97,27 @@ describe('cell identity: an ordinary cloud proves every cell', () => {
     expect(verdicts(s)).toEqual([])
     expect(runChecks(buildModel(s), {checks: ['cells']}).findings.map((f) => f.code)).toEqual(Array(3).fill('cell.instance-mapped-wrong-cell'))
   })
+  it('a uuid with two mappings is counted once, by its last mapping', () => {
+    const {b, cell1, cell2} = cloud()
+    const s = b.build()
+    const cell2Id = s.cells.find((c) => c.uuid === cell2)!.id
+    const reasons = () => unprovenCells(buildModel(s)).flatMap((u) => u.reasons)
+    // Four allocation consumers whose instance rows are gone, and three uuids nothing else knows:
+    // each mapped to cell2 (unqueued) and once more queued for delete (which does not count).
+    const gone = s.nova.instances.filter((i) => i.cell_uuid === cell1 && i.deleted === 0).slice(0, 4)
+    s.nova.instances = s.nova.instances.filter((i) => !gone.includes(i))
+    const uuids = [...gone.map((i) => i.uuid), ...[1, 2, 3].map((k) => `00000000-0000-4000-8000-00000000000${k}`)]
+    const proto = s.nova_api.instance_mappings.find((m) => m.instance_uuid === gone[0].uuid)!
+    s.nova_api.instance_mappings = s.nova_api.instance_mappings.filter((m) => !uuids.includes(m.instance_uuid))
+    const toCell2 = uuids.map((u, k) => ({...proto, id: 900 + k, instance_uuid: u, cell_id: cell2Id, queued_for_delete: false}))
+    const queued = uuids.map((u, k) => ({...proto, id: 950 + k, instance_uuid: u, queued_for_delete: true}))
+    const base = s.nova_api.instance_mappings
+    s.nova_api.instance_mappings = [...toCell2, ...base, ...queued]
+    expect(reasons()).toEqual([])
+    // The cell2 mappings last: cell2 has 2 of the 9 live instances mapped there.
+    s.nova_api.instance_mappings = [...queued, ...base, ...toCell2]
+    expect(reasons()).toEqual(["cell2's database (10.0.0.7/nova_cell2) has 2 of the 2 hosts that host_mappings map to cell2 and 2 of the 9 live instances that instance_mappings map there: it is not cell2's database"])
+  })
 })
 
 describe('cell identity: the wrong databases of issue 25 are unproven', () => {

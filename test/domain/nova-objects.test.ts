@@ -67,7 +67,7 @@ describe('nova versioned-object readers', () => {
     if (!r.ok || !r.value) throw new Error(JSON.stringify(r))
     expect(r.value.cells[0].pcpuset).toEqual([0, 1])
     expect(r.value.cells[0].cpuset).toEqual([])
-    expect(pinnedHostCpus(r.value.cells[0]).sort((a, b) => a - b)).toEqual([10, 11, 12])
+    expect([...pinnedHostCpus(r.value.cells[0])].sort((a, b) => a - b)).toEqual([10, 11, 12])
   })
 
   it('reads a shared instance with no pinning', () => {

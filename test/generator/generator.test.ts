@@ -68,6 +68,9 @@ describe('generateCloud', () => {
   }, 120000)
 })
 
+/** A parsed blob's value, null when it did not parse. */
+const valueOf = <T,>(p: {ok: true; value: T} | {ok: false; error: string}): T | null => (p.ok ? p.value : null)
+
 describe("generateCloud shapes 'real'", () => {
   const base = {seed: 7, cells: 2, hostsPerCell: 16, instances: 300, migrationsInProgress: 2, completedMigrations: 8, deletedInstances: 20, shapes: 'real' as const}
 
@@ -103,7 +106,7 @@ describe("generateCloud shapes 'real'", () => {
     for (const rp of s.placement.resource_providers) expect(traits.get(rp.id) ?? 0).toBeGreaterThanOrEqual(60)
     const specs = new Set((s.nova_api.request_specs ?? []).map((r) => r.instance_uuid))
     for (const i of s.nova.instances) {
-      expect(parseInstanceNumaTopology(i.extra?.numa_topology ?? null).value, i.uuid).not.toBeNull()
+      expect(valueOf(parseInstanceNumaTopology(i.extra?.numa_topology ?? null)), i.uuid).not.toBeNull()
       expect(specs.has(i.uuid)).toBe(true)
       const [vcpuModel, keypairs] = g.instanceExtra?.values(i) ?? []
       expect(JSON.parse(vcpuModel ?? 'null')['nova_object.data'].topology['nova_object.data'].sockets).toBe(i.vcpus)
@@ -118,7 +121,7 @@ describe("generateCloud shapes 'real'", () => {
     const byNode = new Map<string, Map<number, {mem: number; small: number; pinned: number[]}>>()
     for (const i of s.nova.instances) {
       if (i.deleted !== 0 || i.node === null) continue
-      const numa = parseInstanceNumaTopology(i.extra?.numa_topology ?? null).value
+      const numa = valueOf(parseInstanceNumaTopology(i.extra?.numa_topology ?? null))
       for (const c of numa?.cells ?? []) {
         let cells = byNode.get(i.node)
         if (!cells) byNode.set(i.node, (cells = new Map()))
@@ -131,7 +134,7 @@ describe("generateCloud shapes 'real'", () => {
     }
     let checked = 0
     for (const cn of s.nova.compute_nodes) {
-      for (const c of parseHostNumaTopology(cn.numa_topology).value?.cells ?? []) {
+      for (const c of valueOf(parseHostNumaTopology(cn.numa_topology))?.cells ?? []) {
         const u = byNode.get(cn.hypervisor_hostname ?? '')?.get(c.id) ?? {mem: 0, small: 0, pinned: []}
         expect([c.memory_usage, c.mempages[0]?.used, [...c.pinned_cpus].sort((a, b) => a - b)]).toEqual([u.mem, u.small, u.pinned.sort((a, b) => a - b)])
         checked++

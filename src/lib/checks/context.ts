@@ -3,7 +3,9 @@
  * are reused, not rebuilt). Everything here is derived from the snapshot alone.
  */
 import type {CheckName, Finding, FindingSubject, Severity, UndecidedCode} from '../domain/finding.js'
-import {type CloudModel, nodeKey} from '../domain/model.js'
+import {type CloudModel, type InstanceRows, nodeKey} from '../domain/model.js'
+
+export type {InstanceRows} from '../domain/model.js'
 import {type InstanceWhereabouts, OutageRule} from '../domain/outage.js'
 import {ProviderNodes} from '../domain/provider-nodes.js'
 import {
@@ -92,68 +94,26 @@ export class AuditContext implements InstanceWhereabouts {
   }
 
   /**
-   * Position in nova_api.instance_mappings of each instance uuid's mapping (the last one, as a
-   * uuid-keyed map keeps), built on first use. Positions let cells mark the mappings of live instances in
-   * a byte array instead of a second uuid-keyed lookup per mapping.
+   * The live instances a node's resource tracker counts that hold resources (model.trackedOnNode,
+   * holdsResources), once per node for the pinning and usage checks. Shared: callers must not modify it.
    */
-  get mappingIndex(): ReadonlyMap<string, number> {
-    if (!this.mappingPositions) {
-      this.mappingPositions = new Map()
-      const rows = this.model.snapshot.nova_api.instance_mappings
-      for (let i = 0; i < rows.length; i++) this.mappingPositions.set(rows[i].instance_uuid, i)
-    }
-    return this.mappingPositions
+  residentOn(cn: ComputeNode): Instance[] {
+    let list = this.residents.get(cn)
+    if (!list) this.residents.set(cn, (list = this.model.trackedOnNode(cn).filter(holdsResources)))
+    return list
   }
 
-  private mappingPositions?: Map<string, number>
+  private readonly residents = new Map<ComputeNode, Instance[]>()
 
-  /**
-   * Instance rows grouped by uuid through model.consumerIndex (one probe per row, shared by leaks and
-   * cells): the rows of allocation consumer i, and by uuid those of instances holding nothing. Equal
-   * to model.instancesByUuid, without inserting 300k uuids into a map of their own.
-   */
+  /** model.instanceRows: instance rows grouped by uuid through the consumer index. */
   get instanceRows(): InstanceRows {
-    if (!this.rowsIndex) {
-      const consumerIndex = this.model.consumerIndex
-      const ofConsumer: Array<Instance[] | undefined> = new Array(this.model.consumerIds.length)
-      const other = new Map<string, Instance[]>()
-      const nodeListOfConsumer: Array<readonly Instance[] | undefined> = new Array(this.model.consumerIds.length)
-      const order: Instance[][] = []
-      const orderConsumer: number[] = []
-      const instances = this.model.snapshot.nova.instances
-      // Instances of a cell are in id order, as their consumers first got allocations.
-      let hint = 0
-      for (let pos = 0; pos < instances.length; pos++) {
-        const inst = instances[pos]
-        const index = consumerIndex.near(inst.uuid, hint)
-        if (index !== undefined) hint = index + 1
-        let rows = index === undefined ? other.get(inst.uuid) : ofConsumer[index]
-        if (rows) {
-          rows.push(inst)
-          if (index !== undefined) nodeListOfConsumer[index] = undefined
-          continue
-        }
-        rows = [inst]
-        if (index === undefined) other.set(inst.uuid, rows)
-        else {
-          ofConsumer[index] = rows
-          nodeListOfConsumer[index] = this.model.liveNodeListAt[pos]
-        }
-        order.push(rows)
-        orderConsumer.push(index ?? -1)
-      }
-      this.rowsIndex = {ofConsumer, nodeListOfConsumer, other, order, orderConsumer}
-    }
-    return this.rowsIndex
+    return this.model.instanceRows
   }
-
-  private rowsIndex?: InstanceRows
 
   /** model.instancesByUuid.get(uuid), read through instanceRows. */
   rowsOf(uuid: string): Instance[] | undefined {
-    const rows = this.instanceRows
     const index = this.model.consumerIndex.get(uuid)
-    return index === undefined ? rows.other.get(uuid) : rows.ofConsumer[index]
+    return index === undefined ? this.instanceRows.other.get(uuid) : this.instanceRows.ofConsumer[index]
   }
 
   /** The live, non-hidden rows of an instance uuid (several: live in several cells), read through instanceRows. */
@@ -175,10 +135,12 @@ export class AuditContext implements InstanceWhereabouts {
 
   private readonly severalLive = new Map<string, Instance[] | null>()
 
-  /** The instance_mapping of an instance uuid (the last one of the uuid), read through mappingIndex. */
+  /** The instance_mapping of an instance uuid (the last one of the uuid), read through model.mappingPositions. */
   mappingOf(uuid: string): InstanceMapping | undefined {
-    const at = this.mappingIndex.get(uuid)
-    return at === undefined ? undefined : this.model.snapshot.nova_api.instance_mappings[at]
+    const m = this.model.mappingPositions
+    const index = this.model.consumerIndex.get(uuid)
+    const at = index === undefined ? (m.other.get(uuid) ?? -1) : m.ofConsumer[index]
+    return at < 0 ? undefined : this.model.snapshot.nova_api.instance_mappings[at]
   }
 
   /**
@@ -284,19 +246,6 @@ export class AuditContext implements InstanceWhereabouts {
       repair: 'Make the cell database reachable and audit again (nothing is concluded from its absence).',
     }))
   }
-}
-
-export interface InstanceRows {
-  /** Rows of allocation consumer i (model.consumerIds[i]), in snapshot order. */
-  ofConsumer: ReadonlyArray<Instance[] | undefined>
-  /** When consumer i has a single instance row, that row's model.liveNodeListAt list. */
-  nodeListOfConsumer: ReadonlyArray<readonly Instance[] | undefined>
-  /** Rows of instance uuids that hold no allocation. */
-  other: ReadonlyMap<string, Instance[]>
-  /** Every uuid's rows in first-seen order (model.instancesByUuid's order)... */
-  order: readonly Instance[][]
-  /** ...and the consumer position of each (-1: holds no allocation). */
-  orderConsumer: readonly number[]
 }
 
 const parseFlavorText = (text: string) => parseInstanceFlavors(text === '' ? null : text)

@@ -8,6 +8,8 @@ import {ModelBlobs} from './model-blobs.js'
 import {ResourceClassRegistry} from './resource-classes.js'
 import {StringIndex} from '../util/string-index.js'
 import {brokenProviderTrees} from './provider-tree.js'
+import {providersWithTrait, traitNamesByProvider} from './trait-sets.js'
+import {groupInstanceRows, indexConsumers, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
 import type {
   Allocation,
   CellInfo,
@@ -23,6 +25,7 @@ import type {
 } from './snapshot.js'
 
 export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
+export type {InstanceRows, MappingPositions} from './instance-joins.js'
 
 export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
 
@@ -52,6 +55,21 @@ export class CloudModel extends ModelBlobs {
   }
 
   private instancesMap?: Map<string, Instance[]>
+
+  /** Instance rows grouped by uuid through consumerIndex (instance-joins.ts), built on first use. */
+  get instanceRows(): InstanceRows {
+    this.rowsIndex ??= groupInstanceRows(this)
+    return this.rowsIndex
+  }
+
+  private rowsIndex?: InstanceRows
+  /** Where each instance uuid's (last) mapping is in nova_api.instance_mappings, built on first use. */
+  get mappingPositions(): MappingPositions {
+    this.mappingIndex ??= locateMappings(this)
+    return this.mappingIndex
+  }
+
+  private mappingIndex?: MappingPositions
   /**
    * Live (deleted = 0), non-hidden instances per compute node key (host + node). An instance whose
    * compute_id (nova 2023.2+) names a live node of its cell is listed under that node's key, whatever
@@ -121,7 +139,17 @@ export class CloudModel extends ModelBlobs {
   readonly projectsById = new Map<number, string>()
   readonly usersById = new Map<number, string>()
   readonly traitNamesById = new Map<number, string>()
-  readonly traitsByProvider = new Map<number, Set<string>>()
+  /** Trait names per provider (rows naming no known trait left out), built on first use (trait-sets.ts). */
+  get traitsByProvider(): Map<number, Set<string>> {
+    this.traitNameSets ??= traitNamesByProvider(this.traitNamesById, this.snapshot.placement.resource_provider_traits)
+    return this.traitNameSets
+  }
+
+  private traitNameSets?: Map<number, Set<string>>
+  /** The ids of the providers that hold a trait: one pass over the rows, no per-provider sets. */
+  providersWithTrait(name: string): Set<number> {
+    return providersWithTrait(this.traitNamesById, this.snapshot.placement.resource_provider_traits, name)
+  }
   readonly placementAggregateUuidById = new Map<number, string>()
   readonly aggregatesByProvider = new Map<number, Set<string>>()
 
@@ -190,7 +218,7 @@ export class CloudModel extends ModelBlobs {
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
     for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
-    this.indexConsumers(p.allocations)
+    indexConsumers(this.consumerIndex, this.consumerAllocations, p.allocations)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
     for (const a of p.usages ?? p.allocations) {
       let usage = this.usageByProvider.get(a.resource_provider_id)
@@ -200,13 +228,6 @@ export class CloudModel extends ModelBlobs {
     for (const r of p.projects) this.projectsById.set(r.id, r.external_id)
     for (const r of p.users) this.usersById.set(r.id, r.external_id)
     for (const t of p.traits) this.traitNamesById.set(t.id, t.name)
-    for (const rt of p.resource_provider_traits) {
-      const name = this.traitNamesById.get(rt.trait_id)
-      if (name === undefined) continue
-      let set = this.traitsByProvider.get(rt.resource_provider_id)
-      if (!set) this.traitsByProvider.set(rt.resource_provider_id, (set = new Set()))
-      set.add(name)
-    }
     for (const a of p.placement_aggregates) if (a.uuid) this.placementAggregateUuidById.set(a.id, a.uuid)
     for (const ra of p.resource_provider_aggregates) {
       const uuid = this.placementAggregateUuidById.get(ra.aggregate_id)
@@ -228,27 +249,6 @@ export class CloudModel extends ModelBlobs {
     let list = this.liveInstancesByNode.get(key)
     if (!list) this.liveInstancesByNode.set(key, (list = []))
     return list
-  }
-
-  /**
-   * Fill consumerIndex / consumerIds / consumerAllocations. Allocation rows come grouped by consumer
-   * (written together, read by id): a repeated consumer appends to the previous row's list without a
-   * lookup; a consumer met again later (its allocations rewritten by a move) joins its first list.
-   */
-  private indexConsumers(allocations: readonly Allocation[]): void {
-    let lastConsumer: string | undefined
-    let lastList: Allocation[] | undefined
-    const lists = this.consumerAllocations
-    for (const a of allocations) {
-      if (a.consumer_id === lastConsumer && lastList) {
-        lastList.push(a)
-        continue
-      }
-      lastConsumer = a.consumer_id
-      const index = this.consumerIndex.add(a.consumer_id)
-      if (index < lists.length) (lastList = lists[index] as Allocation[]).push(a)
-      else lists.push((lastList = [a]))
-    }
   }
 
   // ---------------------------------------------------------------- cells

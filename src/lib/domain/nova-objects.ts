@@ -213,8 +213,12 @@ export function parseInstanceNumaTopology(text: string | null): Parsed<InstanceN
   }
 }
 
+const NO_PINS: readonly number[] = []
+
 /** Host pCPUs an instance cell pins: its pinning values plus the emulator-thread reservation. */
-export function pinnedHostCpus(cell: InstanceNumaCell): number[] {
+export function pinnedHostCpus(cell: InstanceNumaCell): readonly number[] {
+  // Most instance cells pin nothing (hw:numa_nodes without hw:cpu_policy): no Set, no arrays.
+  if (cell.cpu_pinning.size === 0 && cell.cpuset_reserved.length === 0) return NO_PINS
   return [...new Set([...cell.cpu_pinning.values(), ...cell.cpuset_reserved])]
 }
 

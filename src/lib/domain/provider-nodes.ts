@@ -11,7 +11,7 @@ export class ProviderNodes {
   /** Live compute node by uuid (the provider uuid nova uses). */
   private readonly liveCnByUuid = new Map<string, ComputeNode>()
   /** Root providers that are not compute nodes but share their inventory via aggregates. */
-  private readonly sharingProviderIds = new Set<number>()
+  private readonly sharingProviderIds: ReadonlySet<number>
   /**
    * provider.uuid-mismatch pairs: a live compute node whose uuid has no provider, and the root
    * provider carrying its hypervisor_hostname. Other checks judge that provider as the node's, so
@@ -24,7 +24,7 @@ export class ProviderNodes {
 
   constructor(private readonly model: CloudModel) {
     for (const cn of model.liveComputeNodes) if (cn.uuid && !this.liveCnByUuid.has(cn.uuid)) this.liveCnByUuid.set(cn.uuid, cn)
-    for (const [rpId, traits] of model.traitsByProvider) if (traits.has(SHARING_TRAIT)) this.sharingProviderIds.add(rpId)
+    this.sharingProviderIds = model.providersWithTrait(SHARING_TRAIT)
     for (const cn of model.liveComputeNodes) {
       if ((cn.uuid && model.providersByUuid.has(cn.uuid)) || cn.hypervisor_hostname === null) continue
       const rp = (model.providersByName.get(cn.hypervisor_hostname) ?? []).find((p) => p.parent_provider_id === null && !this.sharingProviderIds.has(p.id))

@@ -135,12 +135,20 @@ function agreements(model: CloudModel, read: CellInfo[], idx: ReturnType<typeof 
     const elsewhere = [...(idx.liveIn.get(hm.host) ?? [])].some((u) => u !== c.uuid && model.isCellAvailable(u))
     tally(evidence.get(c.uuid)!.hosts, idx.knownIn.get(hm.host)?.has(c.uuid) === true, elsewhere)
   }
-  // The last mapping of an instance decides where nova_api sends it, as for the mapping checks.
-  const lastMapping = new Map(s.nova_api.instance_mappings.map((im) => [im.instance_uuid, im]))
-  for (const im of lastMapping.values()) {
+  // The last mapping of an instance decides where nova_api sends it, as for the mapping checks;
+  // mappings and rows are joined through the consumer index (no map of 300k uuids).
+  const mappings = s.nova_api.instance_mappings
+  const positions = model.mappingPositions
+  const instanceRows = model.instanceRows
+  let hint = 0
+  for (let i = 0; i < mappings.length; i++) {
+    const im = mappings[i]
+    const index = model.consumerIndex.near(im.instance_uuid, hint)
+    if (index !== undefined) hint = index + 1
+    if (positions.repeated && (index === undefined ? positions.other.get(im.instance_uuid) : positions.ofConsumer[index]) !== i) continue
     const c = im.cell_id === null ? undefined : byId.get(im.cell_id)
     if (!c || im.queued_for_delete === true) continue
-    const rows = model.instancesByUuid.get(im.instance_uuid) ?? []
+    const rows = (index === undefined ? instanceRows.other.get(im.instance_uuid) : instanceRows.ofConsumer[index]) ?? []
     const elsewhere = rows.some((i) => i.deleted === 0 && i.cell_uuid !== c.uuid && model.isCellAvailable(i.cell_uuid))
     tally(evidence.get(c.uuid)!.instances, rows.some((i) => i.cell_uuid === c.uuid), elsewhere)
   }

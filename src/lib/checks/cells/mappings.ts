@@ -26,22 +26,7 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
   return ctx.once(liveMappings, () => {
     const {model} = ctx
     const mappings = model.snapshot.nova_api.instance_mappings
-    const mappingOfConsumer = new Int32Array(model.consumerIds.length).fill(-1)
-    const otherMappings = new Map<string, number>()
-    let repeated = false
-    let hint = 0
-    for (let i = 0; i < mappings.length; i++) {
-      const index = model.consumerIndex.near(mappings[i].instance_uuid, hint)
-      if (index === undefined) {
-        const before = otherMappings.size
-        otherMappings.set(mappings[i].instance_uuid, i)
-        repeated ||= otherMappings.size === before
-      } else {
-        repeated ||= mappingOfConsumer[index] >= 0
-        mappingOfConsumer[index] = i
-        hint = index + 1
-      }
-    }
+    const {ofConsumer: mappingOfConsumer, other: otherMappings, repeated} = model.mappingPositions
     const ofLive = new Uint8Array(mappings.length)
     const {order, orderConsumer} = ctx.instanceRows
     const live: Array<Instance[] | undefined> = new Array(order.length)

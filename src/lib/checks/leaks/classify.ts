@@ -39,8 +39,12 @@ class Classifier {
     undecidedConsumers: new Set(),
   }
 
+  /** Whether a cell could not be read (model.unavailableCells filters the cells on each call: asked once, not per consumer). */
+  private readonly someCellDark: boolean
+
   constructor(private readonly ctx: AuditContext) {
     this.model = ctx.model
+    this.someCellDark = ctx.model.unavailableCells.length > 0
     this.residence = new Residence(ctx)
     this.amounts = new AmountMatcher(ctx.model.rc)
   }
@@ -124,7 +128,7 @@ class Classifier {
     ownList: readonly Instance[] | undefined,
     moving: readonly Migration[],
   ): void {
-    if (this.model.unavailableCells.length > 0) {
+    if (this.someCellDark) {
       const dark = this.darkCellsOf(consumer, groups)
       if (dark.length > 0) return this.undecide(consumer, dark)
     }

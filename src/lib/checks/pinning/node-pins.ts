@@ -9,7 +9,7 @@ import {nodeKey} from '../../domain/model.js'
 import {type HostNumaCell, type HostNumaTopology, pinnedHostCpus} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance} from '../../domain/snapshot.js'
-import {type AuditContext, holdsResources} from '../context.js'
+import type {AuditContext} from '../context.js'
 import {DOWN_HOST_NOTE} from '../rows.js'
 
 export const REPAIR = 'cloudctl repair pinning'
@@ -24,12 +24,15 @@ export interface NodePins {
   /** pCPUs the moving instances pin: that many leaked pCPUs may be theirs. */
   tolerance: number
   /** Per NUMA cell id, each pinned pCPU and the instances pinning it. */
-  byCell: Map<number, Map<number, string[]>>
+  byCell: ReadonlyMap<number, Map<number, string[]>>
   /** pCPUs pinned per instance (instances pinning none are left out). */
-  pinsByInstance: Map<string, number>
+  pinsByInstance: ReadonlyMap<string, number>
   /** pinned_cpus is the resource tracker's own bookkeeping: on a dead host it is only stale. */
   rowIsStale: boolean
 }
+
+const NO_CELLS: ReadonlyMap<number, Map<number, string[]>> = new Map()
+const NO_PINS: ReadonlyMap<string, number> = new Map()
 
 /** Live nodes with a readable NUMA topology whose instances' topologies could all be read. */
 export function nodePins(ctx: AuditContext): NodePins[] {
@@ -49,7 +52,7 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
   const {model} = ctx
   // As the resource tracker: hidden copies of a cross-cell move keep their pins on their node, and
   // only the node's own cell's migration rows are its.
-  const resident = model.trackedOnNode(cn).filter(holdsResources)
+  const resident = ctx.residentOn(cn)
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   const moving = (ctx.inProgressByNode.get(key) ?? [])
     .filter((m) => m.cell_uuid === cn.cell_uuid)
@@ -60,8 +63,9 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
     const t = ctx.instanceNumaTopology(inst)
     if (t.ok && t.value) for (const c of t.value.cells) tolerance += pinnedHostCpus(c).length
   }
-  const byCell = new Map<number, Map<number, string[]>>()
-  const pinsByInstance = new Map<string, number>()
+  // Made on the first pin: most nodes pin nothing, and 10k nodes would hold two empty maps each.
+  let byCell: Map<number, Map<number, string[]>> | undefined
+  let pinsByInstance: Map<string, number> | undefined
   for (const inst of resident) {
     const t = ctx.instanceNumaTopology(inst)
     // Reported as snapshot.unreadable-blob; comparing without it would accuse the host.
@@ -70,7 +74,10 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
     let n = 0
     for (const c of t.value.cells) {
       const pins = pinnedHostCpus(c)
+      // A cell that pins nothing adds no pCPU to compare (most cells of NUMA-placed guests).
+      if (pins.length === 0) continue
       n += pins.length
+      byCell ??= new Map()
       let m = byCell.get(c.id)
       if (!m) byCell.set(c.id, (m = new Map()))
       for (const pcpu of pins) {
@@ -79,10 +86,10 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
         else m.set(pcpu, [inst.uuid])
       }
     }
-    if (n > 0) pinsByInstance.set(inst.uuid, n)
+    if (n > 0) (pinsByInstance ??= new Map()).set(inst.uuid, n)
   }
   const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
-  return {cn, topology, resident, moving, tolerance, byCell, pinsByInstance, rowIsStale}
+  return {cn, topology, resident, moving, tolerance, byCell: byCell ?? NO_CELLS, pinsByInstance: pinsByInstance ?? NO_PINS, rowIsStale}
 }
 
 export interface CellPins {
@@ -98,6 +105,15 @@ export interface CellPins {
  * pinned on the host and no instance pins here: no per-cell finding can arise.
  */
 export function cellPins(p: NodePins): CellPins[] {
+  let cells = cellPinsOf.get(p)
+  if (!cells) cellPinsOf.set(p, (cells = compareCells(p)))
+  return cells
+}
+
+/** cellPins per node, made once for the five pinning units that read them. */
+const cellPinsOf = new WeakMap<NodePins, CellPins[]>()
+
+function compareCells(p: NodePins): CellPins[] {
   if (p.byCell.size === 0 && !p.topology.cells.some((c) => c.pinned_cpus.length > 0)) return []
   const hostCells = new Map<number, HostNumaCell>(p.topology.cells.map((c) => [c.id, c]))
   const cellIds = [...new Set([...hostCells.keys(), ...p.byCell.keys()])].sort((a, b) => a - b)

@@ -15,7 +15,7 @@ import type {FlavorObject} from '../../domain/nova-objects.js'
 import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
 import {TextMemo} from '../../util/text-memo.js'
-import {type AuditContext, holdsResources} from '../context.js'
+import type {AuditContext} from '../context.js'
 import {bootsFromVolume} from '../flavor-resources.js'
 import {isIronicNode} from '../ironic.js'
 
@@ -140,7 +140,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
   const id = (name: string) => model.rc.id(name) as number
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   // The hidden copy of a cross-cell move is counted on its node, as the resource tracker does.
-  const resident = model.trackedOnNode(cn).filter(holdsResources)
+  const resident = ctx.residentOn(cn)
   const migrations = countedMigrations(ctx, cn, key, resident)
   const rp = ctx.providerOf(cn)
   const memInv = rp ? model.inventory(rp.id, id('MEMORY_MB')) : undefined
