@@ -233,6 +233,26 @@ export interface InstanceNumaCellSpec {
   pagesize?: number | null
 }
 
+/** An InstanceNUMACell's fields as nova stores them (cpu_pinning_raw keyed by the guest CPU as a string). */
+export function instanceNumaCellFields(c: InstanceNumaCellSpec): {[k: string]: Py} {
+  let raw: {[k: string]: Py} | null = null
+  if (c.cpu_pinning && c.cpu_pinning.size > 0) {
+    raw = {}
+    for (const [v, p] of c.cpu_pinning) raw[String(v)] = p
+  }
+  return {
+    id: c.id,
+    cpuset: [...c.cpuset],
+    pcpuset: [...c.pcpuset],
+    cpuset_reserved: c.cpuset_reserved ? [...c.cpuset_reserved] : null,
+    memory: c.memory,
+    pagesize: c.pagesize ?? null,
+    cpu_pinning_raw: raw,
+    cpu_policy: c.cpu_policy,
+    cpu_thread_policy: c.cpu_thread_policy,
+  }
+}
+
 /**
  * instance_extra.numa_topology. nova does not store the instance_uuid field (it is set again on load);
  * emulator_threads_policy is 'isolate' for an isolate flavor (the emulator threads have reserved
@@ -245,29 +265,7 @@ export function instanceNumaTopologyBlob(cells: ReadonlyArray<InstanceNumaCellSp
       '1.3',
       {
         emulator_threads_policy: cells.some((c) => c.cpuset_reserved !== null && c.cpuset_reserved.length > 0) ? 'isolate' : null,
-        cells: cells.map((c) => {
-          let raw: {[k: string]: Py} | null = null
-          if (c.cpu_pinning && c.cpu_pinning.size > 0) {
-            raw = {}
-            for (const [v, p] of c.cpu_pinning) raw[String(v)] = p
-          }
-          return novaObject(
-            'InstanceNUMACell',
-            '1.6',
-            {
-              id: c.id,
-              cpuset: [...c.cpuset],
-              pcpuset: [...c.pcpuset],
-              cpuset_reserved: c.cpuset_reserved ? [...c.cpuset_reserved] : null,
-              memory: c.memory,
-              pagesize: c.pagesize ?? null,
-              cpu_pinning_raw: raw,
-              cpu_policy: c.cpu_policy,
-              cpu_thread_policy: c.cpu_thread_policy,
-            },
-            INSTANCE_NUMA_CELL_CHANGES,
-          )
-        }),
+        cells: cells.map((c) => novaObject('InstanceNUMACell', '1.6', instanceNumaCellFields(c), INSTANCE_NUMA_CELL_CHANGES)),
       },
       ['cells', 'emulator_threads_policy'],
     ),

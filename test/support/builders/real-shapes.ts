@@ -11,7 +11,7 @@
 import {readFileSync} from 'node:fs'
 
 import type {Flavor} from '../../../src/lib/domain/snapshot.js'
-import {flavorObject, type HostNumaCellState, type InstanceNumaCellSpec, pyDumps} from './blobs.js'
+import {flavorObject, type HostNumaCellState, type InstanceNumaCellSpec, instanceNumaCellFields, pyDumps} from './blobs.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
@@ -96,24 +96,7 @@ export class RealShapes {
     const top = fromSpec ? JSON.parse(rec.request_spec)['nova_object.data'].numa_topology : JSON.parse(rec.extra.numa_topology as string)
     const cellT = top['nova_object.data'].cells[0]
     return fill(top, {
-      cells: cells.map((c) => {
-        let raw: Record<string, number> | null = null
-        if (c.cpu_pinning && c.cpu_pinning.size > 0) {
-          raw = {}
-          for (const [v, p] of c.cpu_pinning) raw[String(v)] = p
-        }
-        return fill(cellT, {
-          id: c.id,
-          cpuset: [...c.cpuset],
-          pcpuset: [...c.pcpuset],
-          cpuset_reserved: c.cpuset_reserved ? [...c.cpuset_reserved] : null,
-          memory: c.memory,
-          pagesize: c.pagesize ?? null,
-          cpu_pinning_raw: raw,
-          cpu_policy: c.cpu_policy,
-          cpu_thread_policy: c.cpu_thread_policy,
-        })
-      }),
+      cells: cells.map((c) => fill(cellT, instanceNumaCellFields(c))),
       emulator_threads_policy: kind === 'isolate' ? 'isolate' : null,
     })
   }
