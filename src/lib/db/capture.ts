@@ -23,7 +23,7 @@ import {AUDIT_VIEW, readCell} from './read-cell.js'
 import {readDatabaseIdentity} from './database-identity.js'
 import {readPlacement} from './read-placement.js'
 import {readCellForScheduler, readNovaApiForScheduler, readPlacementForScheduler} from './read-scheduler.js'
-import {openReader, type Reader} from './table-reader.js'
+import {joinChunks, openReader, type Reader} from './table-reader.js'
 import {formatTemplatedDbUrl} from './url-template.js'
 import {parseDbUrl} from './url.js'
 import {confSyncWaits} from './session.js'
@@ -252,13 +252,13 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
     const cellReleases: Record<string, DatabaseRelease> = {}
     for (const c of cells) if (c.release) cellReleases[c.info.uuid] = c.release
 
-    const nova: NovaCellTables = {services: [], compute_nodes: [], instances: [], migrations: []}
-    for (const c of cells) {
-      if (!c.tables) continue
-      for (const row of c.tables.services) nova.services.push(row)
-      for (const row of c.tables.compute_nodes) nova.compute_nodes.push(row)
-      for (const row of c.tables.instances) nova.instances.push(row)
-      for (const row of c.tables.migrations) nova.migrations.push(row)
+    // Each table sized once (joinChunks), not grown row by row: see readRows.
+    const cellTables = cells.flatMap((c) => (c.tables ? [c.tables] : []))
+    const nova: NovaCellTables = {
+      services: joinChunks(cellTables.map((t) => t.services)),
+      compute_nodes: joinChunks(cellTables.map((t) => t.compute_nodes)),
+      instances: joinChunks(cellTables.map((t) => t.instances)),
+      migrations: joinChunks(cellTables.map((t) => t.migrations)),
     }
     const snapshot: Snapshot = {
       format_version: SNAPSHOT_FORMAT_VERSION,
