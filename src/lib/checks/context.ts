@@ -8,6 +8,7 @@ import {type CloudModel, type InstanceRows, nodeKey} from '../domain/model.js'
 export type {InstanceRows} from '../domain/model.js'
 import {type InstanceWhereabouts, OutageRule} from '../domain/outage.js'
 import {ProviderNodes} from '../domain/provider-nodes.js'
+import {serviceUp} from '../domain/service-state.js'
 import {
   type HostNumaTopology,
   type InstanceFlavors,
@@ -27,6 +28,8 @@ import {TextMemo} from '../util/text-memo.js'
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
+
+const NO_INSTANCES: readonly Instance[] = []
 
 export const isMigrationInProgress = (m: Migration): boolean => m.deleted === 0 && !MIGRATION_DONE_STATUSES.has(m.status ?? '')
 
@@ -99,11 +102,30 @@ export class AuditContext implements InstanceWhereabouts {
    */
   residentOn(cn: ComputeNode): Instance[] {
     let list = this.residents.get(cn)
-    if (!list) this.residents.set(cn, (list = this.model.trackedOnNode(cn).filter(holdsResources)))
+    if (!list) {
+      // model.trackedOnNode copies the node's list to append its hidden copies: filtered here in one pass.
+      const key = nodeKey(cn.host, cn.hypervisor_hostname)
+      list = []
+      for (const inst of this.model.liveInstancesByNode.get(key) ?? NO_INSTANCES) if (holdsResources(inst)) list.push(inst)
+      for (const inst of this.model.hiddenInstancesByNode.get(key) ?? NO_INSTANCES) if (inst.cell_uuid === cn.cell_uuid && holdsResources(inst)) list.push(inst)
+      this.residents.set(cn, list)
+    }
     return list
   }
 
   private readonly residents = new Map<ComputeNode, Instance[]>()
+
+  /**
+   * Whether the node's nova-compute is not up (serviceUp of model.serviceOf): its row is then only
+   * stale. Once per node for the pinning and usage checks (four date parses and a service lookup each).
+   */
+  rowIsStale(cn: ComputeNode): boolean {
+    let stale = this.staleRows.get(cn)
+    if (stale === undefined) this.staleRows.set(cn, (stale = !serviceUp(this.model.serviceOf(cn), this.model.snapshot.captured_at)))
+    return stale
+  }
+
+  private readonly staleRows = new Map<ComputeNode, boolean>()
 
   /** model.instanceRows: instance rows grouped by uuid through the consumer index. */
   get instanceRows(): InstanceRows {

@@ -7,7 +7,6 @@
 import type {Finding, FindingCode, FindingSubject, Severity} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
 import {type HostNumaCell, type HostNumaTopology, pinnedHostCpus} from '../../domain/nova-objects.js'
-import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {DOWN_HOST_NOTE} from '../rows.js'
@@ -88,7 +87,7 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
     }
     if (n > 0) (pinsByInstance ??= new Map()).set(inst.uuid, n)
   }
-  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  const rowIsStale = ctx.rowIsStale(cn)
   return {cn, topology, resident, moving, tolerance, byCell: byCell ?? NO_CELLS, pinsByInstance: pinsByInstance ?? NO_PINS, rowIsStale}
 }
 

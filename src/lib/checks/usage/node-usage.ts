@@ -12,7 +12,6 @@
 import type {NodeDriftEvidence} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
 import type {FlavorObject} from '../../domain/nova-objects.js'
-import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
 import {TextMemo} from '../../util/text-memo.js'
 import type {AuditContext} from '../context.js'
@@ -184,7 +183,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     }
     if (Object.keys(driftOf(recorded, columnsOf(cn, without, resident.length - building.length))).length === 0) drift = {}
   }
-  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  const rowIsStale = ctx.rowIsStale(cn)
   return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift, rowIsStale}
 }
 
