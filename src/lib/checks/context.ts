@@ -29,7 +29,15 @@ export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error'
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
 
-const NO_INSTANCES: readonly Instance[] = []
+/** A node's residents (AuditContext.residentsOf): parallel lists. */
+export interface Residents {
+  list: Instance[]
+  numa: Array<Parsed<InstanceNumaTopology | null>>
+  flavors: Array<Parsed<InstanceFlavors | null>>
+  bootsFromVolume: boolean[]
+}
+
+const newResidents = (): Residents => ({list: [], numa: [], flavors: [], bootsFromVolume: []})
 
 export const isMigrationInProgress = (m: Migration): boolean => m.deleted === 0 && !MIGRATION_DONE_STATUSES.has(m.status ?? '')
 
@@ -101,19 +109,64 @@ export class AuditContext implements InstanceWhereabouts {
    * holdsResources), once per node for the pinning and usage checks. Shared: callers must not modify it.
    */
   residentOn(cn: ComputeNode): Instance[] {
-    let list = this.residents.get(cn)
-    if (!list) {
-      // model.trackedOnNode copies the node's list to append its hidden copies: filtered here in one pass.
-      const key = nodeKey(cn.host, cn.hypervisor_hostname)
-      list = []
-      for (const inst of this.model.liveInstancesByNode.get(key) ?? NO_INSTANCES) if (holdsResources(inst)) list.push(inst)
-      for (const inst of this.model.hiddenInstancesByNode.get(key) ?? NO_INSTANCES) if (inst.cell_uuid === cn.cell_uuid && holdsResources(inst)) list.push(inst)
-      this.residents.set(cn, list)
-    }
-    return list
+    return this.residentsOf(cn).list
   }
 
-  private readonly residents = new Map<ComputeNode, Instance[]>()
+  /**
+   * residentOn(cn) with, at the same positions, each instance's NUMA topology and flavors blobs
+   * (instanceNumaTopology, instanceFlavors) and whether it boots from volume. Shared: read-only.
+   */
+  residentsOf(cn: ComputeNode): Residents {
+    let r = this.residents.get(cn)
+    if (!r) {
+      const key = nodeKey(cn.host, cn.hypervisor_hostname)
+      const nodeList = this.model.liveInstancesByNode.get(key)
+      r = (nodeList && this.residentsByList().get(nodeList)) ?? newResidents()
+      const hidden = this.model.hiddenInstancesByNode.get(key)
+      if (hidden) {
+        const base = r
+        r = {list: [...base.list], numa: [...base.numa], flavors: [...base.flavors], bootsFromVolume: [...base.bootsFromVolume]}
+        for (const inst of hidden) if (inst.cell_uuid === cn.cell_uuid && holdsResources(inst)) this.addResident(r, inst)
+      }
+      this.residents.set(cn, r)
+    }
+    return r
+  }
+
+  private readonly residents = new Map<ComputeNode, Residents>()
+
+  /**
+   * Every node's residents, made in one pass over the instances in snapshot order, keyed by the
+   * node's model.liveInstancesByNode list. Walking each node's list instead reaches 300k instance
+   * rows and their blobs in scattered order, several cache misses each: the pinning and usage checks
+   * spent most of their time there.
+   */
+  private residentsByList(): Map<readonly Instance[], Residents> {
+    if (this.byNodeList) return this.byNodeList
+    const byList = new Map<readonly Instance[], Residents>()
+    const instances = this.model.snapshot.nova.instances
+    const at = this.model.liveNodeListAt
+    for (let pos = 0; pos < instances.length; pos++) {
+      const nodeList = at[pos]
+      if (nodeList === undefined) continue
+      const inst = instances[pos]
+      if (!holdsResources(inst)) continue
+      let r = byList.get(nodeList)
+      if (!r) byList.set(nodeList, (r = newResidents()))
+      this.addResident(r, inst)
+    }
+    this.byNodeList = byList
+    return byList
+  }
+
+  private byNodeList?: Map<readonly Instance[], Residents>
+
+  private addResident(r: Residents, inst: Instance): void {
+    r.list.push(inst)
+    r.numa.push(this.instanceNumaTopology(inst))
+    r.flavors.push(this.instanceFlavors(inst))
+    r.bootsFromVolume.push(bootsFromVolume(inst))
+  }
 
   /**
    * Whether the node's nova-compute is not up (serviceUp of model.serviceOf): its row is then only
