@@ -8,6 +8,7 @@ import {type CloudModel, type InstanceRows, nodeKey} from '../domain/model.js'
 export type {InstanceRows} from '../domain/model.js'
 import {type InstanceWhereabouts, OutageRule} from '../domain/outage.js'
 import {ProviderNodes} from '../domain/provider-nodes.js'
+import {serviceUp} from '../domain/service-state.js'
 import {
   type HostNumaTopology,
   type InstanceFlavors,
@@ -27,6 +28,16 @@ import {TextMemo} from '../util/text-memo.js'
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000'
+
+/** A node's residents (AuditContext.residentsOf): parallel lists. */
+export interface Residents {
+  list: Instance[]
+  numa: Array<Parsed<InstanceNumaTopology | null>>
+  flavors: Array<Parsed<InstanceFlavors | null>>
+  bootsFromVolume: boolean[]
+}
+
+const newResidents = (): Residents => ({list: [], numa: [], flavors: [], bootsFromVolume: []})
 
 export const isMigrationInProgress = (m: Migration): boolean => m.deleted === 0 && !MIGRATION_DONE_STATUSES.has(m.status ?? '')
 
@@ -98,12 +109,104 @@ export class AuditContext implements InstanceWhereabouts {
    * holdsResources), once per node for the pinning and usage checks. Shared: callers must not modify it.
    */
   residentOn(cn: ComputeNode): Instance[] {
-    let list = this.residents.get(cn)
-    if (!list) this.residents.set(cn, (list = this.model.trackedOnNode(cn).filter(holdsResources)))
-    return list
+    return this.residentsOf(cn).list
   }
 
-  private readonly residents = new Map<ComputeNode, Instance[]>()
+  /**
+   * residentOn(cn) with, at the same positions, each instance's NUMA topology and flavors blobs
+   * (instanceNumaTopology, instanceFlavors) and whether it boots from volume. Shared: read-only.
+   */
+  residentsOf(cn: ComputeNode): Residents {
+    let r = this.residents.get(cn)
+    if (!r) {
+      const key = nodeKey(cn.host, cn.hypervisor_hostname)
+      const nodeList = this.model.liveInstancesByNode.get(key)
+      r = (nodeList && this.residentsByList().get(nodeList)) ?? newResidents()
+      const hidden = this.model.hiddenInstancesByNode.get(key)
+      if (hidden) {
+        const base = r
+        r = {list: [...base.list], numa: [...base.numa], flavors: [...base.flavors], bootsFromVolume: [...base.bootsFromVolume]}
+        for (const inst of hidden) if (inst.cell_uuid === cn.cell_uuid && holdsResources(inst)) this.addResident(r, inst)
+      }
+      this.residents.set(cn, r)
+    }
+    return r
+  }
+
+  private readonly residents = new Map<ComputeNode, Residents>()
+
+  /**
+   * Every node's residents, made in one pass over the instances in snapshot order, keyed by the
+   * node's model.liveInstancesByNode list. Walking each node's list instead reaches 300k instance
+   * rows and their blobs in scattered order, several cache misses each: the pinning and usage checks
+   * spent most of their time there.
+   */
+  private residentsByList(): Map<readonly Instance[], Residents> {
+    if (this.byNodeList) return this.byNodeList
+    const byList = new Map<readonly Instance[], Residents>()
+    const instances = this.model.snapshot.nova.instances
+    const at = this.model.liveNodeListAt
+    const blobs = this.liveInstanceBlobsAt()
+    for (let pos = 0; pos < instances.length; pos++) {
+      const nodeList = at[pos]
+      if (nodeList === undefined) continue
+      const inst = instances[pos]
+      if (!holdsResources(inst)) continue
+      let r = byList.get(nodeList)
+      if (!r) byList.set(nodeList, (r = newResidents()))
+      // Listed rows are live: their blobs were read by position.
+      r.list.push(inst)
+      r.numa.push(blobs.numa[pos] as Parsed<InstanceNumaTopology | null>)
+      r.flavors.push(blobs.flavors[pos] as Parsed<InstanceFlavors | null>)
+      r.bootsFromVolume.push(bootsFromVolume(inst))
+    }
+    this.byNodeList = byList
+    return byList
+  }
+
+  private byNodeList?: Map<readonly Instance[], Residents>
+
+  /**
+   * The parsed NUMA topology and flavors blobs of each live row (deleted = 0), by position in
+   * snapshot.nova.instances, read in one pass in snapshot order. A lookup by text reads the whole
+   * text (its hash, or a comparison with the text of the same length): each of 300k blobs is read
+   * once here, not once per check that asks.
+   */
+  liveInstanceBlobsAt(): {numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>; flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>} {
+    if (!this.blobsAt) {
+      const instances = this.model.snapshot.nova.instances
+      const numa: Array<Parsed<InstanceNumaTopology | null> | undefined> = []
+      const flavors: Array<Parsed<InstanceFlavors | null> | undefined> = []
+      for (const inst of instances) {
+        const live = inst.deleted === 0
+        numa.push(live ? this.instanceNumaTopology(inst) : undefined)
+        flavors.push(live ? this.instanceFlavors(inst) : undefined)
+      }
+      this.blobsAt = {numa, flavors}
+    }
+    return this.blobsAt
+  }
+
+  private blobsAt?: ReturnType<AuditContext['liveInstanceBlobsAt']>
+
+  private addResident(r: Residents, inst: Instance): void {
+    r.list.push(inst)
+    r.numa.push(this.instanceNumaTopology(inst))
+    r.flavors.push(this.instanceFlavors(inst))
+    r.bootsFromVolume.push(bootsFromVolume(inst))
+  }
+
+  /**
+   * Whether the node's nova-compute is not up (serviceUp of model.serviceOf): its row is then only
+   * stale. Once per node for the pinning and usage checks (four date parses and a service lookup each).
+   */
+  rowIsStale(cn: ComputeNode): boolean {
+    let stale = this.staleRows.get(cn)
+    if (stale === undefined) this.staleRows.set(cn, (stale = !serviceUp(this.model.serviceOf(cn), this.model.snapshot.captured_at)))
+    return stale
+  }
+
+  private readonly staleRows = new Map<ComputeNode, boolean>()
 
   /** model.instanceRows: instance rows grouped by uuid through the consumer index. */
   get instanceRows(): InstanceRows {

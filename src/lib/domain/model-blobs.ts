@@ -34,7 +34,10 @@ export type UnreadableBlob =
   | {table: 'instance_extra'; column: 'numa_topology' | 'flavor'; row: Instance; error: string}
 
 /** The blob readers unreadableBlobs asks: the model's own, or the audits' (which share parses between equal texts). */
-export type BlobReaders = Pick<ModelBlobs, 'hostNumaTopology' | 'statsReadable' | 'instanceNumaTopology' | 'instanceFlavors'>
+export type BlobReaders = Pick<ModelBlobs, 'hostNumaTopology' | 'statsReadable' | 'instanceNumaTopology' | 'instanceFlavors'> & {
+  /** The blobs of the live row at a position of snapshot.nova.instances, where the reader keeps them by position. */
+  liveInstanceBlobsAt?(): {numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>; flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>}
+}
 
 export abstract class ModelBlobs {
   abstract readonly snapshot: Snapshot
@@ -105,11 +108,14 @@ export abstract class ModelBlobs {
       const st = readers.statsReadable(cn)
       if (!st.ok) out.push({table: 'compute_nodes', column: 'stats', row: cn, error: st.error})
     }
-    for (const inst of this.snapshot.nova.instances) {
+    const instances = this.snapshot.nova.instances
+    const at = readers.liveInstanceBlobsAt?.()
+    for (let pos = 0; pos < instances.length; pos++) {
+      const inst = instances[pos]
       if (inst.deleted !== 0) continue
-      const n = readers.instanceNumaTopology(inst)
+      const n = at?.numa[pos] ?? readers.instanceNumaTopology(inst)
       if (!n.ok) out.push({table: 'instance_extra', column: 'numa_topology', row: inst, error: n.error})
-      const f = readers.instanceFlavors(inst)
+      const f = at?.flavors[pos] ?? readers.instanceFlavors(inst)
       if (!f.ok) out.push({table: 'instance_extra', column: 'flavor', row: inst, error: f.error})
     }
     return out

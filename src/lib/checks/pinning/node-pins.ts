@@ -7,7 +7,6 @@
 import type {Finding, FindingCode, FindingSubject, Severity} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
 import {type HostNumaCell, type HostNumaTopology, pinnedHostCpus} from '../../domain/nova-objects.js'
-import {serviceUp} from '../../domain/service-state.js'
 import type {ComputeNode, Instance} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 import {DOWN_HOST_NOTE} from '../rows.js'
@@ -52,7 +51,8 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
   const {model} = ctx
   // As the resource tracker: hidden copies of a cross-cell move keep their pins on their node, and
   // only the node's own cell's migration rows are its.
-  const resident = ctx.residentOn(cn)
+  const residents = ctx.residentsOf(cn)
+  const resident = residents.list
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   const moving = (ctx.inProgressByNode.get(key) ?? [])
     .filter((m) => m.cell_uuid === cn.cell_uuid)
@@ -66,8 +66,8 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
   // Made on the first pin: most nodes pin nothing, and 10k nodes would hold two empty maps each.
   let byCell: Map<number, Map<number, string[]>> | undefined
   let pinsByInstance: Map<string, number> | undefined
-  for (const inst of resident) {
-    const t = ctx.instanceNumaTopology(inst)
+  for (let k = 0; k < resident.length; k++) {
+    const t = residents.numa[k]
     // Reported as snapshot.unreadable-blob; comparing without it would accuse the host.
     if (!t.ok) return undefined
     if (!t.value) continue
@@ -80,15 +80,16 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
       byCell ??= new Map()
       let m = byCell.get(c.id)
       if (!m) byCell.set(c.id, (m = new Map()))
+      const uuid = resident[k].uuid
       for (const pcpu of pins) {
         const owners = m.get(pcpu)
-        if (owners) owners.push(inst.uuid)
-        else m.set(pcpu, [inst.uuid])
+        if (owners) owners.push(uuid)
+        else m.set(pcpu, [uuid])
       }
     }
-    if (n > 0) (pinsByInstance ??= new Map()).set(inst.uuid, n)
+    if (n > 0) (pinsByInstance ??= new Map()).set(resident[k].uuid, n)
   }
-  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  const rowIsStale = ctx.rowIsStale(cn)
   return {cn, topology, resident, moving, tolerance, byCell: byCell ?? NO_CELLS, pinsByInstance: pinsByInstance ?? NO_PINS, rowIsStale}
 }
 

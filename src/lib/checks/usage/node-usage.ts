@@ -11,8 +11,7 @@
  */
 import type {NodeDriftEvidence} from '../../domain/finding.js'
 import {nodeKey} from '../../domain/model.js'
-import type {FlavorObject} from '../../domain/nova-objects.js'
-import {serviceUp} from '../../domain/service-state.js'
+import type {FlavorObject, InstanceFlavors, Parsed} from '../../domain/nova-objects.js'
 import type {ComputeNode, Instance, Inventory, Migration, ResourceProvider} from '../../domain/snapshot.js'
 import {TextMemo} from '../../util/text-memo.js'
 import type {AuditContext} from '../context.js'
@@ -73,12 +72,13 @@ export function nodeUsages(ctx: AuditContext): NodeUsage[] {
 
 interface FlavorUsages {
   current(inst: Instance): Usage | undefined
+  /** current(inst) from its blob and boot-from-volume as ctx.residentsOf already read them. */
+  currentFrom(inst: Instance, parsed: Parsed<InstanceFlavors | null>, bfv: boolean): Usage | undefined
   of(inst: Instance, which: 'cur' | 'old' | 'new'): Usage | undefined
 }
 
 function flavorUsages(ctx: AuditContext): FlavorUsages {
-  const of = (inst: Instance, which: 'cur' | 'old' | 'new'): Usage | undefined => {
-    const parsed = ctx.instanceFlavors(inst)
+  const of = (inst: Instance, which: 'cur' | 'old' | 'new', parsed = ctx.instanceFlavors(inst)): Usage | undefined => {
     let f: Pick<FlavorObject, 'vcpus' | 'memory_mb' | 'root_gb' | 'ephemeral_gb' | 'swap'> | null = null
     if (parsed.ok && parsed.value) f = parsed.value[which] ?? parsed.value.cur
     if (!f) {
@@ -105,7 +105,20 @@ function flavorUsages(ctx: AuditContext): FlavorUsages {
     }
     return u ?? undefined
   }
-  return {current, of}
+  // The same answers keyed by the parsed blob (one object per distinct text), not its text: reading
+  // 300k blob texts' headers is a cache miss each.
+  const byParsed = new Map<Parsed<InstanceFlavors | null>, Array<Usage | null>>()
+  const currentFrom = (inst: Instance, parsed: Parsed<InstanceFlavors | null>, bfv: boolean): Usage | undefined => {
+    // No blob, or no current flavor in it: the instance row decides, not shareable.
+    if (!parsed.ok || !parsed.value?.cur) return of(inst, 'cur', parsed)
+    let slots = byParsed.get(parsed)
+    if (!slots) byParsed.set(parsed, (slots = []))
+    const k = bfv ? 1 : 0
+    let u = slots[k]
+    if (u === undefined) slots[k] = u = of(inst, 'cur', parsed) ?? null
+    return u ?? undefined
+  }
+  return {current, currentFrom, of}
 }
 
 /** Migrations in progress through the node whose other flavor the tracker also holds here. */
@@ -140,7 +153,8 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
   const id = (name: string) => model.rc.id(name) as number
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
   // The hidden copy of a cross-cell move is counted on its node, as the resource tracker does.
-  const resident = ctx.residentOn(cn)
+  const residents = ctx.residentsOf(cn)
+  const resident = residents.list
   const migrations = countedMigrations(ctx, cn, key, resident)
   const rp = ctx.providerOf(cn)
   const memInv = rp ? model.inventory(rp.id, id('MEMORY_MB')) : undefined
@@ -158,7 +172,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     return true
   }
   // One unreadable flavor makes the node undecidable (snapshot.unreadable-blob says why).
-  for (const inst of resident) if (!add(usageOf.current(inst))) return undefined
+  for (let k = 0; k < resident.length; k++) if (!add(usageOf.currentFrom(resident[k], residents.flavors[k], residents.bootsFromVolume[k]))) return undefined
   for (const x of migrations) if (!add(usageOf.of(x.inst, x.which))) return undefined
 
   const expected = columnsOf(cn, sum, resident.length)
@@ -184,7 +198,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     }
     if (Object.keys(driftOf(recorded, columnsOf(cn, without, resident.length - building.length))).length === 0) drift = {}
   }
-  const rowIsStale = !serviceUp(model.serviceOf(cn), model.snapshot.captured_at)
+  const rowIsStale = ctx.rowIsStale(cn)
   return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift, rowIsStale}
 }
 
