@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 
 import {buildModel} from '../../src/lib/domain/model.js'
 import {blastRadius, defaultLimit, describeOverLimit, overLimit} from '../../src/lib/repairs/blast-radius.js'
-import {planDiscoverHosts} from '../../src/lib/repairs/cells.js'
+import {planDiscoverHosts} from '../../src/lib/repairs/discover-hosts.js'
 import {planLeaks} from '../../src/lib/repairs/leaks.js'
 import {CloudBuilder} from '../support/builders.js'
 import {leakySnapshot} from './leaky-cloud.js'

@@ -1,6 +1,6 @@
 import {Flags} from '../../lib/cli/oclif.js'
 
-import {planDiscoverHosts} from '../../lib/repairs/cells.js'
+import {planDiscoverHosts} from '../../lib/repairs/discover-hosts.js'
 import {type RepairOutcome, RepairCommand, repairFlags, scopeFlags} from '../../lib/cli/repair-command.js'
 import {REPAIR_LISTING} from '../../lib/output/listings.js'
 
