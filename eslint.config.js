@@ -26,7 +26,20 @@ const sideEffects = [
  * snapshot/source.ts is the exception: the contract (SourceOptions, ProgressSink) between whoever asks
  * for a snapshot and the readers below that deliver it (config, db); it imports nothing.
  */
-const LAYERS = [['util'], ['domain'], ['checks', 'engine'], ['repairs'], ['scenario'], ['capacity'], ['config'], ['db'], ['snapshot'], ['output'], ['ui'], ['cli']]
+const LAYERS = [
+  ['util'],
+  ['domain'],
+  ['checks', 'engine'],
+  ['repairs'],
+  ['scenario'],
+  ['capacity'],
+  ['config'],
+  ['db'],
+  ['snapshot'],
+  ['output'],
+  ['ui'],
+  ['cli'],
+]
 
 /** Which restricted paths (packages) each folder of src/lib keeps, as before the layer rule. */
 const pureCore = ['domain', 'engine', 'checks', 'repairs', 'capacity', 'scenario']
@@ -44,7 +57,9 @@ function restrictedPaths(folder) {
 function layerBlocks() {
   const blocks = []
   LAYERS.forEach((line, rank) => {
-    const above = LAYERS.slice(rank + 1).flat().map((f) => (f === 'snapshot' ? 'snapshot(?!/source\\.js$)' : f))
+    const above = LAYERS.slice(rank + 1)
+      .flat()
+      .map((f) => (f === 'snapshot' ? 'snapshot(?!/source\\.js$)' : f))
     for (const folder of line) {
       for (let depth = 1; depth <= 3; depth++) {
         const up = `(?:\\.\\./){${depth}}`
@@ -56,7 +71,16 @@ function layerBlocks() {
               {
                 paths: restrictedPaths(folder),
                 patterns: [
-                  ...(above.length > 0 ? [{regex: `^${up}(?:${above.join('|')})(?:/|\\.js$)`, message: `src/lib/${folder} sits below ${LAYERS.slice(rank + 1).flat().join(', ')} (eslint.config.js LAYERS): move what it needs down, or pass it in.`}] : []),
+                  ...(above.length > 0
+                    ? [
+                        {
+                          regex: `^${up}(?:${above.join('|')})(?:/|\\.js$)`,
+                          message: `src/lib/${folder} sits below ${LAYERS.slice(rank + 1)
+                            .flat()
+                            .join(', ')} (eslint.config.js LAYERS): move what it needs down, or pass it in.`,
+                        },
+                      ]
+                    : []),
                   {regex: `^${up}\\.\\./commands(?:/|\\.js$)`, message: 'Only oclif loads src/commands: move what is shared into src/lib.'},
                 ],
               },
@@ -98,7 +122,12 @@ export default tseslint.config(
     // One copy of oclif at run time (src/lib/cli/oclif.ts says why); its types may be named anywhere.
     files: ['src/**/*.ts'],
     ignores: ['src/lib/cli/oclif.ts'],
-    rules: {'@typescript-eslint/no-restricted-imports': ['error', {patterns: [{regex: '^@oclif/core(?:/|$)', allowTypeImports: true, message: 'Import oclif from src/lib/cli/oclif.ts, the one bundled copy.'}]}]},
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {patterns: [{regex: '^@oclif/core(?:/|$)', allowTypeImports: true, message: 'Import oclif from src/lib/cli/oclif.ts, the one bundled copy.'}]},
+      ],
+    },
   },
   // Per folder of src/lib: the packages above, plus the layer rule (these blocks replace the one above there).
   ...layerBlocks(),

@@ -34,7 +34,8 @@ async function maskArgv(argv) {
   const secretValues = []
   for (const [i, arg] of argv.entries()) {
     const eq = arg.indexOf('=')
-    if (arg.startsWith('--') && eq !== -1 && URL_FLAGS.has(arg.slice(0, eq))) secretValues.push({index: i, prefix: arg.slice(0, eq + 1), value: arg.slice(eq + 1)})
+    if (arg.startsWith('--') && eq !== -1 && URL_FLAGS.has(arg.slice(0, eq)))
+      secretValues.push({index: i, prefix: arg.slice(0, eq + 1), value: arg.slice(eq + 1)})
     else if (URL_FLAGS.has(arg) && i + 1 < argv.length) secretValues.push({index: i + 1, prefix: '', value: argv[i + 1]})
   }
   if (secretValues.length === 0 && !debugOn) return undefined
@@ -89,7 +90,8 @@ async function runOclif(masking) {
       return scrub(out)
     }
     const write = process.stderr.write.bind(process.stderr)
-    process.stderr.write = (chunk, ...rest) => write(typeof chunk === 'string' ? clean(chunk) : Buffer.isBuffer(chunk) ? clean(chunk.toString('utf8')) : chunk, ...rest)
+    process.stderr.write = (chunk, ...rest) =>
+      write(typeof chunk === 'string' ? clean(chunk) : Buffer.isBuffer(chunk) ? clean(chunk.toString('utf8')) : chunk, ...rest)
   }
 
   await execute({dir: import.meta.url})

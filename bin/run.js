@@ -5,8 +5,14 @@ var required = [22, 12]
 var parts = process.versions.node.split('.').map(Number)
 if (parts[0] < required[0] || (parts[0] === required[0] && parts[1] < required[1])) {
   process.stderr.write(
-    'cloudctl: needs Node.js ' + required.join('.') + ' or later (24 LTS recommended); this is Node.js ' + process.version + ' (' + process.execPath + ').\n' +
-      'Hint: install Node.js 24, or the cloudctl release tarball or .deb, which carry their own runtime (README, "Install").\n',
+    'cloudctl: needs Node.js ' +
+      required.join('.') +
+      ' or later (24 LTS recommended); this is Node.js ' +
+      process.version +
+      ' (' +
+      process.execPath +
+      ').\n' +
+      'Hint: install Node.js 24, or the cloudctl release tarball or .deb, which carry their own runtime (README, "Install").\n'
   )
   process.exit(2)
 }

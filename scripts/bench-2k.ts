@@ -15,7 +15,27 @@ import {type RealCloud, startPlacement} from '../test/realnova/support.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import type {TestCloud} from '../test/support/db.js'
 import {generateCloud} from '../test/support/generator.js'
-import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, cli, cloudShape, CLOUD_TITLE, generationClock, heartbeats, median, medianRun, OUT, record, recordCli, reporting, ROOT, secs, seedGenerated, shapeLine, summary} from './bench-support.js'
+import {
+  type BenchCloudKind,
+  benchCloudOptions,
+  BOOT_REQUEST,
+  cli,
+  cloudShape,
+  CLOUD_TITLE,
+  generationClock,
+  heartbeats,
+  median,
+  medianRun,
+  OUT,
+  record,
+  recordCli,
+  reporting,
+  ROOT,
+  secs,
+  seedGenerated,
+  shapeLine,
+  summary,
+} from './bench-support.js'
 
 const HOSTS = 2000
 const INSTANCES = 40_000
@@ -46,7 +66,10 @@ function novaManageAudit(cloud: TestCloud): Promise<{ms: number; exitCode: numbe
     const r = await execa('/usr/bin/nova-manage', ['--config-file', conf, 'placement', 'audit'], {reject: false, all: true, timeout: 3_600_000})
     const ms = performance.now() - t0
     // Its last words, without eventlet's import-order warning (printed by every nova-manage run here).
-    const said = String(r.all ?? '').trim().split('\n').filter((l) => l.trim() !== '' && !/monkey patching|^\s*(warn|from |import )/i.test(l))
+    const said = String(r.all ?? '')
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !/monkey patching|^\s*(warn|from |import )/i.test(l))
     return {ms, exitCode: r.exitCode ?? -1, tail: said.slice(-1).join('')}
   })
 }
@@ -99,7 +122,11 @@ function sameChoice(explained: string, sd: SelectDestinations): string {
   const theirs = sd.host_states ?? []
   const shared = theirs.filter((h) => ours.has(h)).length
   const sets = `candidate hosts: ${shared} shared, ${ours.size - shared} only cloudctl's, ${theirs.length - shared} only nova's`
-  const top = (ws: Array<{host: string; weight: number}> | undefined): string => (ws ?? []).slice(0, 3).map((w) => `${w.host} ${w.weight.toFixed(4)}`).join(', ')
+  const top = (ws: Array<{host: string; weight: number}> | undefined): string =>
+    (ws ?? [])
+      .slice(0, 3)
+      .map((w) => `${w.host} ${w.weight.toFixed(4)}`)
+      .join(', ')
   const cloudctl = `cloudctl: ${b.placement.kept} of ${b.placement.candidates} candidates kept, ${b.instances[0]?.filters.at(-1)?.end ?? '?'} after filters, chose ${b.instances[0]?.host ?? 'none'} (best: ${top(b.weighed)})`
   const nova = `nova: ${sd.candidates ?? '?'} candidates, ${sd.filtered ?? '?'} after filters, chose ${sd.host} (best: ${top(sd.weighed)})`
   const verdict = b.instances[0]?.host === sd.host ? 'same host' : 'different hosts'
@@ -138,7 +165,12 @@ export async function benchTwoK(kind: BenchCloudKind): Promise<void> {
   const t0 = performance.now()
   let generated: ReturnType<typeof generateCloud> | null = generateCloud(benchCloudOptions(kind, HOSTS, INSTANCES, now))
   const snapshot = generated.snapshot
-  record('generate', performance.now() - t0, null, `${CLOUD_TITLE[kind]}: ${snapshot.nova.compute_nodes.length} compute nodes, ${snapshot.nova.instances.length} instances, ${snapshot.placement.allocations.length} allocations`)
+  record(
+    'generate',
+    performance.now() - t0,
+    null,
+    `${CLOUD_TITLE[kind]}: ${snapshot.nova.compute_nodes.length} compute nodes, ${snapshot.nova.instances.length} instances, ${snapshot.placement.allocations.length} allocations`,
+  )
   const cloud = await createReleaseCloud('zed', 'bench2k', ['cell1', 'cell2'])
   const heartbeat = heartbeats(generatedAt)
   try {
@@ -161,7 +193,13 @@ export async function benchTwoK(kind: BenchCloudKind): Promise<void> {
 
     const nova = await novaManageAudit(cloud)
     record('real nova-manage placement audit', nova.ms, null, `exit ${nova.exitCode}: ${nova.tail.slice(0, 120)}`)
-    record('ratio nova-manage placement audit / cloudctl audit all', null, null, `${(nova.ms / audit.ms).toFixed(1)}× (${secs(nova.ms)} / ${secs(audit.ms)})`, '≥ 50×')
+    record(
+      'ratio nova-manage placement audit / cloudctl audit all',
+      null,
+      null,
+      `${(nova.ms / audit.ms).toFixed(1)}× (${secs(nova.ms)} / ${secs(audit.ms)})`,
+      '≥ 50×',
+    )
     mine.audit2k = {cloudctl: audit.ms, nova: nova.ms}
 
     for (const name of [`cloud-2k-${kind}.json.gz`, `cloud-2k-${kind}.cloudctl`]) {
@@ -179,8 +217,19 @@ export async function benchTwoK(kind: BenchCloudKind): Promise<void> {
     const sd = await reporting(cloud, heartbeat, () => realSelectDestinations(cloud, flavor, count))
     const sdMs = sd.select_destinations_s * 1000
     const startupMs = sd.with_startup_s * 1000
-    record(`real select_destinations (in-process, ${what})`, sdMs, null, `CPU ${secs(sd.select_destinations_cpu_s * 1000)}; with the scheduler's start-up (SchedulerManager() and its load of the cells' instances) ${secs(startupMs)} (CPU ${secs(sd.with_startup_cpu_s * 1000)}); python3 process ${secs(sd.processMs)}`)
-    record('ratio real select_destinations / cloudctl simulate boot', null, null, `${(sdMs / bootRun.ms).toFixed(2)}× (${secs(sdMs)} / ${secs(bootRun.ms)}); with start-up ${(startupMs / bootRun.ms).toFixed(2)}×`, '≥ 35×')
+    record(
+      `real select_destinations (in-process, ${what})`,
+      sdMs,
+      null,
+      `CPU ${secs(sd.select_destinations_cpu_s * 1000)}; with the scheduler's start-up (SchedulerManager() and its load of the cells' instances) ${secs(startupMs)} (CPU ${secs(sd.with_startup_cpu_s * 1000)}); python3 process ${secs(sd.processMs)}`,
+    )
+    record(
+      'ratio real select_destinations / cloudctl simulate boot',
+      null,
+      null,
+      `${(sdMs / bootRun.ms).toFixed(2)}× (${secs(sdMs)} / ${secs(bootRun.ms)}); with start-up ${(startupMs / bootRun.ms).toFixed(2)}×`,
+      '≥ 35×',
+    )
     record('same choice?', null, null, sameChoice(explained.stdout, sd))
     mine.boot2k = {cloudctl: bootRun.ms, nova: sdMs, novaWithStartup: startupMs, request: what}
   } finally {

@@ -25,7 +25,13 @@ const uuid = (n: number, tag: number) => `${tag.toString(16).padStart(8, '0')}-0
 
 function allocations(n: number, rp: number, consumer: string) {
   const classes = ['VCPU', 'MEMORY_MB', 'DISK_GB']
-  return Array.from({length: n}, (_, i) => ({id: rp * 10_000 + i, resource_provider_id: rp, resource_class: classes[i % 3], used: i % 3 === 1 ? 2048 : 2, consumer_uuid: consumer}))
+  return Array.from({length: n}, (_, i) => ({
+    id: rp * 10_000 + i,
+    resource_provider_id: rp,
+    resource_class: classes[i % 3],
+    used: i % 3 === 1 ? 2048 : 2,
+    consumer_uuid: consumer,
+  }))
 }
 
 function finding(i: number): Finding {

@@ -56,7 +56,14 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 async function main(): Promise<void> {
   process.stderr.write(`generating ${HOSTS} hosts / ${INSTANCES} instances\n`)
-  let snapshot: ReturnType<typeof generateCloud>['snapshot'] | null = generateCloud({seed: 42, cells: 2, hosts: HOSTS, instances: INSTANCES, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1}).snapshot
+  let snapshot: ReturnType<typeof generateCloud>['snapshot'] | null = generateCloud({
+    seed: 42,
+    cells: 2,
+    hosts: HOSTS,
+    instances: INSTANCES,
+    bootFromVolumeFraction: 0.02,
+    pinnedHostFraction: 0.1,
+  }).snapshot
   const cloud = await createTestCloud('benchrows', {cells: ['cell1', 'cell2']})
   try {
     await seedSnapshot(snapshot, cloud)
@@ -77,7 +84,8 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(`${rows} rows per read, ${ROUNDS} rounds (median, min):\n`)
-    for (const [mode, t] of Object.entries(times)) process.stdout.write(`  ${mode.padEnd(24)} ${(median(t) / 1000).toFixed(2)} s  ${(Math.min(...t) / 1000).toFixed(2)} s\n`)
+    for (const [mode, t] of Object.entries(times))
+      process.stdout.write(`  ${mode.padEnd(24)} ${(median(t) / 1000).toFixed(2)} s  ${(Math.min(...t) / 1000).toFixed(2)} s\n`)
   } finally {
     await cloud.drop()
   }

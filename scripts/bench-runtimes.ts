@@ -38,9 +38,14 @@ interface Run {
 
 async function run(rt: Runtime, args: string[]): Promise<Run> {
   const t0 = performance.now()
-  const r = await execa(rt.node, ['--import', resolve(ROOT, 'scripts/rss-report.mjs'), resolve(rt.tree, 'bin/run.js'), ...args], {reject: false, env: {NO_COLOR: '1'}, maxBuffer: 1 << 28})
+  const r = await execa(rt.node, ['--import', resolve(ROOT, 'scripts/rss-report.mjs'), resolve(rt.tree, 'bin/run.js'), ...args], {
+    reject: false,
+    env: {NO_COLOR: '1'},
+    maxBuffer: 1 << 28,
+  })
   const ms = performance.now() - t0
-  if (r.exitCode !== 0 && r.exitCode !== 3) throw new Error(`${rt.label}: cloudctl ${args.slice(0, 2).join(' ')} exited ${r.exitCode}: ${String(r.stderr).slice(-600)}`)
+  if (r.exitCode !== 0 && r.exitCode !== 3)
+    throw new Error(`${rt.label}: cloudctl ${args.slice(0, 2).join(' ')} exited ${r.exitCode}: ${String(r.stderr).slice(-600)}`)
   const m = /maxrss_kb=(\d+) cpu_ms=([\d.]+)/.exec(String(r.stderr))
   return {ms, cpuMs: m ? Number(m[2]) : Number.NaN, rssKb: m ? Number(m[1]) : 0}
 }
@@ -55,7 +60,13 @@ async function sideBySide(phase: string, rts: Runtime[], n: number, args: string
   }
   for (const rt of rts) {
     const rs = runs.get(rt) ?? []
-    record(`${phase} [${rt.label}]`, median(rs.map((r) => r.ms)), Math.max(...rs.map((r) => r.rssKb)), `CPU ${secs(median(rs.map((r) => r.cpuMs)))} (median of ${n})`, target)
+    record(
+      `${phase} [${rt.label}]`,
+      median(rs.map((r) => r.ms)),
+      Math.max(...rs.map((r) => r.rssKb)),
+      `CPU ${secs(median(rs.map((r) => r.cpuMs)))} (median of ${n})`,
+      target,
+    )
   }
 }
 
@@ -72,7 +83,16 @@ export async function benchRuntimes(): Promise<void> {
 
   const {generatedAt, now} = generationClock()
   const heartbeat = heartbeats(generatedAt)
-  const snapshot = generateCloud({seed: 42, now, cells: 2, hosts: 2000, instances: 40_000, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1, migrationsInProgress: 40}).snapshot
+  const snapshot = generateCloud({
+    seed: 42,
+    now,
+    cells: 2,
+    hosts: 2000,
+    instances: 40_000,
+    bootFromVolumeFraction: 0.02,
+    pinnedHostFraction: 0.1,
+    migrationsInProgress: 40,
+  }).snapshot
   const cloud = await createTestCloud('benchrt', {cells: ['cell1', 'cell2']})
   try {
     const t0 = performance.now()

@@ -66,7 +66,10 @@ export function heartbeats(generatedAt: Date): (cloud: TestCloud) => Promise<voi
     const conn = await adminConnection()
     try {
       for (const db of [cloud.databases.cell0, ...Object.values(cloud.databases.cells)]) {
-        await conn.query(`UPDATE \`${db}\`.services SET last_seen_up = last_seen_up + INTERVAL ? SECOND, updated_at = updated_at + INTERVAL ? SECOND`, [seconds, seconds])
+        await conn.query(`UPDATE \`${db}\`.services SET last_seen_up = last_seen_up + INTERVAL ? SECOND, updated_at = updated_at + INTERVAL ? SECOND`, [
+          seconds,
+          seconds,
+        ])
       }
     } finally {
       await closeConnection(conn)
@@ -205,7 +208,10 @@ export type BenchCloudKind = 'old' | 'real'
 
 /** BENCH_CLOUDS=real,old (default both, in that order) picks the clouds the 2k and 10k parts play. */
 export const CLOUDS: BenchCloudKind[] = (() => {
-  const asked = (process.env.BENCH_CLOUDS ?? 'real,old').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const asked = (process.env.BENCH_CLOUDS ?? 'real,old')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   for (const c of asked) if (c !== 'real' && c !== 'old') throw new Error(`BENCH_CLOUDS: ${c} is not a cloud (real, old)`)
   return asked as BenchCloudKind[]
 })()
@@ -250,20 +256,50 @@ export function summaryTable(): string[] {
   const kinds = CLOUDS.filter((k) => summaries.has(k))
   const cell = (k: BenchCloudKind, f: (s: CloudSummary) => string | undefined): string => f(summary(k)) ?? '–'
   const table: Array<[string, ...string[]]> = [
-    ['2k: nova-manage placement audit / cloudctl audit all (target ≥ 50×)', ...kinds.map((k) => cell(k, (s) => s.audit2k && `${(s.audit2k.nova / s.audit2k.cloudctl).toFixed(1)}× (${secs(s.audit2k.nova)} / ${secs(s.audit2k.cloudctl)})`))],
+    [
+      '2k: nova-manage placement audit / cloudctl audit all (target ≥ 50×)',
+      ...kinds.map((k) =>
+        cell(k, (s) => s.audit2k && `${(s.audit2k.nova / s.audit2k.cloudctl).toFixed(1)}× (${secs(s.audit2k.nova)} / ${secs(s.audit2k.cloudctl)})`),
+      ),
+    ],
     ['2k: boot request', ...kinds.map((k) => cell(k, (s) => s.boot2k?.request))],
-    ['2k: select_destinations with start-up / cloudctl simulate boot (target ≥ 35×)', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.novaWithStartup / s.boot2k.cloudctl).toFixed(1)}× (${secs(s.boot2k.novaWithStartup)} / ${secs(s.boot2k.cloudctl)})`))],
-    ['2k: select_destinations alone / cloudctl simulate boot', ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.nova / s.boot2k.cloudctl).toFixed(1)}×`))],
-    ['10k: audit all from MariaDB, median of 3 (target ≤ 4 s, ≤ 800 MB)', ...kinds.map((k) => cell(k, (s) => s.audit10k && `${secs(s.audit10k.ms)}, ${mb(s.audit10k.rssKb)} (CPU ${secs(s.audit10k.cpuMs)})`))],
+    [
+      '2k: select_destinations with start-up / cloudctl simulate boot (target ≥ 35×)',
+      ...kinds.map((k) =>
+        cell(
+          k,
+          (s) => s.boot2k && `${(s.boot2k.novaWithStartup / s.boot2k.cloudctl).toFixed(1)}× (${secs(s.boot2k.novaWithStartup)} / ${secs(s.boot2k.cloudctl)})`,
+        ),
+      ),
+    ],
+    [
+      '2k: select_destinations alone / cloudctl simulate boot',
+      ...kinds.map((k) => cell(k, (s) => s.boot2k && `${(s.boot2k.nova / s.boot2k.cloudctl).toFixed(1)}×`)),
+    ],
+    [
+      '10k: audit all from MariaDB, median of 3 (target ≤ 4 s, ≤ 800 MB)',
+      ...kinds.map((k) => cell(k, (s) => s.audit10k && `${secs(s.audit10k.ms)}, ${mb(s.audit10k.rssKb)} (CPU ${secs(s.audit10k.cpuMs)})`)),
+    ],
     ['10k: snapshot capture → .cloudctl', ...kinds.map((k) => cell(k, (s) => s.capture10k && `${secs(s.capture10k.ms)}, ${mb(s.capture10k.rssKb)}`))],
-    ['10k: simulate boot live (the 2k request), median of 3', ...kinds.map((k) => cell(k, (s) => s.boot10k && `${secs(s.boot10k.ms)}, ${mb(s.boot10k.rssKb)}`))],
-    ['10k: seeding MariaDB', ...kinds.map((k) => cell(k, (s) => s.seed10k === undefined ? undefined : secs(s.seed10k)))],
+    [
+      '10k: simulate boot live (the 2k request), median of 3',
+      ...kinds.map((k) => cell(k, (s) => s.boot10k && `${secs(s.boot10k.ms)}, ${mb(s.boot10k.rssKb)}`)),
+    ],
+    ['10k: seeding MariaDB', ...kinds.map((k) => cell(k, (s) => (s.seed10k === undefined ? undefined : secs(s.seed10k))))],
   ]
   // Rows no cloud has a figure for (a part not played) are left out.
   const rows = [['', ...kinds.map((k) => CLOUD_TITLE[k])], ...table.filter((r) => r.slice(1).some((c) => c !== '–'))]
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)) + 2)
-  const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('').trimEnd())
-  for (const [label, pick] of [['2k', (s: CloudSummary) => s.shape2k], ['10k', (s: CloudSummary) => s.shape10k]] as const) {
+  const lines = rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('')
+      .trimEnd(),
+  )
+  for (const [label, pick] of [
+    ['2k', (s: CloudSummary) => s.shape2k],
+    ['10k', (s: CloudSummary) => s.shape10k],
+  ] as const) {
     for (const k of kinds) {
       const shape = pick(summary(k))
       if (shape) lines.push(`${label} shape, ${CLOUD_TITLE[k]}: ${shapeLine(shape)}`)
@@ -281,7 +317,13 @@ export function summaryTable(): string[] {
 export function benchCloudOptions(kind: BenchCloudKind, hosts: number, instances: number, now: string): GenerateOptions {
   const base: GenerateOptions = {seed: 42, now, cells: 2, hosts, instances, bootFromVolumeFraction: 0.02, pinnedHostFraction: 0.1}
   if (kind === 'old') return {...base, migrationsInProgress: Math.min(200, Math.floor(instances / 1000))}
-  return {...base, shapes: 'real', migrationsInProgress: Math.min(200, Math.floor(instances / 1000)), completedMigrations: Math.round(instances / 40), deletedInstances: Math.round(instances * 0.08)}
+  return {
+    ...base,
+    shapes: 'real',
+    migrationsInProgress: Math.min(200, Math.floor(instances / 1000)),
+    completedMigrations: Math.round(instances / 40),
+    deletedInstances: Math.round(instances * 0.08),
+  }
 }
 
 /** Rows per INSERT of instance_extra, and bytes: under max_allowed_packet (16 MB) with 4 KB rows. */
@@ -414,7 +456,10 @@ export async function cloudShape(cloud: TestCloud): Promise<CloudShape> {
 /** One line of the shape: what a reader compares between clouds. */
 export function shapeLine(s: CloudShape): string {
   const rows = s.rows.map(([t, n]) => `${t} ${n}`).join(', ')
-  const blobs = s.blobs.filter(([, n]) => n > 0).map(([c, , avg]) => `${c} ${avg < 1024 ? `${avg.toFixed(0)} B` : `${(avg / 1024).toFixed(1)} KB`}`).join(', ')
+  const blobs = s.blobs
+    .filter(([, n]) => n > 0)
+    .map(([c, , avg]) => `${c} ${avg < 1024 ? `${avg.toFixed(0)} B` : `${(avg / 1024).toFixed(1)} KB`}`)
+    .join(', ')
   return `rows: ${rows}; traits per provider ${s.traitsPerProvider.toFixed(1)}; average blob: ${blobs}`
 }
 

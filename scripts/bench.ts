@@ -46,7 +46,35 @@ import {type GeneratedCloud, generateCloud} from '../test/support/generator.js'
 import {benchTwoK} from './bench-2k.js'
 import {benchRender} from './bench-render.js'
 import {benchRuntimes} from './bench-runtimes.js'
-import {type BenchCloudKind, benchCloudOptions, BOOT_REQUEST, bufferPool, redoLog, cli, CLOUD_TITLE, CLOUDS, cloudShape, generationClock, heartbeats, mb, median, medianRun, OUT, record, recordCli, ROOT, rows, secs, seedGenerated, setBufferPool, shapeLine, startPart, summary, summaryTable, withBufferPool} from './bench-support.js'
+import {
+  type BenchCloudKind,
+  benchCloudOptions,
+  BOOT_REQUEST,
+  bufferPool,
+  redoLog,
+  cli,
+  CLOUD_TITLE,
+  CLOUDS,
+  cloudShape,
+  generationClock,
+  heartbeats,
+  mb,
+  median,
+  medianRun,
+  OUT,
+  record,
+  recordCli,
+  ROOT,
+  rows,
+  secs,
+  seedGenerated,
+  setBufferPool,
+  shapeLine,
+  startPart,
+  summary,
+  summaryTable,
+  withBufferPool,
+} from './bench-support.js'
 
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000)
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 300_000)
@@ -176,7 +204,13 @@ async function benchTenK(kind: BenchCloudKind): Promise<void> {
     t0 = performance.now()
     const report = runChecks(model)
     const checksMs = performance.now() - t0
-    record('audit all on a loaded snapshot (model + checks)', modelMs + checksMs, null, `model ${secs(modelMs)} + checks ${secs(checksMs)}, ${report.findings.length} findings`, '< 3 s')
+    record(
+      'audit all on a loaded snapshot (model + checks)',
+      modelMs + checksMs,
+      null,
+      `model ${secs(modelMs)} + checks ${secs(checksMs)}, ${report.findings.length} findings`,
+      '< 3 s',
+    )
 
     const cfg = defaultSchedulerConfig()
     simulateBoot(model, {flavor: bootFlavor, numInstances: bootCount}, cfg, {seed: 1}) // warm caches built once per model
@@ -190,7 +224,13 @@ async function benchTenK(kind: BenchCloudKind): Promise<void> {
     record(`simulate boot, ${bootWhat} (median of 5)`, boots[2], null, '', '≤ 50 ms')
     t0 = performance.now()
     const many = simulateBoot(model, {flavor: bootFlavor, numInstances: 1000}, cfg, {seed: 1, state: createEngineState()})
-    record(`simulate boot --num-instances 1000 (${bootFlavor})`, performance.now() - t0, null, `${many.instances.filter((x) => x.host !== null).length} placed`, '≤ 2 s')
+    record(
+      `simulate boot --num-instances 1000 (${bootFlavor})`,
+      performance.now() - t0,
+      null,
+      `${many.instances.filter((x) => x.host !== null).length} placed`,
+      '≤ 2 s',
+    )
 
     const bootCli = await cli(['simulate', 'boot', '--snapshot', file, ...bootArgs, '--json'])
     recordCli(`simulate boot CLI (incl. load), ${bootWhat}`, bootCli)
@@ -198,7 +238,13 @@ async function benchTenK(kind: BenchCloudKind): Promise<void> {
     const flavors = twentyFlavors(loaded.nova_api.flavors)
     t0 = performance.now()
     const cap20 = capacityFor(model, {flavors})
-    record(`simulate capacity, ${flavors.length} flavors`, performance.now() - t0, null, `${cap20.flavors.reduce((n, f) => n + (f.fits ?? 0), 0)} fit in total`, '≤ 5 s')
+    record(
+      `simulate capacity, ${flavors.length} flavors`,
+      performance.now() - t0,
+      null,
+      `${cap20.flavors.reduce((n, f) => n + (f.fits ?? 0), 0)} fit in total`,
+      '≤ 5 s',
+    )
 
     const capCli = await cli(['simulate', 'capacity', '--snapshot', file, '--json', ...flavors.flatMap((f) => ['--flavor', f])])
     recordCli(`simulate capacity CLI (incl. load), ${flavors.length} flavors`, capCli)
@@ -214,8 +260,16 @@ async function main(): Promise<void> {
   await execa('npm', ['run', '--silent', 'build:emit'], {cwd: ROOT})
   const parts: Array<[string, string, () => Promise<void>]> = [
     ['startup', 'start-up', benchStartup],
-    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => ['2k', `2k hosts / 40k instances on the real Zed schemas, beside real nova: ${CLOUD_TITLE[kind]}`, () => benchTwoK(kind)]),
-    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => ['10k', `${HOSTS} hosts / ${INSTANCES} instances: ${CLOUD_TITLE[kind]}`, () => benchTenK(kind)]),
+    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => [
+      '2k',
+      `2k hosts / 40k instances on the real Zed schemas, beside real nova: ${CLOUD_TITLE[kind]}`,
+      () => benchTwoK(kind),
+    ]),
+    ...CLOUDS.map((kind): [string, string, () => Promise<void>] => [
+      '10k',
+      `${HOSTS} hosts / ${INSTANCES} instances: ${CLOUD_TITLE[kind]}`,
+      () => benchTenK(kind),
+    ]),
     ['render', 'rendering 10k findings (in-process)', benchRender],
     // Not in the default set: compares the node/cloudctl pairs of BENCH_RUNTIMES (bench-runtimes.ts).
     ['runtimes', 'runtimes side by side (BENCH_RUNTIMES)', benchRuntimes],
@@ -235,9 +289,17 @@ async function main(): Promise<void> {
   else await runParts()
 
   const w = (s: string, n: number): string => s.padEnd(n)
-  console.log(`\ncloudctl bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${loadavg()[0].toFixed(1)} at the end)`)
-  if (bufferPool.bench > 0) console.log(`MariaDB innodb_buffer_pool_size: ${mb(bufferPool.bench / 1024)} during the bench${bufferPool.bench === bufferPool.original ? '' : ` (the server had ${mb(bufferPool.original / 1024)}; put back)`}`)
-  if (redoLog.bench > 0) console.log(`MariaDB innodb_log_file_size: ${mb(redoLog.bench / 1024)} during the bench${redoLog.bench === redoLog.original ? '' : ` (the server had ${mb(redoLog.original / 1024)}; put back)`}`)
+  console.log(
+    `\ncloudctl bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${loadavg()[0].toFixed(1)} at the end)`,
+  )
+  if (bufferPool.bench > 0)
+    console.log(
+      `MariaDB innodb_buffer_pool_size: ${mb(bufferPool.bench / 1024)} during the bench${bufferPool.bench === bufferPool.original ? '' : ` (the server had ${mb(bufferPool.original / 1024)}; put back)`}`,
+    )
+  if (redoLog.bench > 0)
+    console.log(
+      `MariaDB innodb_log_file_size: ${mb(redoLog.bench / 1024)} during the bench${redoLog.bench === redoLog.original ? '' : ` (the server had ${mb(redoLog.original / 1024)}; put back)`}`,
+    )
   let part = ''
   for (const r of rows) {
     if (r.part !== part) {
@@ -246,7 +308,9 @@ async function main(): Promise<void> {
     }
     console.log(`${w(r.phase, 56)}${w(r.wall, 12)}${w(r.rss, 11)}${w(r.target, 19)}${r.note}`)
   }
-  console.log(`\nin-process phases: peak RSS of the bench process ${mb(process.resourceUsage().maxRSS)} (includes the generator's copy of the cloud, held until seeding)`)
+  console.log(
+    `\nin-process phases: peak RSS of the bench process ${mb(process.resourceUsage().maxRSS)} (includes the generator's copy of the cloud, held until seeding)`,
+  )
   const closing = summaryTable()
   if (closing.length > 0) console.log(`\nsummary (${CLOUDS.join(', ')}; the whole bench took ${secs(performance.now() - bench0)})\n${closing.join('\n')}`)
 }

@@ -28,13 +28,17 @@ const door = join(dist, 'lib/cli/oclif.js')
 const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 function jsFiles(dir) {
-  return readdirSync(dir, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []))
+  return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  )
 }
 
 const entryPoints = [
   ...jsFiles(join(root, pjson.oclif.commands)),
   join(root, pjson.oclif.helpClass),
-  ...Object.values(pjson.oclif.hooks ?? {}).flat().map((p) => join(root, p)),
+  ...Object.values(pjson.oclif.hooks ?? {})
+    .flat()
+    .map((p) => join(root, p)),
   join(dist, 'lib/db/repair/executor.js'),
 ]
 
@@ -48,7 +52,8 @@ const oclifOnce = {
   setup(b) {
     b.onResolve({filter: /oclif/}, (args) => {
       if (args.path === '#oclif' || (args.path.startsWith('.') && resolve(args.resolveDir, args.path) === door)) return {path: '#oclif', external: true}
-      if (/^@oclif\/core(\/|$)/.test(args.path)) return {errors: [{text: `${args.importer} imports ${args.path}: only the door dist/lib/cli/oclif.js may (one copy of oclif)`}]}
+      if (/^@oclif\/core(\/|$)/.test(args.path))
+        return {errors: [{text: `${args.importer} imports ${args.path}: only the door dist/lib/cli/oclif.js may (one copy of oclif)`}]}
       return undefined
     })
   },

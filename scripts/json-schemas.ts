@@ -48,7 +48,12 @@ const EVIDENCE_TRUNCATED: Schema = {
   type: 'object',
   description:
     'Present only when evidence was cut (the default; --full-evidence prints every row): for each array of the evidence longer than 20 rows, its JSON Pointer (RFC 6901) into evidence, e.g. "/blocking_allocations", and how many of its rows are shown and how many the check found (docs/json.md "Evidence").',
-  additionalProperties: {type: 'object', properties: {shown: {type: 'integer', minimum: 0}, total: {type: 'integer', minimum: 0}}, required: ['shown', 'total'], additionalProperties: false},
+  additionalProperties: {
+    type: 'object',
+    properties: {shown: {type: 'integer', minimum: 0}, total: {type: 'integer', minimum: 0}},
+    required: ['shown', 'total'],
+    additionalProperties: false,
+  },
 }
 
 function typeOf(v: unknown): string {
@@ -68,10 +73,21 @@ function infer(samples: unknown[], path: string): Schema {
   const objs = samples.filter((v): v is Record<string, unknown> => typeOf(v) === 'object')
   if (objs.length > 0) {
     if (MAPS.has(strip)) {
-      out.additionalProperties = infer(objs.flatMap((o) => Object.values(o)), `${path}{}`)
+      out.additionalProperties = infer(
+        objs.flatMap((o) => Object.values(o)),
+        `${path}{}`,
+      )
     } else {
       const keys = [...new Set(objs.flatMap((o) => Object.keys(o)))]
-      out.properties = Object.fromEntries(keys.map((k) => [k, infer(objs.filter((o) => k in o).map((o) => o[k]), path === '' ? k : `${path}.${k}`)]))
+      out.properties = Object.fromEntries(
+        keys.map((k) => [
+          k,
+          infer(
+            objs.filter((o) => k in o).map((o) => o[k]),
+            path === '' ? k : `${path}.${k}`,
+          ),
+        ]),
+      )
       // A finding: evidence_truncated shows only where evidence was cut, which the demo never needs.
       if (keys.includes('evidence') && !keys.includes('evidence_truncated')) (out.properties as Record<string, Schema>).evidence_truncated = EVIDENCE_TRUNCATED
       const required = keys.filter((k) => objs.every((o) => k in o))
@@ -101,7 +117,8 @@ function finish(name: string, s: Schema): void {
   props.exit_code = EXIT
   props.warnings = WARN
   s.required = ['exit_code', 'warnings', ...((s.required as string[] | undefined) ?? []).filter((k) => k !== 'exit_code' && k !== 'warnings')]
-  if (props.applied) props.applied = {type: ['object', 'null'], description: 'With --apply: what was written and verified (docs/repairs.md); null on a dry run.'}
+  if (props.applied)
+    props.applied = {type: ['object', 'null'], description: 'With --apply: what was written and verified (docs/repairs.md); null on a dry run.'}
   if (props.release) props.release = {type: ['string', 'null'], description: 'The release the databases were captured from (null: not recorded).'}
 }
 
@@ -114,7 +131,12 @@ for (const c of JSON_CASES) {
 for (const [name, docs] of bySchema) {
   const file = join(ROOT, 'docs/json-schema', `${name}.schema.json`)
   if (only.length > 0 ? !only.includes(name) : existsSync(file)) continue
-  const schema = {$schema: 'https://json-schema.org/draft/2020-12/schema', $id: `https://cloudctl.invalid/json-schema/${name}.schema.json`, title: `cloudctl ${name.replace('-', ' ')} --json`, ...infer(docs, '')}
+  const schema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `https://cloudctl.invalid/json-schema/${name}.schema.json`,
+    title: `cloudctl ${name.replace('-', ' ')} --json`,
+    ...infer(docs, ''),
+  }
   finish(name, schema)
   writeFileSync(file, `${JSON.stringify(schema, null, 2)}\n`)
   console.log(`wrote ${file} (${docs.length} sample(s))`)

@@ -76,7 +76,16 @@ while (b.hostRec('cmp-r2-03').memoryUsed + 512 <= 131072 + 20000) boot('cmp-r2-0
 
 // ---- incident: instance alive in cell1 and in cell0 (seed 004)
 const twin = boot('cmp-r1-02', 'm1.small')
-const copy: Instance = {...twin.row, cell_uuid: CELL0_UUID, id: b.nextInstanceId(), host: null, node: null, vm_state: 'error', power_state: 0, launched_at: null}
+const copy: Instance = {
+  ...twin.row,
+  cell_uuid: CELL0_UUID,
+  id: b.nextInstanceId(),
+  host: null,
+  node: null,
+  vm_state: 'error',
+  power_state: 0,
+  launched_at: null,
+}
 b.pushInstanceRow(copy)
 
 // ---- incident: hostname changed to its FQDN, compute node recreated under a new uuid (seed 004)

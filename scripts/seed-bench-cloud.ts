@@ -17,7 +17,17 @@ import {parseArgs} from 'node:util'
 import {closeConnection} from '../src/lib/db/connection.js'
 import {createReleaseCloud, releaseUnavailable} from '../test/releases/support.js'
 import {adminConnection, createTestCloud} from '../test/support/db.js'
-import {type BenchCloudKind, benchCloudOptions, cloudShape, generateCloud, generationClock, secs, seedGenerated, shapeLine, withBufferPool} from './bench-support.js'
+import {
+  type BenchCloudKind,
+  benchCloudOptions,
+  cloudShape,
+  generateCloud,
+  generationClock,
+  secs,
+  seedGenerated,
+  shapeLine,
+  withBufferPool,
+} from './bench-support.js'
 
 async function databasesOf(prefix: string): Promise<string[]> {
   if (!/^[a-z0-9_]{1,20}$/.test(prefix)) throw new Error(`bad prefix ${prefix}: lower-case letters, digits and _ (up to 20)`)
@@ -51,7 +61,8 @@ async function main(): Promise<void> {
         if (values.drop !== undefined) await conn.query(`DROP DATABASE IF EXISTS \`${db}\``)
         else {
           const [t] = await conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'services'", [db])
-          if (Number((t as Array<{n: unknown}>)[0]?.n) > 0) await conn.query(`UPDATE \`${db}\`.services SET last_seen_up = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE deleted = 0`)
+          if (Number((t as Array<{n: unknown}>)[0]?.n) > 0)
+            await conn.query(`UPDATE \`${db}\`.services SET last_seen_up = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE deleted = 0`)
         }
       }
     } finally {
@@ -70,7 +81,10 @@ async function main(): Promise<void> {
   const g = generateCloud(benchCloudOptions(kind, hosts, instances, now))
   process.stderr.write(`generate: ${secs(performance.now() - t0)}\n`)
   t0 = performance.now()
-  const cloud = schema === 'zed' ? await createReleaseCloud('zed', values.prefix as string, ['cell1', 'cell2']) : await createTestCloud(values.prefix as string, {cells: ['cell1', 'cell2']})
+  const cloud =
+    schema === 'zed'
+      ? await createReleaseCloud('zed', values.prefix as string, ['cell1', 'cell2'])
+      : await createTestCloud(values.prefix as string, {cells: ['cell1', 'cell2']})
   process.stderr.write(`create databases (${schema} schemas): ${secs(performance.now() - t0)}\n`)
   // The bench's server settings while seeding (2 GB buffer pool and redo log), put back after.
   for (const [phase, ms] of Object.entries(await withBufferPool(() => seedGenerated(g, cloud)))) process.stderr.write(`${phase}: ${secs(ms)}\n`)

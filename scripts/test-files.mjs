@@ -17,7 +17,11 @@ if (!['unit', 'db', 'e2e'].includes(kind)) {
   process.exit(2)
 }
 
-const DB = [/test\/support\/db\.ts$/, /test\/repairs\/support\.ts$/, /src\/lib\/db\/(connection|table-reader|row-stream|capture|read-[\w-]+|repair\/[\w-]+)\.ts$/]
+const DB = [
+  /test\/support\/db\.ts$/,
+  /test\/repairs\/support\.ts$/,
+  /src\/lib\/db\/(connection|table-reader|row-stream|capture|read-[\w-]+|repair\/[\w-]+)\.ts$/,
+]
 const E2E = [/test\/support\/cli\.ts$/]
 const seen = new Map()
 
@@ -49,4 +53,9 @@ const kindOf = (f) => {
   if (f.endsWith('.e2e.test.ts') || r.has('e2e')) return 'e2e'
   return r.has('db') ? 'db' : 'unit'
 }
-process.stdout.write(`${tests.filter((f) => kindOf(f) === kind).map((f) => relative(ROOT, f)).join('\n')}\n`)
+process.stdout.write(
+  `${tests
+    .filter((f) => kindOf(f) === kind)
+    .map((f) => relative(ROOT, f))
+    .join('\n')}\n`,
+)

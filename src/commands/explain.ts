@@ -35,7 +35,6 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
     '<%= config.bin %> <%= command.id %> -f value -c code -c severity',
   ]
 
-
   async run(): Promise<{codes: ExplainedCode[]}> {
     const codes = selectCodes(this.args.code).map((c) => explainCode(c) as ExplainedCode)
     if (this.flags.runbook) return this.printRunbook(codes)
@@ -60,12 +59,20 @@ export default class Explain extends CloudctlCommand<typeof Explain> {
   /** The page as text; with --json the document is explain's own for the one code (its runbook path included). */
   private async printRunbook(codes: ExplainedCode[]): Promise<{codes: ExplainedCode[]}> {
     if (codes.length !== 1) {
-      throw new CloudctlError('--runbook needs one finding code', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: '`cloudctl explain pinning.leaked --runbook`; `cloudctl explain` lists every code.'})
+      throw new CloudctlError('--runbook needs one finding code', {
+        exitCode: ExitCode.CONFIG,
+        code: 'UsageError',
+        hint: '`cloudctl explain pinning.leaked --runbook`; `cloudctl explain` lists every code.',
+      })
     }
     const [e] = codes
     if (!e.runbook) {
       const withPages = Object.keys(FINDING_CODES).filter((c) => explainCode(c)?.runbook)
-      throw new CloudctlError(`${e.code} has no runbook page`, {exitCode: ExitCode.CONFIG, code: 'NotFoundError', hint: `Codes with one: ${withPages.join(', ')}.`})
+      throw new CloudctlError(`${e.code} has no runbook page`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'NotFoundError',
+        hint: `Codes with one: ${withPages.join(', ')}.`,
+      })
     }
     const file = join(this.config.root, e.runbook)
     let text: string

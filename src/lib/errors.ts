@@ -18,8 +18,14 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 export const EXIT_CODE_TABLE: ReadonlyArray<[ExitCodeValue, string]> = [
   [0, 'nothing that needs action: no finding of severity warning or above, an empty plan, every instance placed'],
   [1, 'unexpected error (a bug, a lost connection, the repair lock held elsewhere)'],
-  [2, 'usage or configuration error (bad flags, unreachable database, wrong credentials, wrong release, malformed snapshot, a repair refused before planning or applying)'],
-  [3, 'action needed: a finding of severity warning, unknown or error (reported by an audit, or left by a repair under "Not repaired"), a dry-run plan with steps, a cell not read, NoValidHost'],
+  [
+    2,
+    'usage or configuration error (bad flags, unreachable database, wrong credentials, wrong release, malformed snapshot, a repair refused before planning or applying)',
+  ],
+  [
+    3,
+    'action needed: a finding of severity warning, unknown or error (reported by an audit, or left by a repair under "Not repaired"), a dry-run plan with steps, a cell not read, NoValidHost',
+  ],
   [4, 'repair applied and verified'],
   [5, 'repair aborted and rolled back (the data changed under us); nothing was written'],
   [6, 'partial: more to do (--max-count reached or a database left for a re-run); run again'],
@@ -29,7 +35,8 @@ export const EXIT_CODE_TABLE: ReadonlyArray<[ExitCodeValue, string]> = [
  * The rule behind 0 and 3, said once: README, docs/repairs.md and docs/runbooks/README.md quote it
  * verbatim (test/commands/exit-codes.e2e.test.ts), and needsAction (domain/finding.ts) implements it.
  */
-export const EXIT_RULE = 'Findings below warning (info) never make a command exit 3: an audit that finds only info findings exits 0, and so does a repair whose plan is empty and that leaves only info findings under "Not repaired".'
+export const EXIT_RULE =
+  'Findings below warning (info) never make a command exit 3: an audit that finds only info findings exits 0, and so does a repair whose plan is empty and that leaves only info findings under "Not repaired".'
 
 /** The table and the rule as --help shows them, wrapped to `width` (an 80-column terminal by default). */
 export function exitCodeHelp(width = 80): string {
@@ -70,7 +77,10 @@ export class ConfigError extends CloudctlError {
 }
 
 export class SnapshotFormatError extends CloudctlError {
-  constructor(message: string, hint = 'Capture a fresh snapshot with `cloudctl snapshot capture -o FILE`, or check the file with `cloudctl snapshot validate FILE`.') {
+  constructor(
+    message: string,
+    hint = 'Capture a fresh snapshot with `cloudctl snapshot capture -o FILE`, or check the file with `cloudctl snapshot validate FILE`.',
+  ) {
     super(message, {exitCode: ExitCode.CONFIG, code: 'SnapshotFormatError', hint})
   }
 }

@@ -48,11 +48,23 @@ describe('the --api-db password leaves argv before anything slow loads (built CL
     rmSync(dir, {recursive: true, force: true})
   })
 
-  const args = () => ['cells', 'list', '--api-db', `mysql+pymysql://nova:${PW}@127.0.0.1:${port}/nova_api`, `--placement-db=mysql://placement:${PW}@127.0.0.1:${port}/placement`, '--cell-db', `cell1=mysql://nova:${PW}@127.0.0.1:${port}/nova`]
+  const args = () => [
+    'cells',
+    'list',
+    '--api-db',
+    `mysql+pymysql://nova:${PW}@127.0.0.1:${port}/nova_api`,
+    `--placement-db=mysql://placement:${PW}@127.0.0.1:${port}/placement`,
+    '--cell-db',
+    `cell1=mysql://nova:${PW}@127.0.0.1:${port}/nova`,
+  ]
 
   it('held where run.js imports oclif, /proc/PID/cmdline is already masked', async () => {
     const marker = join(dir, 'held')
-    const child = execa('node', ['--import', HOLD, BIN, ...args()], {cwd: ROOT, reject: false, env: {NO_COLOR: '1', HOLD_IMPORT: 'dist/lib/cli/oclif.js:3000', HOLD_MARKER: marker}})
+    const child = execa('node', ['--import', HOLD, BIN, ...args()], {
+      cwd: ROOT,
+      reject: false,
+      env: {NO_COLOR: '1', HOLD_IMPORT: 'dist/lib/cli/oclif.js:3000', HOLD_MARKER: marker},
+    })
     try {
       let seen: string | undefined
       for (let i = 0; i < 2000 && seen === undefined; i++) {
@@ -96,6 +108,8 @@ describe('the --api-db password leaves argv before anything slow loads (built CL
     for (const s of samples.slice(0, firstMasked)) expect(s.text).toBe(original)
     for (const s of samples.slice(firstMasked)) expect(s.text).not.toContain(PW)
     const shown = samples.slice(0, firstMasked)
-    console.log(`argv-early: ${samples.length} samples; password visible in ${shown.length} (until ${shown.length > 0 ? shown.at(-1)?.t.toFixed(1) : '0'} ms after spawn), masked from ${samples[firstMasked].t.toFixed(1)} ms`)
+    console.log(
+      `argv-early: ${samples.length} samples; password visible in ${shown.length} (until ${shown.length > 0 ? shown.at(-1)?.t.toFixed(1) : '0'} ms after spawn), masked from ${samples[firstMasked].t.toFixed(1)} ms`,
+    )
   })
 })

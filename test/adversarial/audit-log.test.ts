@@ -87,12 +87,16 @@ describe('the repair audit log (built CLI, MariaDB)', {timeout: 240_000}, () => 
     const size = statSync(log).size
     const undo = join(dir, 'undo-full')
     const before = await checksums(world.cloud)
-    const r = await execa('bash', ['-c', `ulimit -f ${limitKiB} && exec node "$@"`, 'bash', BIN, 'repair', 'leaks', ...src, '--apply', '--yes', '--undo-dir', undo, '--audit-log', log], {
-      cwd: ROOT,
-      reject: false,
-      env: {NO_COLOR: '1'},
-      timeout: 120_000,
-    })
+    const r = await execa(
+      'bash',
+      ['-c', `ulimit -f ${limitKiB} && exec node "$@"`, 'bash', BIN, 'repair', 'leaks', ...src, '--apply', '--yes', '--undo-dir', undo, '--audit-log', log],
+      {
+        cwd: ROOT,
+        reject: false,
+        env: {NO_COLOR: '1'},
+        timeout: 120_000,
+      },
+    )
     expect(r.exitCode, String(r.stdout) + String(r.stderr)).toBe(5)
     expect(String(r.stderr)).toMatch(/the audit log .*full\.log could not record this run before its COMMIT \(EFBIG\)/)
     expect(String(r.stderr)).toMatch(/Nothing was written/)

@@ -144,7 +144,10 @@ describe('the blast-radius limit', {timeout: 300_000}, () => {
   it('repair undo takes no --max-delete: an undo file restores exactly what one repair did (exit 2)', async () => {
     const r = await cloudctl(['repair', 'undo', join(tmp, 'none.json'), ...src, '--max-delete', '5', '--json'])
     expect(r.exitCode).toBe(2)
-    expect((JSON.parse(r.stdout) as {error: {code: string; message: string}}).error).toMatchObject({code: 'UsageError', message: 'repair undo restores a whole undo file: --max-delete does not apply'})
+    expect((JSON.parse(r.stdout) as {error: {code: string; message: string}}).error).toMatchObject({
+      code: 'UsageError',
+      message: 'repair undo restores a whole undo file: --max-delete does not apply',
+    })
   })
 
   it('what is left is what should be: the live instances keep every allocation, the live hosts their mappings', async () => {

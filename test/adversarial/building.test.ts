@@ -34,14 +34,15 @@ interface Finding {
 }
 
 /** What the play says each held server was doing when the rows were dumped (boot_windows.py). */
-const WINDOWS: Record<string, {vm_state: string; task_state: string | null; host: string | null; mapped: boolean; buildRequest: boolean; allocatedOn: string}> = {
-  'held-conductor': {vm_state: 'building', task_state: 'scheduling', host: null, mapped: false, buildRequest: true, allocatedOn: 'host3'},
-  'held-claim': {vm_state: 'building', task_state: null, host: null, mapped: true, buildRequest: false, allocatedOn: 'host1'},
-  queued: {vm_state: 'building', task_state: 'scheduling', host: null, mapped: true, buildRequest: false, allocatedOn: 'host1'},
-  rescheduled: {vm_state: 'building', task_state: null, host: null, mapped: true, buildRequest: false, allocatedOn: '<alternate>'},
-  claiming: {vm_state: 'building', task_state: null, host: 'host4', mapped: true, buildRequest: false, allocatedOn: 'host4'},
-  unshelving: {vm_state: 'shelved_offloaded', task_state: 'spawning', host: null, mapped: true, buildRequest: false, allocatedOn: '<destination>'},
-}
+const WINDOWS: Record<string, {vm_state: string; task_state: string | null; host: string | null; mapped: boolean; buildRequest: boolean; allocatedOn: string}> =
+  {
+    'held-conductor': {vm_state: 'building', task_state: 'scheduling', host: null, mapped: false, buildRequest: true, allocatedOn: 'host3'},
+    'held-claim': {vm_state: 'building', task_state: null, host: null, mapped: true, buildRequest: false, allocatedOn: 'host1'},
+    queued: {vm_state: 'building', task_state: 'scheduling', host: null, mapped: true, buildRequest: false, allocatedOn: 'host1'},
+    rescheduled: {vm_state: 'building', task_state: null, host: null, mapped: true, buildRequest: false, allocatedOn: '<alternate>'},
+    claiming: {vm_state: 'building', task_state: null, host: 'host4', mapped: true, buildRequest: false, allocatedOn: 'host4'},
+    unshelving: {vm_state: 'shelved_offloaded', task_state: 'spawning', host: null, mapped: true, buildRequest: false, allocatedOn: '<destination>'},
+  }
 
 describe.runIf(available)('boot windows nova itself held: nothing judged, nothing written', {timeout: 900_000}, () => {
   let cloud: RealCloud
@@ -51,7 +52,6 @@ describe.runIf(available)('boot windows nova itself held: nothing judged, nothin
   const uuids = () => Object.keys(WINDOWS).map((n) => servers[n])
 
   const checksums = () => cloudChecksums({allDatabases: () => cloud.databases})
-
 
   beforeAll(async () => {
     cloud = await realCloud('held', 'zed', 'boot_windows')
@@ -71,7 +71,10 @@ describe.runIf(available)('boot windows nova itself held: nothing judged, nothin
       for (const [name, w] of Object.entries(WINDOWS)) {
         const uuid = servers[name]
         expect(uuid, name).toMatch(/^[0-9a-f-]{36}$/)
-        const [inst] = await conn.query(`SELECT vm_state, task_state, host, node FROM \`${db('cell1')}\`.instances WHERE uuid = ? UNION ALL SELECT vm_state, task_state, host, node FROM \`${db('cell2')}\`.instances WHERE uuid = ?`, [uuid, uuid])
+        const [inst] = await conn.query(
+          `SELECT vm_state, task_state, host, node FROM \`${db('cell1')}\`.instances WHERE uuid = ? UNION ALL SELECT vm_state, task_state, host, node FROM \`${db('cell2')}\`.instances WHERE uuid = ?`,
+          [uuid, uuid],
+        )
         expect(inst, name).toEqual([{vm_state: w.vm_state, task_state: w.task_state, host: w.host, node: w.host}])
         const [map] = await conn.query(`SELECT cell_id FROM \`${db('api')}\`.instance_mappings WHERE instance_uuid = ?`, [uuid])
         expect((map as Array<{cell_id: number | null}>)[0].cell_id !== null, `${name} mapped`).toBe(w.mapped)
@@ -121,7 +124,17 @@ describe.runIf(available)('boot windows nova itself held: nothing judged, nothin
     it(`${args.join(' ')} --apply --yes: exit 0, every table's CHECKSUM unchanged`, async () => {
       const before = await checksums()
       const name = args.join('-')
-      const r = await cloudctl([...args, ...src, '--apply', '--yes', '--json', '--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)])
+      const r = await cloudctl([
+        ...args,
+        ...src,
+        '--apply',
+        '--yes',
+        '--json',
+        '--undo-dir',
+        join(tmp, `undo-${name}`),
+        '--audit-log',
+        join(tmp, `${name}.log`),
+      ])
       expect(r.stderr).not.toMatch(/\n\s+at /)
       expect(r.exitCode, r.stdout).toBe(0)
       expect(changedTables(before, await checksums())).toEqual([])

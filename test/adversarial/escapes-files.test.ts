@@ -82,7 +82,12 @@ describe('database strings cannot drive a terminal through a written file (built
     for (const m of text.matchAll(/="((?:[^"\\]|\\.)*)"/g)) expect(m[1].replace(/\\[\\"n]/g, '')).not.toContain('\\')
     // The same text on stdout.
     const out = await cloudctl(['audit', 'all', '-s', snap, '--nova-conf', 'examples/nova.conf', '-f', 'openmetrics'])
-    expect(out.stdout.split('\n').filter((l) => !l.startsWith('cloudctl_audit_duration_seconds'))).toEqual(text.trimEnd().split('\n').filter((l) => !l.startsWith('cloudctl_audit_duration_seconds')))
+    expect(out.stdout.split('\n').filter((l) => !l.startsWith('cloudctl_audit_duration_seconds'))).toEqual(
+      text
+        .trimEnd()
+        .split('\n')
+        .filter((l) => !l.startsWith('cloudctl_audit_duration_seconds')),
+    )
   })
 
   it.each(['csv', 'value', 'yaml', 'json'])('cells list -f %s (redirected to a file): no control byte', async (format) => {

@@ -79,7 +79,7 @@ describe('database strings cannot drive the terminal (built CLI)', {timeout: 180
     expect(r.stdout).toContain('✖ vm\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x7f\\x0d\\u202e')
   })
 
-  it('with colour forced on, the only escape sequences are the theme\'s own colours', async () => {
+  it("with colour forced on, the only escape sequences are the theme's own colours", async () => {
     const r = await cloudctl(['audit', 'all', '--snapshot', file], {env: {FORCE_COLOR: '1', NO_COLOR: ''}})
     expect(r.exitCode).toBe(3)
     // eslint-disable-next-line no-control-regex

@@ -56,7 +56,14 @@ describe('a row inserted while the repair holds its locks (CLI, MariaDB)', {time
    * another connection meanwhile, and requires exit 5 with every table as the inserter left it; then
    * runs `cleanup` and requires every table as before.
    */
-  async function insertDuringPause(name: string, url: string, insert: [string, unknown[]], cleanup: [string, unknown[]], table: string, message: RegExp): Promise<void> {
+  async function insertDuringPause(
+    name: string,
+    url: string,
+    insert: [string, unknown[]],
+    cleanup: [string, unknown[]],
+    table: string,
+    message: RegExp,
+  ): Promise<void> {
     const before = await checksums(world.cloud)
     const cli = startCli(['repair', 'leaks', ...src, '--apply', '--yes', ...stateFor(name)], 'after-undo:10000')
     await paused(cli)
@@ -88,7 +95,10 @@ describe('a row inserted while the repair holds its locks (CLI, MariaDB)', {time
     await insertDuringPause(
       'p1',
       world.cloud.placementUrl,
-      ['INSERT INTO allocations (created_at, resource_provider_id, consumer_id, resource_class_id, used) VALUES (UTC_TIMESTAMP(), ?, ?, 0, 1)', [otherRp, gone]],
+      [
+        'INSERT INTO allocations (created_at, resource_provider_id, consumer_id, resource_class_id, used) VALUES (UTC_TIMESTAMP(), ?, ?, 0, 1)',
+        [otherRp, gone],
+      ],
       ['DELETE FROM allocations WHERE consumer_id = ? AND resource_provider_id = ?', [gone, otherRp]],
       `${world.cloud.databases.placement}.allocations`,
       /allocations\): rows where .* changed while the repair held its locks/,

@@ -56,7 +56,10 @@ export async function paused(cli: RunningCli): Promise<void> {
 export const byRole = (db: string, table: string): string => `${db.replace(/^.*_(api|placement|cell0|cell\d+)$/, '$1')}.${table}`
 
 /** "database.table" (or `key`'s name) -> CHECKSUM TABLE of every table of every database of the cloud. */
-export async function checksums(cloud: Pick<TestCloud, 'allDatabases'>, key: (db: string, table: string) => string = (db, t) => `${db}.${t}`): Promise<Map<string, string>> {
+export async function checksums(
+  cloud: Pick<TestCloud, 'allDatabases'>,
+  key: (db: string, table: string) => string = (db, t) => `${db}.${t}`,
+): Promise<Map<string, string>> {
   const conn = await adminConnection()
   try {
     const out = new Map<string, string>()

@@ -32,18 +32,57 @@ const placement = ['--placement-db', 'mysql://nobody@127.0.0.1:1/placement']
 const env = {HOME: dir, XDG_CONFIG_HOME: dir}
 
 const cases: Array<[string, string[], RegExp]> = [
-  ['--nova-conf /dev/zero', ['audit', 'all', '--nova-conf', '/dev/zero'], /^Error: cannot read nova\.conf \/dev\/zero: a character device, not a regular file$/m],
-  ['--nova-conf /dev/urandom', ['audit', 'all', '--nova-conf', '/dev/urandom'], /^Error: cannot read nova\.conf \/dev\/urandom: a character device, not a regular file$/m],
+  [
+    '--nova-conf /dev/zero',
+    ['audit', 'all', '--nova-conf', '/dev/zero'],
+    /^Error: cannot read nova\.conf \/dev\/zero: a character device, not a regular file$/m,
+  ],
+  [
+    '--nova-conf /dev/urandom',
+    ['audit', 'all', '--nova-conf', '/dev/urandom'],
+    /^Error: cannot read nova\.conf \/dev\/urandom: a character device, not a regular file$/m,
+  ],
   ['--nova-conf FIFO', ['audit', 'all', '--nova-conf', fifo], /^Error: cannot read nova\.conf .*fifo: a FIFO \(named pipe\), not a regular file$/m],
-  ['--nova-conf symlink to /dev/zero', ['audit', 'all', '--nova-conf', zeroLink], /^Error: cannot read nova\.conf .*nova\.conf: a character device, not a regular file$/m],
-  ['--nova-conf of 17 MiB', ['audit', 'all', '--nova-conf', huge], /^Error: cannot read nova\.conf .*huge\.conf: 17 MiB, over the 16 MiB cloudctl reads from such a file$/m],
-  ['simulate boot --nova-conf /dev/zero', ['simulate', 'boot', '--snapshot', 'examples/demo-cloud.yaml', '--flavor', '2', '--nova-conf', '/dev/zero'], /^Error: cannot read nova\.conf \/dev\/zero: a character device/m],
+  [
+    '--nova-conf symlink to /dev/zero',
+    ['audit', 'all', '--nova-conf', zeroLink],
+    /^Error: cannot read nova\.conf .*nova\.conf: a character device, not a regular file$/m,
+  ],
+  [
+    '--nova-conf of 17 MiB',
+    ['audit', 'all', '--nova-conf', huge],
+    /^Error: cannot read nova\.conf .*huge\.conf: 17 MiB, over the 16 MiB cloudctl reads from such a file$/m,
+  ],
+  [
+    'simulate boot --nova-conf /dev/zero',
+    ['simulate', 'boot', '--snapshot', 'examples/demo-cloud.yaml', '--flavor', '2', '--nova-conf', '/dev/zero'],
+    /^Error: cannot read nova\.conf \/dev\/zero: a character device/m,
+  ],
   ['--config /dev/zero', ['audit', 'all', '--config', '/dev/zero'], /^Error: cannot read config file \/dev\/zero: a character device, not a regular file$/m],
   ['--config FIFO', ['audit', 'all', '--config', fifo], /^Error: cannot read config file .*fifo: a FIFO/m],
   ['--config of 2 MiB', ['audit', 'all', '--config', hugeYaml], /^Error: cannot read config file .*huge\.yaml: 2 MiB, over the 1 MiB/m],
-  ['read_default_file=/dev/zero', ['audit', 'all', '--api-db', 'mysql:///?read_default_file=/dev/zero', ...placement], /^Error: nova_api database URL: cannot read option file \/dev\/zero \(read_default_file\): a character device, not a regular file$/m],
-  ['read_default_file=FIFO', ['audit', 'all', '--api-db', `mysql:///?read_default_file=${fifo}`, ...placement], /cannot read option file .*fifo \(read_default_file\): a FIFO/m],
-  ['ssl_ca=/dev/zero', ['audit', 'all', '--api-db', 'mysql://root@127.0.0.1:3306/nova_api?ssl_ca=/dev/zero&ssl_check_hostname=false', '--placement-db', 'mysql://root@127.0.0.1:3306/placement'], /^Error: cannot read nova_api TLS file \/dev\/zero: a character device, not a regular file$/m],
+  [
+    'read_default_file=/dev/zero',
+    ['audit', 'all', '--api-db', 'mysql:///?read_default_file=/dev/zero', ...placement],
+    /^Error: nova_api database URL: cannot read option file \/dev\/zero \(read_default_file\): a character device, not a regular file$/m,
+  ],
+  [
+    'read_default_file=FIFO',
+    ['audit', 'all', '--api-db', `mysql:///?read_default_file=${fifo}`, ...placement],
+    /cannot read option file .*fifo \(read_default_file\): a FIFO/m,
+  ],
+  [
+    'ssl_ca=/dev/zero',
+    [
+      'audit',
+      'all',
+      '--api-db',
+      'mysql://root@127.0.0.1:3306/nova_api?ssl_ca=/dev/zero&ssl_check_hostname=false',
+      '--placement-db',
+      'mysql://root@127.0.0.1:3306/placement',
+    ],
+    /^Error: cannot read nova_api TLS file \/dev\/zero: a character device, not a regular file$/m,
+  ],
   ['repair undo /dev/zero', ['repair', 'undo', '/dev/zero'], /^Error: cannot read undo file \/dev\/zero: a character device, not a regular file$/m],
   ['repair undo /dev/urandom', ['repair', 'undo', '/dev/urandom'], /^Error: cannot read undo file \/dev\/urandom: a character device/m],
   ['repair undo FIFO', ['repair', 'undo', fifo], /^Error: cannot read undo file .*fifo: a FIFO/m],

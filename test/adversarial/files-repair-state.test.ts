@@ -60,13 +60,23 @@ describe('repair state paths are checked before anything is written (built CLI, 
 
   it('an audit log below a regular file, given by CLOUDCTL_AUDIT_LOG: exit 2', async () => {
     const log = join(aFile, 'audit.log')
-    await refusedWithoutWriting(['--undo-dir', join(dir, 'undo-2')], {CLOUDCTL_AUDIT_LOG: log}, /^Error: the audit log .* cannot be written \(ENOTDIR: a path component is not a directory\)/, log)
+    await refusedWithoutWriting(
+      ['--undo-dir', join(dir, 'undo-2')],
+      {CLOUDCTL_AUDIT_LOG: log},
+      /^Error: the audit log .* cannot be written \(ENOTDIR: a path component is not a directory\)/,
+      log,
+    )
   })
 
   it('an undo directory below a regular file: exit 2 naming the undo directory (was "error from the database database: ENOTDIR")', async () => {
     const undo = join(aFile, 'undo')
     const log = join(dir, 'audit-3.log')
-    await refusedWithoutWriting(['--undo-dir', undo, '--audit-log', log], {}, /^Error: the undo directory .* cannot be written \(ENOTDIR: a path component is not a directory\)/, undo)
+    await refusedWithoutWriting(
+      ['--undo-dir', undo, '--audit-log', log],
+      {},
+      /^Error: the undo directory .* cannot be written \(ENOTDIR: a path component is not a directory\)/,
+      undo,
+    )
     expect(readFileSync(aFile, 'utf8')).toBe('not a directory')
   })
 
@@ -78,7 +88,10 @@ describe('repair state paths are checked before anything is written (built CLI, 
     expect(readdirSync(undo).filter((f) => f.endsWith('.json'))).toHaveLength(1)
     expect(readdirSync(undo).filter((f) => f.startsWith('.cloudctl-probe'))).toEqual([])
     // The run's line before its COMMIT, then its outcome (docs/repairs.md, point 7).
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as {outcome: string; rows_to_commit?: number; rows_changed: number})
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as {outcome: string; rows_to_commit?: number; rows_changed: number})
     expect(lines.map((l) => l.outcome)).toEqual(['committing', 'applied'])
     expect(lines[1].rows_changed).toBe(lines[0].rows_to_commit)
   })

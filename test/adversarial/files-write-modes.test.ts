@@ -11,7 +11,20 @@
  *    not a row changed (CHECKSUM TABLE of every table).
  * Built CLI, a real MariaDB cloud.
  */
-import {chmodSync, existsSync, linkSync, lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -69,8 +82,11 @@ describe('files written: modes, one writer, no collisions (built CLI, MariaDB)',
     expect(mode(fresh)).toBe(0o644 & ~process.umask())
   })
 
-  it('audit all --html and simulate capacity --html keep an existing file\'s mode', async () => {
-    for (const args of [['audit', 'all'], ['simulate', 'capacity']]) {
+  it("audit all --html and simulate capacity --html keep an existing file's mode", async () => {
+    for (const args of [
+      ['audit', 'all'],
+      ['simulate', 'capacity'],
+    ]) {
       const html = join(dir, `${args[0]}-kept.html`)
       writeFileSync(html, 'old')
       chmodSync(html, 0o640)
@@ -116,9 +132,15 @@ describe('files written: modes, one writer, no collisions (built CLI, MariaDB)',
     writeFileSync(conf, readFileSync(CONF))
     const x = join(dir, 'both.out')
     const cases: Array<[string[], RegExp]> = [
-      [['audit', 'all', '-s', DEMO, '-f', 'openmetrics', '-o', x, '--html', x], /^Error: -o .*both\.out and --html .*both\.out are the same file: one output would replace the other$/m],
+      [
+        ['audit', 'all', '-s', DEMO, '-f', 'openmetrics', '-o', x, '--html', x],
+        /^Error: -o .*both\.out and --html .*both\.out are the same file: one output would replace the other$/m,
+      ],
       [['audit', 'all', '-s', DEMO, '-f', 'openmetrics', '-o', x, '--html', `${dir}/./both.out`], /are the same file/],
-      [['audit', 'all', '-s', snap, '--html', snap], /^Error: --html .*input\.yaml is the --snapshot file .*input\.yaml: writing it would replace what is read$/m],
+      [
+        ['audit', 'all', '-s', snap, '--html', snap],
+        /^Error: --html .*input\.yaml is the --snapshot file .*input\.yaml: writing it would replace what is read$/m,
+      ],
       [['audit', 'all', '-s', snap, '--html', viaLink], /^Error: --html .*input-link\.yaml is the --snapshot file/m],
       [['audit', 'all', '-s', hard, '--html', snap], /^Error: --html .*input\.yaml is the --snapshot file .*input-hard\.yaml/m],
       [['audit', 'all', '-s', snap, '-f', 'openmetrics', '-o', snap], /^Error: -o .* is the --snapshot file/m],
@@ -143,7 +165,12 @@ describe('files written: modes, one writer, no collisions (built CLI, MariaDB)',
     // 30 s: the recursive mkdir never returned.
     const r = await cloudctl(['repair', 'leaks', ...src, '--apply', '--yes', '--undo-dir', undo, '--audit-log', join(dir, 'audit.log')], {timeout: 30_000})
     expect(r.exitCode, r.stderr).toBe(2)
-    expect(r.stderr).toMatch(new RegExp(`^Error: the undo directory ${undo} cannot be written \\((ENOENT: no directory can be created there|EACCES: permission denied|EROFS: read-only file system|EPERM: operation not permitted)\\); nothing was written to the databases$`, 'm'))
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^Error: the undo directory ${undo} cannot be written \\((ENOENT: no directory can be created there|EACCES: permission denied|EROFS: read-only file system|EPERM: operation not permitted)\\); nothing was written to the databases$`,
+        'm',
+      ),
+    )
     expect(r.stderr).toMatch(/^Hint: Pass a writable directory with --undo-dir/m)
     expect(changedTables(before, await checksums(world.cloud))).toEqual([])
   })

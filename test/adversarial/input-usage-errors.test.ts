@@ -27,9 +27,17 @@ describe('usage errors keep their reason on one line (built CLI)', {timeout: 180
   const parseCases: Array<[string, string[], RegExp]> = [
     ['an empty --num-instances', [...boot, '--num-instances', ''], /^Error: Parsing --num-instances: Expected an integer but received: ""$/],
     ['a word for --num-instances', [...boot, '--num-instances', 'ten'], /Parsing --num-instances: Expected an integer but received: ten/],
-    ['a negative --num-instances', [...boot, '--num-instances', '-5'], /Parsing --num-instances: Expected an integer greater than or equal to 1 but received: -5/],
+    [
+      'a negative --num-instances',
+      [...boot, '--num-instances', '-5'],
+      /Parsing --num-instances: Expected an integer greater than or equal to 1 but received: -5/,
+    ],
     ['--num-instances with no value at all', [...boot, '--num-instances'], /--num-instances expects a value/],
-    ['a word for --seed of simulate capacity', ['simulate', 'capacity', '--snapshot', DEMO, '--seed', 'x1'], /Parsing --seed: Expected an integer but received: x1/],
+    [
+      'a word for --seed of simulate capacity',
+      ['simulate', 'capacity', '--snapshot', DEMO, '--seed', 'x1'],
+      /Parsing --seed: Expected an integer but received: x1/,
+    ],
     ['a check that does not exist', ['audit', 'all', '--snapshot', DEMO, '--check', 'leak'], /Expected --check=leak to be one of: /],
     ['a flag that does not exist', ['audit', 'all', '--snapshot', DEMO, '--chek', 'leaks'], /Nonexistent flag: --chek/],
   ]
@@ -83,11 +91,8 @@ describe('usage errors keep their reason on one line (built CLI)', {timeout: 180
 
   // The test server's URL cut after host:port, then with a bare trailing slash.
   const server = testDsn().replace(/^([a-z][a-z0-9+]*:\/\/[^/?]*).*$/i, '$1')
-  it.each([server, `${server}/`])(
-    'a database URL without a database name (%s) is exit 2, not 1',
-    async (url) => {
-      const r = await cloudctl(['audit', 'all', '--api-db', url, '--placement-db', url])
-      usageError(r, /no database name in the URL of the nova_api database/)
-    },
-  )
+  it.each([server, `${server}/`])('a database URL without a database name (%s) is exit 2, not 1', async (url) => {
+    const r = await cloudctl(['audit', 'all', '--api-db', url, '--placement-db', url])
+    usageError(r, /no database name in the URL of the nova_api database/)
+  })
 })

@@ -28,10 +28,26 @@ describe('resource limits of the simulation (built CLI)', {timeout: 180_000}, ()
   afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
   const cases: Array<[string, string[], RegExp]> = [
-    ['--num-instances 1000000000', ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--num-instances', '1000000000'], /--num-instances.*less than or equal to 10000/],
-    ['--num-instances 99999999999999999999', ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--num-instances', '99999999999999999999'], /--num-instances.*less than or equal to 10000/],
-    ['simulate boot --add-hosts 10000000', ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--add-hosts', '10000000', '--like', 'cmp-r1-01'], /--add-hosts.*less than or equal to 100000/],
-    ['simulate capacity --add-hosts 10000000', ['simulate', 'capacity', '--snapshot', DEMO, '--add-hosts', '10000000', '--like', 'cmp-r1-01'], /--add-hosts.*less than or equal to 100000/],
+    [
+      '--num-instances 1000000000',
+      ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--num-instances', '1000000000'],
+      /--num-instances.*less than or equal to 10000/,
+    ],
+    [
+      '--num-instances 99999999999999999999',
+      ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--num-instances', '99999999999999999999'],
+      /--num-instances.*less than or equal to 10000/,
+    ],
+    [
+      'simulate boot --add-hosts 10000000',
+      ['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--add-hosts', '10000000', '--like', 'cmp-r1-01'],
+      /--add-hosts.*less than or equal to 100000/,
+    ],
+    [
+      'simulate capacity --add-hosts 10000000',
+      ['simulate', 'capacity', '--snapshot', DEMO, '--add-hosts', '10000000', '--like', 'cmp-r1-01'],
+      /--add-hosts.*less than or equal to 100000/,
+    ],
   ]
 
   it.each(cases)('%s: exit 2, one line with the limit', async (_name, args, reason) => {
@@ -54,7 +70,21 @@ describe('resource limits of the simulation (built CLI)', {timeout: 180_000}, ()
   })
 
   it('the largest --add-hosts a 10k-hypervisor plan needs still runs', async () => {
-    const r = await cloudctl(['simulate', 'boot', '--snapshot', DEMO, '--flavor', 'm1.small', '--add-hosts', '10000', '--like', 'cmp-r1-01', '--num-instances', '50', '--json'])
+    const r = await cloudctl([
+      'simulate',
+      'boot',
+      '--snapshot',
+      DEMO,
+      '--flavor',
+      'm1.small',
+      '--add-hosts',
+      '10000',
+      '--like',
+      'cmp-r1-01',
+      '--num-instances',
+      '50',
+      '--json',
+    ])
     expect(r.exitCode, r.stderr).toBe(0)
   })
 

@@ -83,21 +83,45 @@ describe('double fault: cell1 dark, the instance and its host both mapped to cel
 
   it('cell1 dark: audit says nothing about the live instance but undecided', async () => {
     const r = await cloudctl(['audit', 'all', ...src, ...DARK, '--json'])
-    const doc = JSON.parse(r.stdout) as {findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string}}>; unavailable_cells: Array<{name: string}>}
+    const doc = JSON.parse(r.stdout) as {
+      findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string}}>
+      unavailable_cells: Array<{name: string}>
+    }
     expect(doc.unavailable_cells.map((c) => c.name)).toEqual(['cell1'])
-    expect(doc.findings.filter((f) => f.severity !== 'unknown' && (f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive))).toEqual([])
+    expect(
+      doc.findings.filter((f) => f.severity !== 'unknown' && (f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive)),
+    ).toEqual([])
     expect(doc.findings.some((f) => f.code === 'allocation.undecided')).toBe(true)
     // Nothing else is concluded from the wrong mappings: only the cell2 leak, which cell2's rows prove.
-    expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`)).toEqual([`allocation.consumer-deleted ${seeded.leaked}`])
+    expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`)).toEqual([
+      `allocation.consumer-deleted ${seeded.leaked}`,
+    ])
   })
 
   it('every repair with --apply --yes: the live instance keeps its 3 rows; only the provable cell2 leak goes', async () => {
     const before = await checksums()
     const dumpBefore = await world.dump()
     const codes: Record<string, number> = {}
-    for (const args of [['repair', 'leaks'], ['repair', 'leaks', '--heal'], ['repair', 'providers'], ['cells', 'map-instances'], ['cells', 'discover-hosts', '--prune']]) {
+    for (const args of [
+      ['repair', 'leaks'],
+      ['repair', 'leaks', '--heal'],
+      ['repair', 'providers'],
+      ['cells', 'map-instances'],
+      ['cells', 'discover-hosts', '--prune'],
+    ]) {
       const name = args.join('-')
-      const r = await cloudctl([...args, ...src, ...DARK, '--apply', '--yes', '--json', '--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)])
+      const r = await cloudctl([
+        ...args,
+        ...src,
+        ...DARK,
+        '--apply',
+        '--yes',
+        '--json',
+        '--undo-dir',
+        join(tmp, `undo-${name}`),
+        '--audit-log',
+        join(tmp, `${name}.log`),
+      ])
       expect(r.stderr).not.toMatch(/\n\s+at /)
       codes[name] = r.exitCode ?? -1
     }
@@ -118,9 +142,23 @@ describe('double fault: cell1 dark, the instance and its host both mapped to cel
 
   it('run again: nothing applied, every CHECKSUM unchanged', async () => {
     const before = await checksums()
-    for (const args of [['repair', 'leaks'], ['repair', 'leaks', '--heal']]) {
+    for (const args of [
+      ['repair', 'leaks'],
+      ['repair', 'leaks', '--heal'],
+    ]) {
       const name = `again-${args.join('-')}`
-      const r = await cloudctl([...args, ...src, ...DARK, '--apply', '--yes', '--json', '--undo-dir', join(tmp, `undo-${name}`), '--audit-log', join(tmp, `${name}.log`)])
+      const r = await cloudctl([
+        ...args,
+        ...src,
+        ...DARK,
+        '--apply',
+        '--yes',
+        '--json',
+        '--undo-dir',
+        join(tmp, `undo-${name}`),
+        '--audit-log',
+        join(tmp, `${name}.log`),
+      ])
       expect([0, 3]).toContain(r.exitCode)
     }
     expect(changedTables(before, await checksums())).toEqual([])

@@ -55,8 +55,18 @@ const OUTAGES: Array<{name: string; args: () => string[]; setup?: string; teardo
   {name: 'unreachable (nothing listens on the port)', args: () => ['--cell-db', 'cell1=mysql+pymysql://root@127.0.0.1:3399/nova_cell1?connect_timeout=3']},
   {name: 'wrong password', args: () => ['--cell-db', `cell1=${cell1Url().replace(/\/\/[^@/]*@/, '//cloudctl_nobody:Wr0ng-Pw-1025@')}`]},
   {name: 'a database that does not exist', args: () => ['--cell-db', `cell1=${cell1Url().replace(/\/([^/?]+)(\?|$)/, '/$1_gone$2')}`]},
-  {name: 'a column nova needs is gone', args: () => [], setup: 'ALTER TABLE instances RENAME COLUMN vm_state TO vm_state_gone', teardown: 'ALTER TABLE instances RENAME COLUMN vm_state_gone TO vm_state'},
-  {name: 'a table nova needs is gone', args: () => [], setup: 'RENAME TABLE compute_nodes TO compute_nodes_gone', teardown: 'RENAME TABLE compute_nodes_gone TO compute_nodes'},
+  {
+    name: 'a column nova needs is gone',
+    args: () => [],
+    setup: 'ALTER TABLE instances RENAME COLUMN vm_state TO vm_state_gone',
+    teardown: 'ALTER TABLE instances RENAME COLUMN vm_state_gone TO vm_state',
+  },
+  {
+    name: 'a table nova needs is gone',
+    args: () => [],
+    setup: 'RENAME TABLE compute_nodes TO compute_nodes_gone',
+    teardown: 'RENAME TABLE compute_nodes_gone TO compute_nodes',
+  },
 ]
 
 const REPAIRS: string[][] = [
@@ -88,15 +98,30 @@ describe('a repair that could not read a cell never exits 0', {timeout: 600_000}
           const dry = await cloudctl([...args, ...src, ...outage.args()])
           const what = `${args.join(' ')}: ${dry.stdout}${dry.stderr}`
           expect(dry.exitCode, what).toBe(3)
-          expect(dry.stdout, what).toMatch(/cell=cell1\b.*cell could not be read \(.+\): its (hosts|instances|hosts and instances) (are left for a later run|were not examined)|cell=cell1\b.*a cell could not be read/)
+          expect(dry.stdout, what).toMatch(
+            /cell=cell1\b.*cell could not be read \(.+\): its (hosts|instances|hosts and instances) (are left for a later run|were not examined)|cell=cell1\b.*a cell could not be read/,
+          )
           expect(dry.stdout + dry.stderr).not.toMatch(/^Nothing to do\.$/m)
 
           const json = await cloudctl([...args, ...src, ...outage.args(), '--json'])
           expect(json.exitCode).toBe(3)
           const plan = (JSON.parse(json.stdout) as {plan: {skipped: Array<{code: string; subject: string; reason: string}>}}).plan
-          expect(plan.skipped.some((s) => s.subject.split(' ').includes('cell=cell1') && /could not be read/.test(s.reason)), JSON.stringify(plan.skipped)).toBe(true)
+          expect(
+            plan.skipped.some((s) => s.subject.split(' ').includes('cell=cell1') && /could not be read/.test(s.reason)),
+            JSON.stringify(plan.skipped),
+          ).toBe(true)
 
-          const applied = await cloudctl([...args, ...src, ...outage.args(), '--apply', '--yes', '--undo-dir', join(tmp, 'undo'), '--audit-log', join(tmp, 'audit.log')])
+          const applied = await cloudctl([
+            ...args,
+            ...src,
+            ...outage.args(),
+            '--apply',
+            '--yes',
+            '--undo-dir',
+            join(tmp, 'undo'),
+            '--audit-log',
+            join(tmp, 'audit.log'),
+          ])
           expect(applied.exitCode, `${args.join(' ')} --apply: ${applied.stdout}${applied.stderr}`).toBe(3)
         }
         expect(await checksums()).toEqual(before)

@@ -96,7 +96,10 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
   })
 
   const outages: Array<{name: string; setup: () => Promise<string[]>; teardown?: () => Promise<void>}> = [
-    {name: 'unreachable (nothing listens on the port)', setup: async () => ['--cell-db', 'cell1=mysql+pymysql://root@127.0.0.1:3399/nova_cell1?connect_timeout=3']},
+    {
+      name: 'unreachable (nothing listens on the port)',
+      setup: async () => ['--cell-db', 'cell1=mysql+pymysql://root@127.0.0.1:3399/nova_cell1?connect_timeout=3'],
+    },
     {
       name: 'wrong password',
       // A user the server does not know, with a password: access denied, as for a rotated password.
@@ -123,14 +126,17 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
       const dumpBefore = await world.dump()
 
       const audit = await cloudctl(['audit', 'all', ...src, ...extra, '--json'])
-      const doc = JSON.parse(audit.stdout) as {findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string; cell?: string}}>; unavailable_cells: Array<{name: string}>}
+      const doc = JSON.parse(audit.stdout) as {
+        findings: Array<{code: string; severity: string; subject: {consumer_uuid?: string; instance_uuid?: string; cell?: string}}>
+        unavailable_cells: Array<{name: string}>
+      }
       expect(doc.unavailable_cells.map((c) => c.name)).toEqual(['cell1'])
       const aboutAlive = doc.findings.filter((f) => f.subject.consumer_uuid === seeded.alive || f.subject.instance_uuid === seeded.alive)
       expect(aboutAlive).toEqual([])
       // The cell2 leak is judged from readable data; the first outage's `repair leaks` removes it.
-      expect(doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`.trim())).toEqual(
-        leakRemoved ? [] : [`allocation.consumer-deleted ${seeded.leaked}`],
-      )
+      expect(
+        doc.findings.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => `${f.code} ${f.subject.consumer_uuid ?? ''}`.trim()),
+      ).toEqual(leakRemoved ? [] : [`allocation.consumer-deleted ${seeded.leaked}`])
       expect(doc.findings.some((f) => f.severity === 'unknown' && f.subject.cell === 'cell1')).toBe(true)
 
       const codes: number[] = []
@@ -146,7 +152,8 @@ describe('outage: a repair run while cell1 is dark changes nothing whose consume
         const row = (c.before ?? c.after) as Record<string, unknown>
         if (c.table === 'placement/allocations') expect(row.consumer_id).toBe(seeded.leaked)
         else if (c.table === 'placement/consumers') expect(row.uuid).toBe(seeded.leaked)
-        else if (c.table === 'placement/resource_providers') expect([c.before?.name, Number(c.after?.generation) - Number(c.before?.generation)]).toEqual(['c2-cmp1', 1])
+        else if (c.table === 'placement/resource_providers')
+          expect([c.before?.name, Number(c.after?.generation) - Number(c.before?.generation)]).toEqual(['c2-cmp1', 1])
         else expect.fail(`unexpected change in ${c.table}: ${JSON.stringify(c)}`)
       }
       expect(changedTables(before, after).every((t) => /^placement\.(allocations|consumers|resource_providers)$/.test(t))).toBe(true)
@@ -195,7 +202,11 @@ describe('a plan is applied only from a live read', {timeout: 120_000}, () => {
     it(`${c.name}: exit 2, nothing written`, async () => {
       const before = await checksums()
       const fill = (v: string) => (v === '<file>' ? file : v)
-      const env = {CLOUDCTL_API_DB: world.cloud.apiUrl, CLOUDCTL_PLACEMENT_DB: world.cloud.placementUrl, ...Object.fromEntries(Object.entries(c.env).map(([k, v]) => [k, fill(v)]))}
+      const env = {
+        CLOUDCTL_API_DB: world.cloud.apiUrl,
+        CLOUDCTL_PLACEMENT_DB: world.cloud.placementUrl,
+        ...Object.fromEntries(Object.entries(c.env).map(([k, v]) => [k, fill(v)])),
+      }
       const r = await cloudctl([...c.args.map(fill), '--apply', '--yes', '--json', ...state('snap')], {env})
       expect(r.exitCode).toBe(2)
       const err = (JSON.parse(r.stdout) as {error: {code: string; message: string; hint?: string}}).error

@@ -67,8 +67,17 @@ const parent = (child: string, of: string): [string, unknown[]] => ['UPDATE reso
 const root = (rp: string, of: string): [string, unknown[]] => ['UPDATE resource_providers SET root_provider_id = ? WHERE id = ?', [ids[of], ids[rp]]]
 
 const LOOPS: Array<{name: string; members: string[]; set: () => Array<[string, unknown[]]>}> = [
-  {name: 'two providers that are each other\'s parent', members: ['cmp1', 'cmp2'], set: () => [parent('cmp1', 'cmp2'), parent('cmp2', 'cmp1')]},
-  {name: 'a three-provider cycle, root_provider_id NULL', members: ['cmp1', 'cmp2', 'cmp3'], set: () => [parent('cmp1', 'cmp2'), parent('cmp2', 'cmp3'), parent('cmp3', 'cmp1'), ['UPDATE resource_providers SET root_provider_id = NULL WHERE id IN (?, ?, ?)', [ids.cmp1, ids.cmp2, ids.cmp3]]]},
+  {name: "two providers that are each other's parent", members: ['cmp1', 'cmp2'], set: () => [parent('cmp1', 'cmp2'), parent('cmp2', 'cmp1')]},
+  {
+    name: 'a three-provider cycle, root_provider_id NULL',
+    members: ['cmp1', 'cmp2', 'cmp3'],
+    set: () => [
+      parent('cmp1', 'cmp2'),
+      parent('cmp2', 'cmp3'),
+      parent('cmp3', 'cmp1'),
+      ['UPDATE resource_providers SET root_provider_id = NULL WHERE id IN (?, ?, ?)', [ids.cmp1, ids.cmp2, ids.cmp3]],
+    ],
+  },
   {name: 'a self-parent', members: ['cmp2'], set: () => [parent('cmp2', 'cmp2')]},
   {name: 'root_provider_id pointing into a loop', members: ['cmp2', 'cmp3'], set: () => [parent('cmp2', 'cmp3'), parent('cmp3', 'cmp2'), root('cmp1', 'cmp3')]},
 ]
@@ -113,12 +122,17 @@ describe('a parent_provider_id loop: every command finishes, the audit names it,
       }
 
       const audit = await cloudctl(['audit', 'providers', ...src, '--json'], {env: BOUNDED})
-      const loops = (JSON.parse(audit.stdout) as {findings: Array<{code: string; evidence: {loop?: Array<{id: number}>}}>}).findings.filter((f) => f.code === 'provider.tree-loop')
+      const loops = (JSON.parse(audit.stdout) as {findings: Array<{code: string; evidence: {loop?: Array<{id: number}>}}>}).findings.filter(
+        (f) => f.code === 'provider.tree-loop',
+      )
       expect(loops).toHaveLength(1)
       expect(loops[0].evidence.loop?.map((p) => p.id).sort()).toEqual(loop.members.map((m) => ids[m]).sort())
 
       // The wrong-provider move and the leak removal both touch the loop: refused, with the loop named.
-      for (const args of [['repair', 'leaks', '--heal'], ['repair', 'leaks']]) {
+      for (const args of [
+        ['repair', 'leaks', '--heal'],
+        ['repair', 'leaks'],
+      ]) {
         const r = await cloudctl([...args, ...src, '--apply', '--yes', ...state(`${loop.members.join('-')}-${args.length}`)], {env: BOUNDED})
         expect(r.exitCode, r.stderr).toBe(2)
         expect(r.stderr).toMatch(/^Error: refusing to plan repair leaks: .*parent_provider_id loop/m)

@@ -29,23 +29,34 @@ describe('config parse errors never quote a line (built CLI)', {timeout: 120_000
 
   const novaConfs: Array<[string, string, RegExp]> = [
     ['a line without = or :', `[keystone_authtoken]\npassword ${PW}\n`, /n1\.conf:2: the line in \[keystone_authtoken\] has no '=' or ':'/],
-    ['an indented option after a blank line', `[keystone_authtoken]\nauth_type = password\n\n    password = ${PW}\n`, /n2\.conf:4: option 'password' is indented but continues no option in \[keystone_authtoken\]/],
-    ['an indented line first in a section', `[api_database]\n\tconnection = mysql+pymysql://nova:${PW}@db/nova_api\n`, /n3\.conf:2: option 'connection' is indented but continues no option in \[api_database\]/],
+    [
+      'an indented option after a blank line',
+      `[keystone_authtoken]\nauth_type = password\n\n    password = ${PW}\n`,
+      /n2\.conf:4: option 'password' is indented but continues no option in \[keystone_authtoken\]/,
+    ],
+    [
+      'an indented line first in a section',
+      `[api_database]\n\tconnection = mysql+pymysql://nova:${PW}@db/nova_api\n`,
+      /n3\.conf:2: option 'connection' is indented but continues no option in \[api_database\]/,
+    ],
     ['an indented bare password', `[database]\n\n  ${PW}\n`, /n4\.conf:3: the line is indented but continues no option in \[database\]/],
     ['an option before any section', `password = ${PW}\n[DEFAULT]\n`, /n5\.conf:1: option 'password' appears before any \[section\]/],
     ['a malformed header', `[keystone_authtoken\npassword = ${PW}\n`, /n6\.conf:1: malformed section header \(section 'keystone_authtoken'\)/],
     ['a header with the password in it', `[${PW} x\n`, /n7\.conf:1: malformed section header$/m],
   ]
 
-  it.each(novaConfs.map(([name, text, message], i) => [name, text, message, i + 1] as const))('nova.conf with %s: file and line, not the value', async (_name, text, message, i) => {
-    const conf = file(`n${i}.conf`, text)
-    for (const json of [false, true]) {
-      const r = await cloudctl(['audit', 'all', '--nova-conf', conf, ...(json ? ['--json'] : [])], {env})
-      expect(r.exitCode, r.stderr).toBe(2)
-      expect(json ? (JSON.parse(r.stdout) as {error: {message: string}}).error.message : r.stderr).toMatch(message)
-      expect(`${r.stdout}${r.stderr}`).not.toContain(PW)
-    }
-  })
+  it.each(novaConfs.map(([name, text, message], i) => [name, text, message, i + 1] as const))(
+    'nova.conf with %s: file and line, not the value',
+    async (_name, text, message, i) => {
+      const conf = file(`n${i}.conf`, text)
+      for (const json of [false, true]) {
+        const r = await cloudctl(['audit', 'all', '--nova-conf', conf, ...(json ? ['--json'] : [])], {env})
+        expect(r.exitCode, r.stderr).toBe(2)
+        expect(json ? (JSON.parse(r.stdout) as {error: {message: string}}).error.message : r.stderr).toMatch(message)
+        expect(`${r.stdout}${r.stderr}`).not.toContain(PW)
+      }
+    },
+  )
 
   const yamls: Array<[string, string]> = [
     ['an alias with no anchor', `profiles:\n  prod:\n    api_db: *${PW}\n`],
@@ -82,7 +93,10 @@ describe('config parse errors never quote a line (built CLI)', {timeout: 120_000
 
   it('an option file (read_default_file) with a password before any section', async () => {
     const cnf = file('my.cnf', `password = ${PW}\n[client]\nuser = nova\n`)
-    const r = await cloudctl(['audit', 'all', '--api-db', `mysql:///nova_api?read_default_file=${cnf}`, '--placement-db', 'mysql://nobody@127.0.0.1:1/placement'], {env})
+    const r = await cloudctl(
+      ['audit', 'all', '--api-db', `mysql:///nova_api?read_default_file=${cnf}`, '--placement-db', 'mysql://nobody@127.0.0.1:1/placement'],
+      {env},
+    )
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toMatch(/option file .*my\.cnf line 1 comes before any \[section\]/)
     expect(`${r.stdout}${r.stderr}`).not.toContain(PW)

@@ -12,7 +12,11 @@ import {cloudctl} from '../support/cli.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'cloudctl-adv-profiles-'))
 const config = join(dir, 'config.yaml')
-writeFileSync(config, 'profiles:\n  prod:\n    api_db: mysql+pymysql://nova:Pr0f-Secret#1@127.0.0.1:1/nova_api\n    placement_db: mysql+pymysql://nova:Pr0f-Secret#1@127.0.0.1:1/placement\n', {mode: 0o600})
+writeFileSync(
+  config,
+  'profiles:\n  prod:\n    api_db: mysql+pymysql://nova:Pr0f-Secret#1@127.0.0.1:1/nova_api\n    placement_db: mysql+pymysql://nova:Pr0f-Secret#1@127.0.0.1:1/placement\n',
+  {mode: 0o600},
+)
 
 describe('adversarial: profile names from the Object prototype', () => {
   it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])('--profile %s is an unknown profile (exit 2)', async (name) => {

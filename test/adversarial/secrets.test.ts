@@ -37,7 +37,23 @@ const WEAK_USER = `cc_sw_${tag}`
 const WEAK_PW = 'nova'
 
 /** Everything that must never be printed: the passwords, their URL forms and fragments of them. */
-const LEAKS = [RAW_PW, HARD_PW, HARD_IN_URL, encodeURIComponent(HARD_PW), encodeURIComponent(RAW_PW), 'Zk/9', 'x#Q', 'Qw@9', 'Qw%409', '9/x?#', '%Lm', '%25Lm', 'Sekr3tPw7731', 'ss:w/rd%', 'p@ss']
+const LEAKS = [
+  RAW_PW,
+  HARD_PW,
+  HARD_IN_URL,
+  encodeURIComponent(HARD_PW),
+  encodeURIComponent(RAW_PW),
+  'Zk/9',
+  'x#Q',
+  'Qw@9',
+  'Qw%409',
+  '9/x?#',
+  '%Lm',
+  '%25Lm',
+  'Sekr3tPw7731',
+  'ss:w/rd%',
+  'p@ss',
+]
 
 const dir = mkdtempSync(join(tmpdir(), 'cloudctl-adv-secrets-'))
 const runs: Array<{what: string; text: string}> = []
@@ -79,12 +95,17 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     const admin = await adminConnection()
     try {
       const host = parseDbUrl(testDsn()).host
-      for (const [user, pw] of [[RAW_USER, RAW_PW], [HARD_USER, HARD_PW], [WEAK_USER, WEAK_PW]]) {
+      for (const [user, pw] of [
+        [RAW_USER, RAW_PW],
+        [HARD_USER, HARD_PW],
+        [WEAK_USER, WEAK_PW],
+      ]) {
         await admin.query('DROP USER IF EXISTS ?@?', [user, host])
         await admin.query('CREATE USER ?@? IDENTIFIED BY ?', [user, host, pw])
         for (const db of cloud.allDatabases()) await admin.query(`GRANT ALL ON \`${db}\`.* TO ?@?`, [user, host])
       }
-      const setCell = (where: string, arg: string, url: string) => admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE ${where} = ?`, [url, arg])
+      const setCell = (where: string, arg: string, url: string) =>
+        admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE ${where} = ?`, [url, arg])
       await setCell('name', rawCell, urlFor(RAW_USER, RAW_PW, cloud.databases.cells[rawCell]))
       await setCell('name', templatedCell, `{scheme}://{username}:{password}@{hostname}:{port}/${cloud.databases.cells[templatedCell]}?{query}`)
       await setCell('uuid', CELL0_UUID, urlFor(HARD_USER, HARD_IN_URL, cloud.databases.cell0))
@@ -120,7 +141,9 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
       ['cell1', 'available', null],
       ['cell2', 'available', null],
     ])
-    expect(cells.find((c) => c.name === rawCell)!.database_connection).toBe(`mysql+pymysql://${RAW_USER}:***@${parseDbUrl(testDsn()).host}:${parseDbUrl(testDsn()).port}/${cloud.databases.cells[rawCell]}?charset=utf8`)
+    expect(cells.find((c) => c.name === rawCell)!.database_connection).toBe(
+      `mysql+pymysql://${RAW_USER}:***@${parseDbUrl(testDsn()).host}:${parseDbUrl(testDsn()).port}/${cloud.databases.cells[rawCell]}?charset=utf8`,
+    )
 
     const human = record('cells list', await cloudctl(['cells', 'list', ...source()], {env}))
     expect(human.exitCode, human.stderr).toBe(0)
@@ -158,7 +181,12 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
   })
 
   it('DEBUG=* shows argv and everything else with the passwords masked', async () => {
-    const r = record('DEBUG=* audit cells', await cloudctl(['audit', 'cells', ...source(), '--cell-db', `${rawCell}=${urlFor(RAW_USER, RAW_PW, cloud.databases.cells[rawCell])}`], {env: {...env, DEBUG: '*'}}))
+    const r = record(
+      'DEBUG=* audit cells',
+      await cloudctl(['audit', 'cells', ...source(), '--cell-db', `${rawCell}=${urlFor(RAW_USER, RAW_PW, cloud.databases.cells[rawCell])}`], {
+        env: {...env, DEBUG: '*'},
+      }),
+    )
     expect([0, 3], r.stderr.slice(-2000)).toContain(r.exitCode)
     expect(r.stderr).toMatch(/argv/)
     expect(r.stderr).toContain(`${HARD_USER}:***@`)
@@ -174,16 +202,37 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     expect(human.stderr).toMatch(message)
     const json = record(`bad --api-db ${_what} --json`, await cloudctl(['audit', 'all', '--json', '--api-db', bad, '--placement-db', placement], {env}))
     expect(json.exitCode).toBe(2)
-    const dbg = record(`bad --api-db ${_what} DEBUG`, await cloudctl(['audit', 'all', '--api-db', bad, '--placement-db', placement], {env: {...env, DEBUG: '*'}}))
+    const dbg = record(
+      `bad --api-db ${_what} DEBUG`,
+      await cloudctl(['audit', 'all', '--api-db', bad, '--placement-db', placement], {env: {...env, DEBUG: '*'}}),
+    )
     expect(dbg.exitCode).toBe(2)
-    const repair = record(`bad --api-db ${_what} repair`, await cloudctl(['repair', 'aggregates', '--apply', '--yes', '--api-db', bad, '--placement-db', placement], {env}))
+    const repair = record(
+      `bad --api-db ${_what} repair`,
+      await cloudctl(['repair', 'aggregates', '--apply', '--yes', '--api-db', bad, '--placement-db', placement], {env}),
+    )
     expect(repair.exitCode).toBe(2)
     if (existsSync(join(dir, 'audit.log'))) runs.push({what: 'audit.log after refused runs', text: readFileSync(join(dir, 'audit.log'), 'utf8')})
   })
 
   it("a weak password ('nova') is hidden where it is a password, and 'nova' stays readable everywhere else", async () => {
     const weakApi = urlFor(WEAK_USER, WEAK_PW, cloud.databases.api)
-    const r = await cloudctl(['cells', 'list', '--json', '--api-db', weakApi, '--placement-db', urlFor(WEAK_USER, WEAK_PW, cloud.databases.placement), '--cell-db', `cell0=${urlFor(WEAK_USER, WEAK_PW, cloud.databases.cell0)}`, '--nova-conf', novaConf], {env})
+    const r = await cloudctl(
+      [
+        'cells',
+        'list',
+        '--json',
+        '--api-db',
+        weakApi,
+        '--placement-db',
+        urlFor(WEAK_USER, WEAK_PW, cloud.databases.placement),
+        '--cell-db',
+        `cell0=${urlFor(WEAK_USER, WEAK_PW, cloud.databases.cell0)}`,
+        '--nova-conf',
+        novaConf,
+      ],
+      {env},
+    )
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).not.toContain(`${WEAK_USER}:${WEAK_PW}@`)
     // every '***' is a password position, and the database names keep their 'nova'
@@ -191,7 +240,10 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     expect(r.stdout).toContain(cloud.databases.cell0)
 
     // the lock a repair takes is named after the real nova_api database, not a redacted one
-    const dry = await cloudctl(['repair', 'aggregates', '--api-db', weakApi, '--placement-db', urlFor(WEAK_USER, WEAK_PW, cloud.databases.placement), '--nova-conf', novaConf], {env})
+    const dry = await cloudctl(
+      ['repair', 'aggregates', '--api-db', weakApi, '--placement-db', urlFor(WEAK_USER, WEAK_PW, cloud.databases.placement), '--nova-conf', novaConf],
+      {env},
+    )
     expect([0, 3], dry.stderr).toContain(dry.exitCode)
     expect(`${dry.stdout}${dry.stderr}`.replace(/:\*\*\*@/g, '')).not.toContain('***')
   })
@@ -201,13 +253,26 @@ describe('adversarial: secrets never leave (built CLI, real MariaDB)', () => {
     const u = parseDbUrl(testDsn())
     writeFileSync(cnf, `[client]\nuser = ${HARD_USER}\npassword = "${HARD_PW}"\nhost = ${u.host}\nport = ${u.port}\n`, {mode: 0o600})
     const viaFile = (db: string): string => `mysql+pymysql:///${db}?read_default_file=${cnf}&charset=utf8`
-    const args = ['cells', 'list', '--json', '--api-db', viaFile(cloud.databases.api), '--placement-db', viaFile(cloud.databases.placement), '--nova-conf', novaConf]
+    const args = [
+      'cells',
+      'list',
+      '--json',
+      '--api-db',
+      viaFile(cloud.databases.api),
+      '--placement-db',
+      viaFile(cloud.databases.placement),
+      '--nova-conf',
+      novaConf,
+    ]
     for (const arg of args) expect(arg).not.toContain(HARD_PW)
     const r = record('cells list via option file', await cloudctl(args, {env}))
     expect(r.exitCode, r.stderr).toBe(0)
     const {cells} = oneJsonDocument(r.stdout) as {cells: Array<{state: string}>}
     expect(cells.map((c) => c.state)).toEqual(['available', 'available', 'available'])
-    const missing = record('option file missing', await cloudctl(['cells', 'list', '--api-db', `mysql+pymysql:///x?read_default_file=${join(dir, 'nope.cnf')}`, '--placement-db', placement], {env}))
+    const missing = record(
+      'option file missing',
+      await cloudctl(['cells', 'list', '--api-db', `mysql+pymysql:///x?read_default_file=${join(dir, 'nope.cnf')}`, '--placement-db', placement], {env}),
+    )
     expect(missing.exitCode).toBe(2)
     expect(missing.stderr).toMatch(/cannot read option file .*nope\.cnf/)
   })

@@ -46,14 +46,25 @@ interface BootDoc {
 describe('extra specs nova accepts and ignores: placed as nova places them, the output says why', {timeout: 120_000}, () => {
   const cases: Array<[string, string, RegExp]> = [
     ['resources:VCPU=-5', 'resources:VCPU=-5', /resources:VCPU=-5 ignored \(not a non-negative integer\)/],
-    ['hw:numa_cpus.0=0-9999999 without hw:numa_nodes', 'hw:numa_cpus.0=0-9999999', /hw:numa_cpus\.0 ignored: nova reads them only when the request has a NUMA topology/],
-    ['hw:cpu_realtime_mask=^0-99999999 without hw:cpu_realtime', 'hw:cpu_realtime_mask=^0-99999999', /hw:cpu_realtime_mask ignored: nova reads it only with hw:cpu_realtime=yes/],
+    [
+      'hw:numa_cpus.0=0-9999999 without hw:numa_nodes',
+      'hw:numa_cpus.0=0-9999999',
+      /hw:numa_cpus\.0 ignored: nova reads them only when the request has a NUMA topology/,
+    ],
+    [
+      'hw:cpu_realtime_mask=^0-99999999 without hw:cpu_realtime',
+      'hw:cpu_realtime_mask=^0-99999999',
+      /hw:cpu_realtime_mask ignored: nova reads it only with hw:cpu_realtime=yes/,
+    ],
   ]
   it.each(cases)('%s', async (_name, spec, warning) => {
     const r = await cloudctl([...boot, '--extra-spec', spec, '--json'], {env: BOUNDED})
     expect(r.exitCode, r.stderr).toBe(0)
     const doc = JSON.parse(r.stdout) as BootDoc
-    expect(doc.warnings.some((w) => warning.test(w)), JSON.stringify(doc.warnings)).toBe(true)
+    expect(
+      doc.warnings.some((w) => warning.test(w)),
+      JSON.stringify(doc.warnings),
+    ).toBe(true)
     expect(doc.instances.map((i) => i.host !== null)).toEqual([true])
     // The flavor's own vcpus (m1.small: 1) are asked for, as ResourceRequest.from_request_spec adds them.
     expect(doc.query).toMatch(/resources=DISK_GB:20,MEMORY_MB:2048,VCPU:1(&|$)/)
@@ -63,10 +74,18 @@ describe('extra specs nova accepts and ignores: placed as nova places them, the 
   })
 
   const refused: Array<[string, string[], RegExp]> = [
-    ['hw:numa_cpus.0=0-9999999 with hw:numa_nodes=1', ['hw:numa_nodes=1', 'hw:numa_cpus.0=0-9999999', 'hw:numa_mem.0=2048'], /nova-api refuses the request \(400 ImageNUMATopologyCPUOutOfRange\): CPU number 1 is larger than max 0/],
-    ['hw:cpu_realtime_mask=^0-99999999 with hw:cpu_realtime=yes', ['hw:cpu_policy=dedicated', 'hw:cpu_realtime=yes', 'hw:cpu_realtime_mask=^0-99999999'], /nova-api refuses the request \(400 RealtimeMaskNotFoundOrInvalid\)/],
+    [
+      'hw:numa_cpus.0=0-9999999 with hw:numa_nodes=1',
+      ['hw:numa_nodes=1', 'hw:numa_cpus.0=0-9999999', 'hw:numa_mem.0=2048'],
+      /nova-api refuses the request \(400 ImageNUMATopologyCPUOutOfRange\): CPU number 1 is larger than max 0/,
+    ],
+    [
+      'hw:cpu_realtime_mask=^0-99999999 with hw:cpu_realtime=yes',
+      ['hw:cpu_policy=dedicated', 'hw:cpu_realtime=yes', 'hw:cpu_realtime_mask=^0-99999999'],
+      /nova-api refuses the request \(400 RealtimeMaskNotFoundOrInvalid\)/,
+    ],
   ]
-  it.each(refused)('%s: nova-api\'s 400, exit 2, in bounded memory', async (_name, specs, reason) => {
+  it.each(refused)("%s: nova-api's 400, exit 2, in bounded memory", async (_name, specs, reason) => {
     const r = await cloudctl([...boot, ...specs.flatMap((s) => ['--extra-spec', s])], {env: BOUNDED})
     usageError(r, reason, /numa_get_constraints/)
   })
@@ -75,13 +94,28 @@ describe('extra specs nova accepts and ignores: placed as nova places them, the 
 describe('bad input: one line and a hint, exit 2', {timeout: 120_000}, () => {
   const cases: Array<[string, string[], RegExp, RegExp]> = [
     ['--hint without =', [...boot, '--hint', 'no-equals'], /hint "no-equals" is not KEY=VALUE/, /--hint group=UUID/],
-    ['--extra-spec without =', [...boot, '--extra-spec', 'hw:cpu_policy'], /extra spec "hw:cpu_policy" is not KEY=VALUE/, /--extra-spec hw:cpu_policy=dedicated/],
+    [
+      '--extra-spec without =',
+      [...boot, '--extra-spec', 'hw:cpu_policy'],
+      /extra spec "hw:cpu_policy" is not KEY=VALUE/,
+      /--extra-spec hw:cpu_policy=dedicated/,
+    ],
     ['--image-property without =', [...boot, '--image-property', 'hw_architecture'], /image property "hw_architecture" is not KEY=VALUE/, /--image-property /],
-    ['--multiplier with a word', [...boot, '--multiplier', 'ram_weight_multiplier=abc'], /^Error: --multiplier ram_weight_multiplier must be a number, got "abc"$/, /--multiplier NAME=NUMBER/],
+    [
+      '--multiplier with a word',
+      [...boot, '--multiplier', 'ram_weight_multiplier=abc'],
+      /^Error: --multiplier ram_weight_multiplier must be a number, got "abc"$/,
+      /--multiplier NAME=NUMBER/,
+    ],
     ['--multiplier without =', [...boot, '--multiplier', 'ram'], /--multiplier "ram" is not NAME=VALUE/, /--multiplier NAME=NUMBER/],
     ['a directory as the snapshot', ['audit', 'all', '--snapshot', ROOT], /is not a file/, /directory: give the snapshot file itself/],
     ['a device as the snapshot', ['simulate', 'capacity', '--snapshot', '/dev/null'], /\/dev\/null is not a file/, /not a device, FIFO or socket/],
-    ['cells verify-instance with no uuid', ['cells', 'verify-instance', 'not-a-uuid', '--snapshot', DEMO], /"not-a-uuid" is not an instance uuid/, /8-4-4-4-12/],
+    [
+      'cells verify-instance with no uuid',
+      ['cells', 'verify-instance', 'not-a-uuid', '--snapshot', DEMO],
+      /"not-a-uuid" is not an instance uuid/,
+      /8-4-4-4-12/,
+    ],
   ]
   it.each(cases)('%s', async (_name, args, reason, hint) => {
     usageError(await cloudctl(args), reason, hint)
@@ -96,20 +130,34 @@ describe('bad input: one line and a hint, exit 2', {timeout: 120_000}, () => {
     ['cells map-instances --max-count', ['cells', 'map-instances', '--snapshot', DEMO, '--max-count', TWENTY]],
     ['simulate boot --max-placement-results', [...boot, '--max-placement-results', TWENTY]],
     ['simulate boot --host-subset-size', [...boot, '--host-subset-size', TWENTY]],
-    ['simulate migrate --host-subset-size', ['simulate', 'migrate', '--snapshot', DEMO, '--instance', '5b13a70f-f1c7-463f-b9d6-21bf30393394', '--host-subset-size', TWENTY]],
+    [
+      'simulate migrate --host-subset-size',
+      ['simulate', 'migrate', '--snapshot', DEMO, '--instance', '5b13a70f-f1c7-463f-b9d6-21bf30393394', '--host-subset-size', TWENTY],
+    ],
   ]
   it.each(counts)('%s with 20 digits', async (_name, args) => {
     const flag = args[args.length - 2]
-    usageError(await cloudctl(args), new RegExp(`Parsing ${flag}: Expected an integer less than or equal to 9007199254740991 but received: ${TWENTY}`), /--help/)
+    usageError(
+      await cloudctl(args),
+      new RegExp(`Parsing ${flag}: Expected an integer less than or equal to 9007199254740991 but received: ${TWENTY}`),
+      /--help/,
+    )
   })
 
   it('the largest exact count is still accepted', async () => {
-    const r = await cloudctl([...boot, '--max-placement-results', String(Number.MAX_SAFE_INTEGER), '--host-subset-size', String(Number.MAX_SAFE_INTEGER), '--json'])
+    const r = await cloudctl([
+      ...boot,
+      '--max-placement-results',
+      String(Number.MAX_SAFE_INTEGER),
+      '--host-subset-size',
+      String(Number.MAX_SAFE_INTEGER),
+      '--json',
+    ])
     expect(r.exitCode, r.stderr).toBe(0)
     expect((JSON.parse(r.stdout) as BootDoc).query).toContain(`limit=${Number.MAX_SAFE_INTEGER}`)
   })
 
-  it('cells verify-instance with a uuid in capitals finds the instance (nova-manage\'s database compares without case)', async () => {
+  it("cells verify-instance with a uuid in capitals finds the instance (nova-manage's database compares without case)", async () => {
     const r = await cloudctl(['cells', 'verify-instance', '9C089546-670C-4FCE-B963-D08860D435C7', '--snapshot', DEMO, '--json'])
     const doc = JSON.parse(r.stdout) as {instance_uuid: string; state: string}
     expect(doc.instance_uuid).toBe('9c089546-670c-4fce-b963-d08860d435c7')

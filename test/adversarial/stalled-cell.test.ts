@@ -100,7 +100,10 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
       const admin = await sessionOn(world.cloud.apiUrl)
       try {
         await waitFor(async () => {
-          const [rows] = await admin.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE 'Waiting for table metadata lock'", [cell1Db])
+          const [rows] = await admin.query(
+            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE 'Waiting for table metadata lock'",
+            [cell1Db],
+          )
           return Number((rows as Array<{n: number}>)[0].n) > 0 ? true : undefined
         }, 20_000)
       } finally {
@@ -155,7 +158,11 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'cloudctl-frozen-'))
-      execFileSync(INSTALL_DB as string, ['--no-defaults', `--datadir=${join(dir, 'data')}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'], {stdio: 'ignore'})
+      execFileSync(
+        INSTALL_DB as string,
+        ['--no-defaults', `--datadir=${join(dir, 'data')}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'],
+        {stdio: 'ignore'},
+      )
       server = spawn(
         MARIADBD as string,
         [
@@ -192,7 +199,13 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
           await probe.query(create['Create Table'])
           const [rows] = await from.query(`SELECT * FROM \`${t}\``)
           const list = rows as Array<Record<string, unknown>>
-          if (list.length > 0) await probe.query(`INSERT INTO \`${t}\` (${Object.keys(list[0]).map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [list.map((r) => Object.values(r))])
+          if (list.length > 0)
+            await probe.query(
+              `INSERT INTO \`${t}\` (${Object.keys(list[0])
+                .map((c) => `\`${c}\``)
+                .join(', ')}) VALUES ?`,
+              [list.map((r) => Object.values(r))],
+            )
         }
       } finally {
         await closeConnection(from)
@@ -244,7 +257,9 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
       const before = await checksums(world.cloud)
       const beforeFrozen = await frozenChecksums()
       // Client bound: the statement limit (2 s) and 5 s more.
-      const cli = startCli(['repair', 'leaks', ...src, '--cell-db', `cell1=${frozenUrl}`, '--apply', '--yes', ...state('c')], `after-begin:${PAUSE_MS}`, {CLOUDCTL_DB_STATEMENT_TIMEOUT: '2'})
+      const cli = startCli(['repair', 'leaks', ...src, '--cell-db', `cell1=${frozenUrl}`, '--apply', '--yes', ...state('c')], `after-begin:${PAUSE_MS}`, {
+        CLOUDCTL_DB_STATEMENT_TIMEOUT: '2',
+      })
       try {
         await paused(cli)
         freeze()
@@ -253,7 +268,9 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
         expect(await placementWrite(1)).toBeLessThan(1000)
         const r = await cli.done
         expect(r.exitCode, r.stdout + r.stderr).toBe(5)
-        expect(r.stderr).toMatch(new RegExp(`gave up: the cell cell1 database at mysql\\+pymysql://root@127\\.0\\.0\\.1:${port}/\\S+ did not answer within 7 s \\(instances\\)`))
+        expect(r.stderr).toMatch(
+          new RegExp(`gave up: the cell cell1 database at mysql\\+pymysql://root@127\\.0\\.0\\.1:${port}/\\S+ did not answer within 7 s \\(instances\\)`),
+        )
         expect(Date.now() - since).toBeLessThan(7000 + 3000)
       } finally {
         thaw()
@@ -290,7 +307,10 @@ describe('a stalled or frozen cell (CLI, MariaDB)', {timeout: 300_000}, () => {
       freeze()
       try {
         const t0 = Date.now()
-        const r = await cloudctl(['audit', 'leaks', ...src, '--cell-db', `cell1=${frozenUrl}`, '--json'], {env: {CLOUDCTL_DB_CONNECT_TIMEOUT: '3'}, timeout: 60_000})
+        const r = await cloudctl(['audit', 'leaks', ...src, '--cell-db', `cell1=${frozenUrl}`, '--json'], {
+          env: {CLOUDCTL_DB_CONNECT_TIMEOUT: '3'},
+          timeout: 60_000,
+        })
         expect(Date.now() - t0).toBeLessThan(3000 + 15_000)
         expect(r.exitCode, r.stderr).toBe(3)
         const doc = JSON.parse(r.stdout) as {cells?: Array<{name: string; status: string; error?: string}>; findings: Array<{code: string}>}

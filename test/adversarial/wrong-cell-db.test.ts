@@ -50,8 +50,28 @@ function cloud(): Seeded {
   const row = s.nova.instances.find((i) => i.uuid === twin)!
   s.nova.instances.push({...row, cell_uuid: CELL0_UUID, id: 1, host: null, node: null, vm_state: 'error', task_state: null, power_state: 0, launched_at: null})
   const failed = 'f0000000-0000-4000-8000-0000000000f1'
-  s.nova.instances.push({...row, cell_uuid: CELL0_UUID, id: 2, uuid: failed, host: null, node: null, vm_state: 'error', task_state: null, power_state: 0, launched_at: null, extra: null})
-  s.nova_api.instance_mappings.push({id: 900, instance_uuid: failed, cell_id: s.cells.find((c) => c.is_cell0)!.id, project_id: row.project_id ?? 'p', user_id: row.user_id, queued_for_delete: false, created_at: row.created_at})
+  s.nova.instances.push({
+    ...row,
+    cell_uuid: CELL0_UUID,
+    id: 2,
+    uuid: failed,
+    host: null,
+    node: null,
+    vm_state: 'error',
+    task_state: null,
+    power_state: 0,
+    launched_at: null,
+    extra: null,
+  })
+  s.nova_api.instance_mappings.push({
+    id: 900,
+    instance_uuid: failed,
+    cell_id: s.cells.find((c) => c.is_cell0)!.id,
+    project_id: row.project_id ?? 'p',
+    user_id: row.user_id,
+    queued_for_delete: false,
+    created_at: row.created_at,
+  })
   return {snapshot: s, twin, leaked}
 }
 
@@ -95,7 +115,10 @@ afterAll(async () => {
 })
 
 type Writes = (plan: RepairPlan) => number
-const count = (table: string, op: string): Writes => (plan) => plan.steps.filter((s) => s.table === table && s.op === op).length
+const count =
+  (table: string, op: string): Writes =>
+  (plan) =>
+    plan.steps.filter((s) => s.table === table && s.op === op).length
 
 interface Case {
   name: string
@@ -116,9 +139,15 @@ const COMMANDS: Record<string, string[]> = {
 }
 
 /** Instances nova_api maps to cell1 and holds live (the leaked one is queued for delete): 11. */
-const mapped = () => seeded.snapshot.nova_api.instance_mappings.filter((m) => m.cell_id === seeded.snapshot.cells.find((c) => c.name === 'cell1')!.id && !m.queued_for_delete).length
+const mapped = () =>
+  seeded.snapshot.nova_api.instance_mappings.filter((m) => m.cell_id === seeded.snapshot.cells.find((c) => c.name === 'cell1')!.id && !m.queued_for_delete)
+    .length
 // The twin is not counted against an empty cell1: its live ERROR copy in cell0 makes its mapping a wrong-cell one.
-const emptyCell1 = (db: () => string): RegExp[] => [re(`cell1's database (${db()}) has 0 of the 6 hosts that host_mappings map to cell1 and 0 of the ${mapped() - 1} live instances that instance_mappings map there: it is not cell1's database`)]
+const emptyCell1 = (db: () => string): RegExp[] => [
+  re(
+    `cell1's database (${db()}) has 0 of the 6 hosts that host_mappings map to cell1 and 0 of the ${mapped() - 1} live instances that instance_mappings map there: it is not cell1's database`,
+  ),
+]
 const emptyDamage: Record<string, Writes> = {
   leaks: count('allocations', 'delete'),
   providers: count('resource_providers', 'delete'),
@@ -150,7 +179,11 @@ const CASES: Case[] = [
       re(`cell1's database (${address(world.cloud.cell0Url)}) has 0 of the 6 hosts that host_mappings map to cell1 and 1 of the ${mapped()} live instances`),
       re(`cell1 and cell0 read the same database (${address(world.cloud.cell0Url)}, server `),
     ],
-    damage: {leaks: count('allocations', 'delete'), providers: count('resource_providers', 'delete'), 'discover-hosts --prune': count('host_mappings', 'delete')},
+    damage: {
+      leaks: count('allocations', 'delete'),
+      providers: count('resource_providers', 'delete'),
+      'discover-hosts --prune': count('host_mappings', 'delete'),
+    },
   },
   {
     name: "cell1's database as cell0",
@@ -165,11 +198,19 @@ const CASES: Case[] = [
   {
     name: "a second cell_mappings row with cell1's URL",
     setup: async () => {
-      await sql(world.cloud.apiUrl, 'INSERT INTO cell_mappings (uuid, name, transport_url, database_connection, disabled) VALUES (?, ?, ?, ?, 0)', ['dddddddd-0000-4000-8000-0000000000dd', 'cell1dup', 'none:///', world.cloud.cellUrls.cell1])
+      await sql(world.cloud.apiUrl, 'INSERT INTO cell_mappings (uuid, name, transport_url, database_connection, disabled) VALUES (?, ?, ?, ?, 0)', [
+        'dddddddd-0000-4000-8000-0000000000dd',
+        'cell1dup',
+        'none:///',
+        world.cloud.cellUrls.cell1,
+      ])
       return []
     },
     teardown: () => sql(world.cloud.apiUrl, 'DELETE FROM cell_mappings WHERE name = ?', ['cell1dup']),
-    evidence: () => [re(`cell1 and cell1dup read the same database (${address(world.cloud.cellUrls.cell1)}, server `), re(`cell1dup and cell1 read the same database`)],
+    evidence: () => [
+      re(`cell1 and cell1dup read the same database (${address(world.cloud.cellUrls.cell1)}, server `),
+      re(`cell1dup and cell1 read the same database`),
+    ],
     damage: {'discover-hosts': count('host_mappings', 'update')},
   },
 ]
@@ -243,6 +284,8 @@ describe('a readable but wrong database is never trusted as a cell', {timeout: 6
     }
     // Left: the leaked instance's old mapping (info: nova-manage db archive_deleted_rows removes it).
     const again = await cloudctl(['audit', 'cells', ...src, '--json'])
-    expect((JSON.parse(again.stdout) as {findings: Array<{code: string; severity: string}>}).findings.map((f) => `${f.code} ${f.severity}`)).toEqual(['cell.instance-mapping-stale info'])
+    expect((JSON.parse(again.stdout) as {findings: Array<{code: string; severity: string}>}).findings.map((f) => `${f.code} ${f.severity}`)).toEqual([
+      'cell.instance-mapping-stale info',
+    ])
   })
 })

@@ -173,7 +173,12 @@ describe('capacity: mix', () => {
     const b = base()
     b.addHost('cell1', {host: 'c1', vcpus: 16, memory_mb: 16896, local_gb: 1000, ram_allocation_ratio: 1.0})
     // MEMORY_MB capacity 16384: pairs of small (1024) + large (8192) = 9216; after 1 pair 7168 left: small fits, large not.
-    const r = capacityFor(buildModel(b.build()), {mix: [{flavor: 'm1.small', weight: 50}, {flavor: 'm1.large', weight: 50}]})
+    const r = capacityFor(buildModel(b.build()), {
+      mix: [
+        {flavor: 'm1.small', weight: 50},
+        {flavor: 'm1.large', weight: 50},
+      ],
+    })
     expect(r.mix?.byFlavor).toEqual([
       {flavor: 'm1.small', fits: 2},
       {flavor: 'm1.large', fits: 1},

@@ -71,7 +71,11 @@ describe('capacityWhatIf', () => {
   })
 
   it('--set-allocation-ratio and --add-hosts combine; the host count of the snapshot is kept', () => {
-    const r = capacityWhatIf(twoZones().build(), {addHosts: {count: 1, like: 'b1'}, allocationRatios: [{rc: 'MEMORY_MB', ratio: 1, aggregate: 'ssd'}]}, {flavors: ['m1.large']})
+    const r = capacityWhatIf(
+      twoZones().build(),
+      {addHosts: {count: 1, like: 'b1'}, allocationRatios: [{rc: 'MEMORY_MB', ratio: 1, aggregate: 'ssd'}]},
+      {flavors: ['m1.large']},
+    )
     // ssd now holds b1 and its copy at ratio 1.0: (65536 - 512) / 8192 = 7.9 -> 7 each; a1 11, a2 5
     expect(r.report.flavors[0]?.fits).toBe(11 + 5 + 7 + 7)
     expect(r.scenario?.hostsBefore).toBe(3)
@@ -79,7 +83,16 @@ describe('capacityWhatIf', () => {
   })
 
   it('--mix is compared too', () => {
-    const r = capacityWhatIf(twoZones().build(), {disableHosts: ['b1']}, {mix: [{flavor: 'm1.small', weight: 1}, {flavor: 'm1.large', weight: 1}]})
+    const r = capacityWhatIf(
+      twoZones().build(),
+      {disableHosts: ['b1']},
+      {
+        mix: [
+          {flavor: 'm1.small', weight: 1},
+          {flavor: 'm1.large', weight: 1},
+        ],
+      },
+    )
     expect(r.scenario?.mix?.change).toBe((r.scenario?.mix?.after ?? 0) - (r.scenario?.mix?.before ?? 0))
     expect(r.scenario?.mix?.change).toBeLessThan(0)
   })

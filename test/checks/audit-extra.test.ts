@@ -44,7 +44,9 @@ describe('aggregates: codes the generator has no switch for', () => {
     const snap = twoHosts()
     racksOf(snap).hosts.push('cmp-gone')
     const report = runChecks(buildModel(snap))
-    expect(report.findings.map((f) => [f.code, f.severity, f.subject])).toEqual([['aggregate.host-not-found', 'warning', {aggregate: 'racks', host: 'cmp-gone'}]])
+    expect(report.findings.map((f) => [f.code, f.severity, f.subject])).toEqual([
+      ['aggregate.host-not-found', 'warning', {aggregate: 'racks', host: 'cmp-gone'}],
+    ])
   })
 
   it('aggregate.host-not-found: a host whose compute node is soft-deleted is not found either', () => {
@@ -89,7 +91,13 @@ describe('leaks: expected amounts shared between instances of one flavor blob', 
     // the volume-backed one now holds a root disk it should not
     const rp = snap.placement.resource_providers.find((p) => p.name === 'cmp1')!
     const allocs = snap.placement.allocations
-    allocs.push({id: Math.max(...allocs.map((a) => a.id)) + 1, resource_provider_id: rp.id, consumer_id: volume.uuid, resource_class_id: b.rcId('DISK_GB'), used: SMALL.root_gb})
+    allocs.push({
+      id: Math.max(...allocs.map((a) => a.id)) + 1,
+      resource_provider_id: rp.id,
+      consumer_id: volume.uuid,
+      resource_class_id: b.rcId('DISK_GB'),
+      used: SMALL.root_gb,
+    })
     const findings = runChecks(buildModel(snap)).findings
     expect(findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['allocation.amount-mismatch', volume.uuid]])
     expect(findings[0].evidence.differences).toEqual({DISK_GB: {expected: 0, allocated: SMALL.root_gb}})
@@ -184,7 +192,7 @@ describe('snapshot.unreadable-blob for compute node stats', () => {
   it.each([
     {text: '{"num_instances": "3", ', why: 'not valid JSON'},
     {text: '["num_instances"]', why: 'not a JSON object'},
-  ])('$text is reported with the parser\'s own words ($why)', ({text, why}) => {
+  ])("$text is reported with the parser's own words ($why)", ({text, why}) => {
     const snap = twoHosts()
     nodeOf(snap, 'cmp1').stats = text
     const report = runChecks(buildModel(snap))
@@ -206,10 +214,50 @@ describe('jsonTopLevel (the scan CloudModel.statsReadable uses to decide stats r
     }
   }
   const corpus = [
-    '{}', '[]', '{"a": 1}', ' {"num_instances": "3", "io_workload": "0"} ', '{"a": {"b": [1, 2, {"c": null}]}, "d": [[], {}]}', '"text"', '42', '-0.5e+10', '0', 'true', 'false', 'null',
-    '"\\u00e9\\n\\"\\\\\\/\\b\\f\\r\\t"', '"\u2028"', '[1e5, -1E-5, 0.25]',
-    '', ' ', '{', '}', '{"a": 1,}', '[1,]', '[,1]', '{"a" 1}', '{"a": 1 "b": 2}', '{a: 1}', "{'a': 1}", '01', '1.', '.5', '-', '1e', '+1', '"\\x41"', '"\\u12"', '"tab\there"',
-    '"unterminated', '[1] [2]', '{"a": tru}', 'nul', 'NaN', '[1, 2', '{"a": [}', '\uFEFF{}', '{"nova_object.name": "NUMATopology", "nova_object.data": {"cells": [',
+    '{}',
+    '[]',
+    '{"a": 1}',
+    ' {"num_instances": "3", "io_workload": "0"} ',
+    '{"a": {"b": [1, 2, {"c": null}]}, "d": [[], {}]}',
+    '"text"',
+    '42',
+    '-0.5e+10',
+    '0',
+    'true',
+    'false',
+    'null',
+    '"\\u00e9\\n\\"\\\\\\/\\b\\f\\r\\t"',
+    '"\u2028"',
+    '[1e5, -1E-5, 0.25]',
+    '',
+    ' ',
+    '{',
+    '}',
+    '{"a": 1,}',
+    '[1,]',
+    '[,1]',
+    '{"a" 1}',
+    '{"a": 1 "b": 2}',
+    '{a: 1}',
+    "{'a': 1}",
+    '01',
+    '1.',
+    '.5',
+    '-',
+    '1e',
+    '+1',
+    '"\\x41"',
+    '"\\u12"',
+    '"tab\there"',
+    '"unterminated',
+    '[1] [2]',
+    '{"a": tru}',
+    'nul',
+    'NaN',
+    '[1, 2',
+    '{"a": [}',
+    '\uFEFF{}',
+    '{"nova_object.name": "NUMATopology", "nova_object.data": {"cells": [',
   ]
   it.each(corpus.map((text) => ({text})))('agrees with JSON.parse on $text', ({text}) => {
     expect(jsonTopLevel(text)).toBe(verdict(text))
@@ -218,11 +266,15 @@ describe('jsonTopLevel (the scan CloudModel.statsReadable uses to decide stats r
   it('agrees with JSON.parse on every blob of a generated cloud', async () => {
     const {generateCloud} = await import('../support/generator.js')
     const {snapshot} = generateCloud({seed: 3, hostsPerCell: 12})
-    const blobs = [...snapshot.nova.compute_nodes.flatMap((cn) => [cn.stats, cn.numa_topology, cn.cpu_info]), ...snapshot.nova.instances.flatMap((i) => [i.extra?.flavor, i.extra?.numa_topology])]
+    const blobs = [
+      ...snapshot.nova.compute_nodes.flatMap((cn) => [cn.stats, cn.numa_topology, cn.cpu_info]),
+      ...snapshot.nova.instances.flatMap((i) => [i.extra?.flavor, i.extra?.numa_topology]),
+    ]
     const texts = blobs.filter((t): t is string => typeof t === 'string' && t !== '')
     expect(texts.length).toBeGreaterThan(100)
     for (const t of texts) expect(jsonTopLevel(t)).toBe(verdict(t))
     // and a truncation anywhere is caught
-    for (const t of texts.slice(0, 20)) for (const cut of [1, Math.floor(t.length / 2), t.length - 1]) expect(jsonTopLevel(t.slice(0, cut))).toBe(verdict(t.slice(0, cut)))
+    for (const t of texts.slice(0, 20))
+      for (const cut of [1, Math.floor(t.length / 2), t.length - 1]) expect(jsonTopLevel(t.slice(0, cut))).toBe(verdict(t.slice(0, cut)))
   })
 })

@@ -11,9 +11,21 @@ function variedCloud() {
   b.addFlavor({name: 'small', vcpus: 2, memory_mb: 2048, root_gb: 20})
   b.addFlavor({name: 'swap', vcpus: 1, memory_mb: 1024, root_gb: 10, ephemeral_gb: 5, swap: 1500})
   b.addFlavor({name: 'pinned', vcpus: 2, memory_mb: 2048, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated'}})
-  b.addFlavor({name: 'pinned-iso', vcpus: 2, memory_mb: 2048, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'}})
+  b.addFlavor({
+    name: 'pinned-iso',
+    vcpus: 2,
+    memory_mb: 2048,
+    root_gb: 10,
+    extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'},
+  })
   b.addFlavor({name: 'mixed', vcpus: 4, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0-1'}})
-  b.addFlavor({name: 'bm-gold', vcpus: 8, memory_mb: 16384, root_gb: 100, extra_specs: {'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'}})
+  b.addFlavor({
+    name: 'bm-gold',
+    vcpus: 8,
+    memory_mb: 16384,
+    root_gb: 100,
+    extra_specs: {'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'},
+  })
   b.addAggregate({name: 'ssd'})
   b.addHost('cell1', {host: 'cmp1', vcpus: 16, memory_mb: 65536, local_gb: 500, az: 'az1', aggregates: ['ssd']})
   b.addHost('cell1', {host: 'cmp2', vcpus: 16, memory_mb: 65536, local_gb: 500, az: 'az1'})
@@ -25,7 +37,12 @@ function variedCloud() {
     memory_mb: 65536,
     local_gb: 500,
     az: 'az2',
-    numa: {cells: [{cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7, 8, 9, 10, 11], memory: 32768}, {cpuset: [12, 13, 14, 15], memory: 32768}]},
+    numa: {
+      cells: [
+        {cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7, 8, 9, 10, 11], memory: 32768},
+        {cpuset: [12, 13, 14, 15], memory: 32768},
+      ],
+    },
   })
   b.addHost('cell1', {host: 'cmp4', vcpus: 16, memory_mb: 65536, local_gb: 0, shared_storage: true, aggregates: ['ssd']})
   b.addSharingProvider({name: 'nfs-ssd', disk_gb: 10000, aggregates: ['ssd']})

@@ -56,7 +56,10 @@ const planned = (s: Snapshot) => writeSteps(planLeaks(buildModel(s), {heal: true
 
 describe('instances being built hold the scheduler allocations legitimately', () => {
   const windows: Array<[string, Window]> = [
-    ['phase 2: created in the cell by the conductor, mapping without cell, build request there', {vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp1', mapping: 'null', buildRequest: true}],
+    [
+      'phase 2: created in the cell by the conductor, mapping without cell, build request there',
+      {vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp1', mapping: 'null', buildRequest: true},
+    ],
     ['phase 3: mapped, queued behind max_concurrent_builds (task scheduling)', {vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp1'}],
     ['phase 3: nova-compute saved task None and waits for the claim', {vm_state: 'building', task_state: null, host: null, on: 'cmp1'}],
     ['rescheduled: host cleared, allocations moved to the alternate host', {vm_state: 'building', task_state: 'scheduling', host: null, on: 'cmp2'}],
@@ -64,7 +67,10 @@ describe('instances being built hold the scheduler allocations legitimately', ()
     ['building with a host and the allocations on another node', {vm_state: 'building', task_state: 'spawning', host: 'cmp1', on: 'cmp2'}],
     ['building with a host and amounts unlike the flavor', {vm_state: 'building', task_state: 'networking', host: 'cmp1', on: 'cmp1', offByOne: true}],
     ['building with a host and no allocation', {vm_state: 'building', task_state: 'block_device_mapping', host: 'cmp1', on: 'none'}],
-    ['unshelve of an offloaded server: no host, task spawning, the destination allocations', {vm_state: 'shelved_offloaded', task_state: 'spawning', host: null, on: 'cmp2'}],
+    [
+      'unshelve of an offloaded server: no host, task spawning, the destination allocations',
+      {vm_state: 'shelved_offloaded', task_state: 'spawning', host: null, on: 'cmp2'},
+    ],
     ['unshelve still in the conductor: no host, task unshelving', {vm_state: 'shelved_offloaded', task_state: 'unshelving', host: null, on: 'cmp2'}],
     ['an active server with no host while a task runs (a rebuild on a cleared host)', {vm_state: 'active', task_state: 'rebuilding', host: null, on: 'cmp1'}],
   ]
@@ -79,10 +85,22 @@ describe('instances being built hold the scheduler allocations legitimately', ()
 
 describe('outside the rule the allocations stay judged', () => {
   const judged: Array<[string, Window, string]> = [
-    ['an ERROR instance with no host and no task (a build nova-compute put in ERROR at start)', {vm_state: 'error', task_state: null, host: null, on: 'cmp1'}, 'allocation.wrong-provider'],
-    ['an offloaded server with no task still holding allocations', {vm_state: 'shelved_offloaded', task_state: null, host: null, on: 'cmp2'}, 'allocation.wrong-provider'],
+    [
+      'an ERROR instance with no host and no task (a build nova-compute put in ERROR at start)',
+      {vm_state: 'error', task_state: null, host: null, on: 'cmp1'},
+      'allocation.wrong-provider',
+    ],
+    [
+      'an offloaded server with no task still holding allocations',
+      {vm_state: 'shelved_offloaded', task_state: null, host: null, on: 'cmp2'},
+      'allocation.wrong-provider',
+    ],
     ['an active server on cmp1 with its allocations on cmp2', {vm_state: 'active', task_state: null, host: 'cmp1', on: 'cmp2'}, 'allocation.wrong-provider'],
-    ['an active server with amounts unlike the flavor', {vm_state: 'active', task_state: null, host: 'cmp1', on: 'cmp1', offByOne: true}, 'allocation.amount-mismatch'],
+    [
+      'an active server with amounts unlike the flavor',
+      {vm_state: 'active', task_state: null, host: 'cmp1', on: 'cmp1', offByOne: true},
+      'allocation.amount-mismatch',
+    ],
     ['an active server with no allocation', {vm_state: 'active', task_state: null, host: 'cmp1', on: 'none'}, 'allocation.missing'],
   ]
   for (const [name, w, code] of judged) {
@@ -136,7 +154,8 @@ describe('a claim under way in the usage check: the node row is written at the e
     })
     return {s, uuid}
   }
-  const drift = (s: Snapshot) => runChecks(buildModel(s), {checks: ['usage']}).findings.filter((f) => f.code === 'usage.node-drift' && f.subject.host === 'cmp1').length
+  const drift = (s: Snapshot) =>
+    runChecks(buildModel(s), {checks: ['usage']}).findings.filter((f) => f.code === 'usage.node-drift' && f.subject.host === 'cmp1').length
 
   it('a building instance on the node, the row without it: no drift', () => {
     expect(drift(claiming('building').s)).toBe(0)

@@ -86,14 +86,22 @@ describe('cell identity: an ordinary cloud proves every cell', () => {
     expect(verdicts(s)).toEqual([])
     // Not queued for delete: nova_api believes them live, and the cell has 2 of 8.
     for (const m of s.nova_api.instance_mappings) m.queued_for_delete = false
-    expect(verdicts(s)).toEqual([['cell1', ["cell1's database (10.0.0.6/nova_cell1) has 4 of the 4 hosts that host_mappings map to cell1 and 2 of the 8 live instances that instance_mappings map there: it is not cell1's database"]]])
+    expect(verdicts(s)).toEqual([
+      [
+        'cell1',
+        [
+          "cell1's database (10.0.0.6/nova_cell1) has 4 of the 4 hosts that host_mappings map to cell1 and 2 of the 8 live instances that instance_mappings map there: it is not cell1's database",
+        ],
+      ],
+    ])
   })
 
   it('instance mappings pointing at cell0 for instances live in cell1 are wrong-cell mappings, not evidence against cell0', () => {
     const {b, cell1} = cloud()
     const s = b.build()
     const cell0Id = s.cells.find((c) => c.uuid === CELL0_UUID)!.id
-    for (const i of s.nova.instances.filter((x) => x.cell_uuid === cell1).slice(0, 3)) s.nova_api.instance_mappings.find((m) => m.instance_uuid === i.uuid)!.cell_id = cell0Id
+    for (const i of s.nova.instances.filter((x) => x.cell_uuid === cell1).slice(0, 3))
+      s.nova_api.instance_mappings.find((m) => m.instance_uuid === i.uuid)!.cell_id = cell0Id
     expect(verdicts(s)).toEqual([])
     expect(runChecks(buildModel(s), {checks: ['cells']}).findings.map((f) => f.code)).toEqual(Array(3).fill('cell.instance-mapped-wrong-cell'))
   })
@@ -116,7 +124,9 @@ describe('cell identity: an ordinary cloud proves every cell', () => {
     expect(reasons()).toEqual([])
     // The cell2 mappings last: cell2 has 2 of the 9 live instances mapped there.
     s.nova_api.instance_mappings = [...queued, ...base, ...toCell2]
-    expect(reasons()).toEqual(["cell2's database (10.0.0.7/nova_cell2) has 2 of the 2 hosts that host_mappings map to cell2 and 2 of the 9 live instances that instance_mappings map there: it is not cell2's database"])
+    expect(reasons()).toEqual([
+      "cell2's database (10.0.0.7/nova_cell2) has 2 of the 2 hosts that host_mappings map to cell2 and 2 of the 9 live instances that instance_mappings map there: it is not cell2's database",
+    ])
   })
 })
 
@@ -124,7 +134,14 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
   it('an empty, freshly synced database as cell1: 0 of the mapped hosts and instances', () => {
     const {b, cell1} = cloud()
     const s = withoutCell(b.build(), cell1)
-    expect(verdicts(s)).toEqual([['cell1', ["cell1's database (10.0.0.6/nova_cell1) has 0 of the 4 hosts that host_mappings map to cell1 and 0 of the 8 live instances that instance_mappings map there: it is not cell1's database"]]])
+    expect(verdicts(s)).toEqual([
+      [
+        'cell1',
+        [
+          "cell1's database (10.0.0.6/nova_cell1) has 0 of the 4 hosts that host_mappings map to cell1 and 0 of the 8 live instances that instance_mappings map there: it is not cell1's database",
+        ],
+      ],
+    ])
     const [f] = runChecks(buildModel(s), {checks: ['cells']}).findings.filter((x) => x.code === 'cell.identity-unproven')
     expect(f.severity).toBe('error')
     expect(f.subject).toEqual({cell: 'cell1', cell_uuid: cell1})
@@ -135,7 +152,14 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
     const {b, cell1} = cloud()
     const s = b.build()
     s.nova.instances = s.nova.instances.filter((r) => r.cell_uuid !== cell1)
-    expect(verdicts(s)).toEqual([['cell1', ["cell1's database (10.0.0.6/nova_cell1) has 4 of the 4 hosts that host_mappings map to cell1 and 0 of the 8 live instances that instance_mappings map there: it is not cell1's database"]]])
+    expect(verdicts(s)).toEqual([
+      [
+        'cell1',
+        [
+          "cell1's database (10.0.0.6/nova_cell1) has 4 of the 4 hosts that host_mappings map to cell1 and 0 of the 8 live instances that instance_mappings map there: it is not cell1's database",
+        ],
+      ],
+    ])
   })
 
   it('a cell with only hosts mapped (no instances yet) is judged by its hosts', () => {
@@ -143,7 +167,14 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
     const s = withoutCell(b.build(), cell2)
     const cell2Id = s.cells.find((c) => c.uuid === cell2)!.id
     s.nova_api.instance_mappings = s.nova_api.instance_mappings.filter((m) => m.cell_id !== cell2Id)
-    expect(verdicts(s)).toEqual([['cell2', ["cell2's database (10.0.0.7/nova_cell2) has 0 of the 2 hosts that host_mappings map to cell2 and 0 of the 0 live instances that instance_mappings map there: it is not cell2's database"]]])
+    expect(verdicts(s)).toEqual([
+      [
+        'cell2',
+        [
+          "cell2's database (10.0.0.7/nova_cell2) has 0 of the 2 hosts that host_mappings map to cell2 and 0 of the 0 live instances that instance_mappings map there: it is not cell2's database",
+        ],
+      ],
+    ])
   })
 
   it("cell0's database holds computes (cell1's database given as cell0)", () => {
@@ -170,8 +201,18 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
     const {b} = cloud()
     const s = b.build()
     const cell0Id = s.cells.find((c) => c.uuid === CELL0_UUID)!.id
-    s.nova_api.instance_mappings.push({id: 999, instance_uuid: 'f0000000-0000-4000-8000-000000000001', cell_id: cell0Id, project_id: 'p', user_id: 'u', queued_for_delete: false, created_at: null})
-    expect(verdicts(s)).toEqual([['cell0', ["cell0's database (10.0.0.5/nova_cell0) has 0 of the 1 live instance that instance_mappings map there: it is not cell0's database"]]])
+    s.nova_api.instance_mappings.push({
+      id: 999,
+      instance_uuid: 'f0000000-0000-4000-8000-000000000001',
+      cell_id: cell0Id,
+      project_id: 'p',
+      user_id: 'u',
+      queued_for_delete: false,
+      created_at: null,
+    })
+    expect(verdicts(s)).toEqual([
+      ['cell0', ["cell0's database (10.0.0.5/nova_cell0) has 0 of the 1 live instance that instance_mappings map there: it is not cell0's database"]],
+    ])
   })
 
   it('one database reached by two cell mappings: the same server and schema, whatever the URL', () => {
@@ -190,7 +231,8 @@ describe('cell identity: the wrong databases of issue 25 are unproven', () => {
     s.cells.find((c) => c.uuid === cell2)!.identity = id('nova_cell1', {hostname: 'b', server_uuid: 'u-1'})
     expect(verdicts(s).map(([label]) => label)).toEqual(['cell1', 'cell2'])
     // Galera: two nodes (other hosts, ports, the same server_id) of one cluster hold the same data.
-    const node = (n: number, database: string, cluster = 'c-1') => id(database, {address: `10.0.0.${n}:3306/${database}`, hostname: `galera-${n}`, wsrep: {node_name: `galera-${n}`, sync_wait: 1, cluster_uuid: cluster}})
+    const node = (n: number, database: string, cluster = 'c-1') =>
+      id(database, {address: `10.0.0.${n}:3306/${database}`, hostname: `galera-${n}`, wsrep: {node_name: `galera-${n}`, sync_wait: 1, cluster_uuid: cluster}})
     s.cells.find((c) => c.uuid === cell1)!.identity = node(1, 'nova_cell1')
     s.cells.find((c) => c.uuid === cell2)!.identity = node(2, 'nova_cell1')
     expect(verdicts(s).map(([label]) => label)).toEqual(['cell1', 'cell2'])

@@ -13,7 +13,8 @@ function base() {
   b.addFlavor({name: 'm1.small', vcpus: 2, memory_mb: 2048, root_gb: 20})
   b.addFlavor({name: 'm1.big', vcpus: 4, memory_mb: 8192, root_gb: 40, ephemeral_gb: 10, swap: 1500})
   b.addFlavor({name: 'm1.pinned', vcpus: 2, memory_mb: 2048, root_gb: 20, extra_specs: {'hw:cpu_policy': 'dedicated'}})
-  const host = (name: string, extra: {cpu_dedicated_set?: string} = {}) => b.addHost('cell1', {host: name, vcpus: 16, memory_mb: 65536, local_gb: 500, ...extra})
+  const host = (name: string, extra: {cpu_dedicated_set?: string} = {}) =>
+    b.addHost('cell1', {host: name, vcpus: 16, memory_mb: 65536, local_gb: 500, ...extra})
   const h1 = host('cmp1')
   const h2 = host('cmp2')
   // cell 0 dedicates pCPUs 4-7, cell 1 12-15; the pinned instance holds 4 and 5
@@ -59,7 +60,10 @@ const cases: Case[] = [
     subject: ({i1, h1}) => ({consumer_uuid: i1.uuid, provider_uuid: h1.rp.row.uuid, host: 'cmp1'}),
     evidence: ({h1}, f, s) => {
       const ids = (f.evidence.allocations as Array<{id: number}>).map((a) => a.id).sort()
-      const want = s.placement.allocations.filter((a) => a.consumer_id === f.subject.consumer_uuid).map((a) => a.id).sort()
+      const want = s.placement.allocations
+        .filter((a) => a.consumer_id === f.subject.consumer_uuid)
+        .map((a) => a.id)
+        .sort()
       expect(ids.length).toBeGreaterThan(0)
       expect(ids).toEqual(want)
       expect(f.evidence.provider).toMatchObject({uuid: h1.rp.row.uuid, generation: h1.rp.row.generation})
@@ -172,7 +176,14 @@ const cases: Case[] = [
     name: 'two providers for one hostname (short name and FQDN)',
     code: 'provider.duplicate-name',
     plant: ({b}, s) => {
-      s.placement.resource_providers.push({id: 900, uuid: b.newUuid(), name: 'cmp1.example.org', generation: 3, root_provider_id: 900, parent_provider_id: null})
+      s.placement.resource_providers.push({
+        id: 900,
+        uuid: b.newUuid(),
+        name: 'cmp1.example.org',
+        generation: 3,
+        root_provider_id: 900,
+        parent_provider_id: null,
+      })
     },
     subject: ({h1}) => ({host: 'cmp1', provider_uuid: undefined as unknown as string, node: h1.cn.hypervisor_hostname as string}),
   },
@@ -196,7 +207,7 @@ const cases: Case[] = [
     evidence: (_x, f) => expect(f.evidence.drift).toMatchObject({VCPU: {inventory_total: 16, compute_node: 32}}),
   },
   {
-    name: 'two providers that are each other\'s parent (placement never writes a loop)',
+    name: "two providers that are each other's parent (placement never writes a loop)",
     code: 'provider.tree-loop',
     plant: ({h1, h2}, s) => {
       const rp = (id: number) => s.placement.resource_providers.find((p) => p.id === id)!
@@ -274,8 +285,24 @@ const cases: Case[] = [
     plant: ({b, i1}, s) => {
       const u = b.newUuid()
       s.nova.instances.push({...i1, uuid: u, id: 8000, deleted: 8000, deleted_at: '2023-01-01 00:00:00', vm_state: 'deleted'})
-      s.nova_api.instance_mappings.push({id: 500, instance_uuid: u, cell_id: cellId(s, 'cell1'), project_id: i1.project_id as string, user_id: i1.user_id, queued_for_delete: true, created_at: null})
-      s.nova_api.instance_mappings.push({id: 501, instance_uuid: b.newUuid(), cell_id: null, project_id: 'INSTANCE_MIGRATION_MARKER', user_id: null, queued_for_delete: false, created_at: null})
+      s.nova_api.instance_mappings.push({
+        id: 500,
+        instance_uuid: u,
+        cell_id: cellId(s, 'cell1'),
+        project_id: i1.project_id as string,
+        user_id: i1.user_id,
+        queued_for_delete: true,
+        created_at: null,
+      })
+      s.nova_api.instance_mappings.push({
+        id: 501,
+        instance_uuid: b.newUuid(),
+        cell_id: null,
+        project_id: 'INSTANCE_MIGRATION_MARKER',
+        user_id: null,
+        queued_for_delete: false,
+        created_at: null,
+      })
     },
     subject: () => ({cell: 'cell1'}),
   },
@@ -413,7 +440,8 @@ describe('docs/checks.md', () => {
     const doc = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8')
     // A severity may carry its exception in parentheses: "error (info when the host's nova-compute is down)".
     // info|warning is written info\|warning (a bare | would split the markdown row).
-    for (const [code, d] of Object.entries(FINDING_CODES)) expect(doc).toMatch(new RegExp(`\\| \`${code.replace(/\./g, '\\.')}\` \\| ${d.severity.replace('|', '\\\\\\|')}( \\([^|]*\\))? \\|`))
+    for (const [code, d] of Object.entries(FINDING_CODES))
+      expect(doc).toMatch(new RegExp(`\\| \`${code.replace(/\./g, '\\.')}\` \\| ${d.severity.replace('|', '\\\\\\|')}( \\([^|]*\\))? \\|`))
     const {readdirSync} = await import('node:fs')
     const root = new URL('../../src/lib/checks/', import.meta.url)
     const files = readdirSync(root, {recursive: true, encoding: 'utf8'}).filter((f) => f.endsWith('.ts'))

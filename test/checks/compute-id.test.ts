@@ -31,7 +31,8 @@ function migratingCloud() {
   return {s, h2, inst, m}
 }
 
-const codes = (s: Snapshot) => runChecks(buildModel(s), {checks: ['leaks']}).findings.map((f) => [f.code, f.subject.consumer_uuid ?? f.subject.instance_uuid ?? f.subject.node])
+const codes = (s: Snapshot) =>
+  runChecks(buildModel(s), {checks: ['leaks']}).findings.map((f) => [f.code, f.subject.consumer_uuid ?? f.subject.instance_uuid ?? f.subject.node])
 
 describe('compute ids link instances and moves to their nodes', () => {
   it('a migration whose dest_compute_id names the node it holds is in order, whatever its dest names say', () => {
@@ -69,7 +70,15 @@ describe('compute ids link instances and moves to their nodes', () => {
     inst.compute_id = h2.cn.id
     const missing = runChecks(buildModel(s), {checks: ['leaks']}).findings.filter((f) => f.code === 'allocation.missing')
     expect(missing.map((f) => f.subject)).toEqual([
-      {cell: 'cell1', cell_uuid: h2.cn.cell_uuid, host: 'cmp2', node: h2.cn.hypervisor_hostname, provider_uuid: h2.rp.row.uuid, instance_uuid: inst.uuid, consumer_uuid: inst.uuid},
+      {
+        cell: 'cell1',
+        cell_uuid: h2.cn.cell_uuid,
+        host: 'cmp2',
+        node: h2.cn.hypervisor_hostname,
+        provider_uuid: h2.rp.row.uuid,
+        instance_uuid: inst.uuid,
+        consumer_uuid: inst.uuid,
+      },
     ])
     // Zed: the stale names find no live node, so no provider is named.
     inst.compute_id = null

@@ -101,7 +101,9 @@ describe('consumer and instance indexes', () => {
     expect(report.findings).toEqual([])
     // The last mapping decides: pointing it at cell0 is a wrong cell, and the earlier one still is no stale mapping.
     snap.nova_api.instance_mappings.push({...of(b.uuid)!, id: 702, cell_id: cell0!.id})
-    expect(runChecks(buildModel(snap), {checks: ['cells']}).findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([['cell.instance-mapped-wrong-cell', b.uuid]])
+    expect(runChecks(buildModel(snap), {checks: ['cells']}).findings.map((f) => [f.code, f.subject.instance_uuid])).toEqual([
+      ['cell.instance-mapped-wrong-cell', b.uuid],
+    ])
   })
 })
 

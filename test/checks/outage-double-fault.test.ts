@@ -39,7 +39,8 @@ function darken(s: Snapshot, name: string): Snapshot {
 
 const cellId = (s: Snapshot, name: string) => s.cells.find((c) => c.name === name)!.id
 const mapHost = (s: Snapshot, host: string, cell: string) => void (s.nova_api.host_mappings.find((h) => h.host === host)!.cell_id = cellId(s, cell))
-const mapInstance = (s: Snapshot, uuid: string, cell: string) => void (s.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid)!.cell_id = cellId(s, cell))
+const mapInstance = (s: Snapshot, uuid: string, cell: string) =>
+  void (s.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid)!.cell_id = cellId(s, cell))
 
 function judged(s: Snapshot, uuid: string) {
   const model = buildModel(s)
@@ -57,7 +58,17 @@ describe('double fault: an instance live in the dark cell whose mappings point a
     const alive = b.addInstance('c1-cmp1', 'm1.small').row
     const s = b.build()
     // Seed 004: the failed build's ERROR copy in cell0 and the mapping on it; the host's mapping too.
-    const copy: Instance = {...alive, cell_uuid: CELL0_UUID, id: 1, host: null, node: null, vm_state: 'error', task_state: null, power_state: 0, launched_at: null}
+    const copy: Instance = {
+      ...alive,
+      cell_uuid: CELL0_UUID,
+      id: 1,
+      host: null,
+      node: null,
+      vm_state: 'error',
+      task_state: null,
+      power_state: 0,
+      launched_at: null,
+    }
     s.nova.instances.push(copy)
     mapInstance(s, alive.uuid, 'cell0')
     mapHost(s, 'c1-cmp1', 'cell0')
@@ -97,7 +108,10 @@ describe('double fault: an instance live in the dark cell whose mappings point a
     const model = buildModel(darken(structuredClone(s), 'cell1'))
     const allocs = model.allocationsByConsumer.get(alive.uuid) ?? []
     expect(allocs.length).toBeGreaterThan(0)
-    const plan = {kind: 'leaks', steps: allocs.map((a) => ({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: {...a}, why: 'test'}))}
+    const plan = {
+      kind: 'leaks',
+      steps: allocs.map((a) => ({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: {...a}, why: 'test'})),
+    }
     const blocked = outageBlockedSteps(model, plan as unknown as Parameters<typeof outageBlockedSteps>[1])
     expect(blocked).toHaveLength(allocs.length)
     expect(blocked.every((x) => x.cells.includes(s.cells.find((c) => c.name === 'cell1')!.uuid))).toBe(true)
@@ -179,7 +193,8 @@ describe('each proof on its own', () => {
     const row = s.nova.instances.find((i) => i.uuid === gone.uuid)!
     Object.assign(row, {deleted: row.id, vm_state: 'deleted'})
     // Its allocations moved (by hand) to cell1's host, whose host mapping wrongly says cell2.
-    for (const a of s.placement.allocations) if (a.consumer_id === gone.uuid) a.resource_provider_id = s.placement.resource_providers.find((p) => p.name === 'c1-cmp1')!.id
+    for (const a of s.placement.allocations)
+      if (a.consumer_id === gone.uuid) a.resource_provider_id = s.placement.resource_providers.find((p) => p.name === 'c1-cmp1')!.id
     const dark = darken(s, 'cell1')
     mapHost(dark, 'c1-cmp1', 'cell2')
     const r = judged(dark, gone.uuid)

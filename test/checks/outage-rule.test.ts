@@ -27,7 +27,17 @@ function seed004(opts: {mapTo?: 'cell0' | 'cell1' | 'none'} = {}) {
   b.addHost('cell2', {host: 'c2-cmp1', vcpus: 16, memory_mb: 32768, local_gb: 500})
   const alive = b.addInstance('c1-cmp1', 'm1.small').row
   const other = b.addInstance('c2-cmp1', 'm1.small').row
-  const copy: Instance = {...alive, cell_uuid: CELL0_UUID, id: b.nextInstanceId(), host: null, node: null, vm_state: 'error', task_state: null, power_state: 0, launched_at: null}
+  const copy: Instance = {
+    ...alive,
+    cell_uuid: CELL0_UUID,
+    id: b.nextInstanceId(),
+    host: null,
+    node: null,
+    vm_state: 'error',
+    task_state: null,
+    power_state: 0,
+    launched_at: null,
+  }
   b.pushInstanceRow(copy)
   if (opts.mapTo === 'none') b.removeInstanceMapping(alive.uuid)
   else if (opts.mapTo === 'cell0') b.instance(alive.uuid).mapping.cell_id = b.cell0.id
@@ -143,7 +153,7 @@ describe('outage rule, last line of defence: a plan made while the cell was read
   })
 })
 
-describe('outage rule, one home: the rule repairs build from the model alone answers as the checks\' does', () => {
+describe("outage rule, one home: the rule repairs build from the model alone answers as the checks' does", () => {
   for (const mapTo of ['cell1', 'cell0', 'none'] as const) {
     for (const dark of ['cell1', 'cell2']) {
       it(`mapping ${mapTo}, ${dark} unreadable`, () => {

@@ -22,7 +22,9 @@ function busyCloud() {
 }
 
 const codes = (s: ReturnType<CloudBuilder['build']>) =>
-  runChecks(buildModel(s), {checks: ['leaks', 'providers']}).findings.map((f) => `${f.code} ${f.subject.node ?? f.subject.host} ${f.subject.consumer_uuid ?? ''}`.trim())
+  runChecks(buildModel(s), {checks: ['leaks', 'providers']}).findings.map((f) =>
+    `${f.code} ${f.subject.node ?? f.subject.host} ${f.subject.consumer_uuid ?? ''}`.trim(),
+  )
 
 describe('leaks: a provider whose compute node or service is deleted', () => {
   it('an instance still on that node is not a leak; provider.stale tells the story', () => {

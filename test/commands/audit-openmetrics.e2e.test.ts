@@ -60,7 +60,8 @@ function samples(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
     if (!m) throw new Error(`not a sample line: ${line}`)
     const labels: Record<string, string> = {}
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c))
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c))
     out.push({name: m[1], labels, value: Number(m[3])})
   }
   return out
@@ -84,17 +85,24 @@ describe.skipIf(skipReason !== null)(`audit all -f openmetrics${skipReason ? ` (
     const findings = by('cloudctl_audit_findings')
     expect(findings.reduce((n, x) => n + x.value, 0)).toBe(audit.findings.length)
     for (const f of audit.findings) {
-      const hit = findings.find((x) => x.labels.code === f.code && x.labels.check === f.check && x.labels.severity === f.severity && x.labels.cell === (f.subject.cell ?? ''))
+      const hit = findings.find(
+        (x) => x.labels.code === f.code && x.labels.check === f.check && x.labels.severity === f.severity && x.labels.cell === (f.subject.cell ?? ''),
+      )
       expect(hit, f.code).toBeDefined()
     }
-    for (const x of by('cloudctl_audit_check_findings')) expect(x.value, `${x.labels.check} ${x.labels.severity}`).toBe(audit.counts.by_check[x.labels.check as 'leaks']?.[x.labels.severity as 'error'])
+    for (const x of by('cloudctl_audit_check_findings'))
+      expect(x.value, `${x.labels.check} ${x.labels.severity}`).toBe(audit.counts.by_check[x.labels.check as 'leaks']?.[x.labels.severity as 'error'])
     expect(by('cloudctl_audit_unknown_cells')[0].value).toBe(0)
     expect(by('cloudctl_audit_cell_readable').map((x) => x.value)).toEqual([1, 1, 1])
 
     // Placement's arithmetic, redone here from the snapshot's own rows.
     const snap = YAML.parse(readFileSync(join(ROOT, demo), 'utf8')) as {
       captured_at: string
-      placement: {resource_providers: Array<{id: number; uuid: string}>; inventories: Array<{resource_provider_id: number; resource_class_id: number; total: number; reserved: number; allocation_ratio: number}>; allocations: Array<{resource_provider_id: number; resource_class_id: number; used: number}>}
+      placement: {
+        resource_providers: Array<{id: number; uuid: string}>
+        inventories: Array<{resource_provider_id: number; resource_class_id: number; total: number; reserved: number; allocation_ratio: number}>
+        allocations: Array<{resource_provider_id: number; resource_class_id: number; used: number}>
+      }
     }
     const rcName = ['VCPU', 'MEMORY_MB', 'DISK_GB']
     const capacity = by('cloudctl_provider_capacity')
@@ -102,7 +110,9 @@ describe.skipIf(skipReason !== null)(`audit all -f openmetrics${skipReason ? ` (
     for (const inv of snap.placement.inventories.filter((i) => i.resource_class_id < 3)) {
       const rp = snap.placement.resource_providers.find((p) => p.id === inv.resource_provider_id)
       const labels = (x: Sample) => x.labels.provider_uuid === rp?.uuid && x.labels.resource_class === rcName[inv.resource_class_id]
-      const used = snap.placement.allocations.filter((a) => a.resource_provider_id === inv.resource_provider_id && a.resource_class_id === inv.resource_class_id).reduce((n, a) => n + a.used, 0)
+      const used = snap.placement.allocations
+        .filter((a) => a.resource_provider_id === inv.resource_provider_id && a.resource_class_id === inv.resource_class_id)
+        .reduce((n, a) => n + a.used, 0)
       expect(capacity.find(labels)?.value).toBeCloseTo((inv.total - inv.reserved) * inv.allocation_ratio, 6)
       expect(by('cloudctl_provider_inventory').find(labels)?.value).toBe(inv.total)
       expect(by('cloudctl_provider_reserved').find(labels)?.value).toBe(inv.reserved)
@@ -112,7 +122,9 @@ describe.skipIf(skipReason !== null)(`audit all -f openmetrics${skipReason ? ` (
     const cap = oneJsonDocument((await cloudctl(['simulate', 'capacity', '-s', demo, '--nova-conf', 'examples/nova.conf', '--json'])).stdout) as CapacityResult
     expect(cap.flavors.length).toBeGreaterThan(2)
     expect(by('cloudctl_capacity_instances').map((x) => [x.labels.flavor, x.value])).toEqual(cap.flavors.filter((f) => !f.error).map((f) => [f.flavor, f.fits]))
-    expect(by('cloudctl_capacity_naive_instances').map((x) => [x.labels.flavor, x.value])).toEqual(cap.flavors.filter((f) => !f.error).map((f) => [f.flavor, f.naive]))
+    expect(by('cloudctl_capacity_naive_instances').map((x) => [x.labels.flavor, x.value])).toEqual(
+      cap.flavors.filter((f) => !f.error).map((f) => [f.flavor, f.naive]),
+    )
 
     expect(by('cloudctl_snapshot_timestamp_seconds')[0].value).toBe(Date.parse(snap.captured_at) / 1000)
     expect(by('cloudctl_audit_duration_seconds')[0].value).toBeGreaterThan(0)

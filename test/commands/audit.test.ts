@@ -56,7 +56,11 @@ describe('cloudctl audit (built CLI)', () => {
   it('audit all --json prints one document with findings and per-check counts, and exits 3', async () => {
     const r = await cloudctl(['audit', 'all', '--snapshot', faulty, '--json'])
     expect(r.exitCode).toBe(3)
-    const doc = oneJsonDocument(r.stdout) as {findings: Array<{code: string; subject: Record<string, string>}>; counts: {by_check: Record<string, Record<string, number>>}; exit_code: number}
+    const doc = oneJsonDocument(r.stdout) as {
+      findings: Array<{code: string; subject: Record<string, string>}>
+      counts: {by_check: Record<string, Record<string, number>>}
+      exit_code: number
+    }
     expect(doc.findings.map((f) => f.code).sort()).toEqual(['allocation.consumer-deleted', 'cell.host-unmapped'])
     expect(doc.findings.find((f) => f.code === 'allocation.consumer-deleted')?.subject.consumer_uuid).toBe(leaked)
     expect(doc.counts.by_check.leaks.error).toBe(1)

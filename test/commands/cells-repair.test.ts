@@ -57,7 +57,15 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
   const state = (name: string) => ['--undo-dir', join(tmp, name), '--audit-log', join(tmp, `${name}.log`)]
 
   beforeAll(async () => {
-    const g = generateCloud({seed: 91, cells: 2, hostsPerCell: 3, instances: 30, pinnedHostFraction: 0, now: formatTs(Date.now()), faults: {'cell.instance-unmapped': 4, 'cell.host-unmapped': 1, 'cell.host-mapping-stale': 1}})
+    const g = generateCloud({
+      seed: 91,
+      cells: 2,
+      hostsPerCell: 3,
+      instances: 30,
+      pinnedHostFraction: 0,
+      now: formatTs(Date.now()),
+      faults: {'cell.instance-unmapped': 4, 'cell.host-unmapped': 1, 'cell.host-mapping-stale': 1},
+    })
     // A deleted instance without a mapping (archived mappings, a restore): nova-manage maps it too.
     const victim = g.snapshot.nova.instances.find((i) => i.deleted === 0 && g.snapshot.nova_api.instance_mappings.some((m) => m.instance_uuid === i.uuid))!
     victim.deleted = victim.id
@@ -111,7 +119,9 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
     const before = await world.dump()
     const r = await cloudctl(['cells', 'map-instances', ...src, '--host', host, '--apply', '--yes', ...state('h1')])
     expect(r.exitCode, r.stderr).toBe(4)
-    const created = tableChanges(diffDumps(before, await world.dump()), 'nova_api/instance_mappings').map((c) => (c.after as {instance_uuid: string}).instance_uuid)
+    const created = tableChanges(diffDumps(before, await world.dump()), 'nova_api/instance_mappings').map(
+      (c) => (c.after as {instance_uuid: string}).instance_uuid,
+    )
     expect(created.sort()).toEqual(onHost.map((e) => e.instance_uuid).sort())
     // The rest of the cloud is still to do.
     expect((await cloudctl(['cells', 'map-instances', ...src])).exitCode).toBe(3)
@@ -137,7 +147,9 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
     const expected = await novaManageOracle(world)
     // nova-manage's marker from an interrupted run: project_id/user_id INSTANCE_MIGRATION_MARKER, uuid with spaces.
     const api = await openConnection(world.cloud.apiUrl)
-    await api.query("INSERT INTO instance_mappings (created_at, instance_uuid, cell_id, project_id, user_id, queued_for_delete) VALUES (UTC_TIMESTAMP(), 'aaaaaaaa bbbb cccc dddd eeeeeeeeeeee', NULL, 'INSTANCE_MIGRATION_MARKER', 'INSTANCE_MIGRATION_MARKER', 0)")
+    await api.query(
+      "INSERT INTO instance_mappings (created_at, instance_uuid, cell_id, project_id, user_id, queued_for_delete) VALUES (UTC_TIMESTAMP(), 'aaaaaaaa bbbb cccc dddd eeeeeeeeeeee', NULL, 'INSTANCE_MIGRATION_MARKER', 'INSTANCE_MIGRATION_MARKER', 0)",
+    )
     await closeConnection(api)
     const before = await world.dump()
     const codes: number[] = []
@@ -149,7 +161,12 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
     expect(codes).toEqual([6, 6, 4, 0])
     const created = tableChanges(diffDumps(before, await world.dump()), 'nova_api/instance_mappings')
     expect(created.every((c) => c.before === null)).toBe(true)
-    expect(created.map((c) => c.after as {id: number; instance_uuid: string}).sort((a, b) => a.id - b.id).map((m) => m.instance_uuid)).toEqual(expected.map((e) => e.instance_uuid))
+    expect(
+      created
+        .map((c) => c.after as {id: number; instance_uuid: string})
+        .sort((a, b) => a.id - b.id)
+        .map((m) => m.instance_uuid),
+    ).toEqual(expected.map((e) => e.instance_uuid))
     const marker = (await world.dump()).get('nova_api/instance_mappings')!
     expect([...marker.values()].filter((j) => j.includes('INSTANCE_MIGRATION_MARKER'))).toHaveLength(1)
     expect(runChecks(buildModel(await world.capture())).findings.filter((f) => JSON.stringify(f).includes('aaaaaaaa bbbb'))).toEqual([]) // not an instance mapping to audit
@@ -181,7 +198,9 @@ describe('cells map-instances / discover-hosts vs nova-manage (CLI, MariaDB, gen
 
   it('discover-hosts --by-service maps the host by its service and leaves compute_nodes alone; without --prune the stale mapping stays', async () => {
     const model = buildModel(await world.capture())
-    const unmapped = runChecks(model).findings.filter((f) => f.code === 'cell.host-unmapped').map((f) => f.subject.host)
+    const unmapped = runChecks(model)
+      .findings.filter((f) => f.code === 'cell.host-unmapped')
+      .map((f) => f.subject.host)
     expect(unmapped).toHaveLength(1)
     const before = await world.dump()
     const r = await cloudctl(['cells', 'discover-hosts', '--by-service', ...src, '--apply', '--yes', ...state('d1')])

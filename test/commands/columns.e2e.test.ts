@@ -104,8 +104,10 @@ describe('declared listing columns', () => {
     expect(all.stdout.trim()).toBe('"severity","code","cell","host","subject","message","repair"')
   })
 
-  it('audit all -f csv prints the table\'s columns, one row per finding, no JSON blobs', async () => {
-    const j = JSON.parse((await cloudctl(['audit', 'all', '-s', DEMO, '--json'])).stdout) as {findings: Array<{code: string; severity: string; subject: {cell?: string; host?: string}; message: string}>}
+  it("audit all -f csv prints the table's columns, one row per finding, no JSON blobs", async () => {
+    const j = JSON.parse((await cloudctl(['audit', 'all', '-s', DEMO, '--json'])).stdout) as {
+      findings: Array<{code: string; severity: string; subject: {cell?: string; host?: string}; message: string}>
+    }
     const r = await cloudctl(['audit', 'all', '-s', DEMO, '-f', 'csv'])
     expect(r.exitCode).toBe(3)
     const lines = r.stdout.trim().split('\n')
@@ -118,7 +120,9 @@ describe('declared listing columns', () => {
   })
 
   it('every finding names its host under subject.host: -c subject.host works for leaks', async () => {
-    const j = JSON.parse((await cloudctl(['audit', 'leaks', '-s', DEMO, '--json'])).stdout) as {findings: Array<{code: string; subject: {host?: string; node?: string}}>}
+    const j = JSON.parse((await cloudctl(['audit', 'leaks', '-s', DEMO, '--json'])).stdout) as {
+      findings: Array<{code: string; subject: {host?: string; node?: string}}>
+    }
     expect(j.findings.length).toBeGreaterThan(0)
     for (const f of j.findings) {
       expect(f.subject.host, f.code).toBeTruthy()
@@ -132,7 +136,7 @@ describe('declared listing columns', () => {
     expect(onClean.stdout.trim()).toBe('"subject.host"')
   })
 
-  it('-c takes the table\'s header labels, case-insensitively, as well as keys', async () => {
+  it("-c takes the table's header labels, case-insensitively, as well as keys", async () => {
     const j = JSON.parse((await cloudctl(['hosts', 'list', '-s', DEMO, '--json'])).stdout) as {hosts: Array<{host: string; availability_zone: string | null}>}
     const r = await cloudctl(['hosts', 'list', '-s', DEMO, '-f', 'value', '-c', 'Host', '-c', 'AZ'])
     expect(r.exitCode).toBe(0)
@@ -150,7 +154,12 @@ describe('declared listing columns', () => {
   })
 
   it('a repair lists its plan: one row per write, as its table; -c statement for scripts; nothing to do is the header alone', async () => {
-    interface Step {db: string; op: string; table: string; why: string}
+    interface Step {
+      db: string
+      op: string
+      table: string
+      why: string
+    }
     const j = JSON.parse((await cloudctl(['repair', 'leaks', '-s', DEMO, '--json'])).stdout) as {plan: {steps: Step[]}}
     const writes = j.plan.steps.filter((s) => s.op !== 'check')
     expect(writes.length).toBeGreaterThan(0)
@@ -166,7 +175,9 @@ describe('declared listing columns', () => {
     const statements = stmt.stdout.trim().split('\n')
     expect(statements).toHaveLength(writes.length)
     // Each row is its step's statement: a DELETE or UPDATE of the step's table (repair leaks does both).
-    expect(statements.map((sql) => sql.replace(/^(DELETE FROM|UPDATE) (`\w+`).*$/, '$1 $2'))).toEqual(writes.map((w) => `${w.op === 'delete' ? 'DELETE FROM' : 'UPDATE'} \`${w.table}\``))
+    expect(statements.map((sql) => sql.replace(/^(DELETE FROM|UPDATE) (`\w+`).*$/, '$1 $2'))).toEqual(
+      writes.map((w) => `${w.op === 'delete' ? 'DELETE FROM' : 'UPDATE'} \`${w.table}\``),
+    )
     const none = await cloudctl(['repair', 'leaks', '-s', clean, '-f', 'value', '-c', 'statement'])
     expect(none.exitCode).toBe(0)
     expect(none.stdout.trim()).toBe('')

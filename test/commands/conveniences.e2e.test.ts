@@ -10,7 +10,13 @@ const DEMO = ['--snapshot', 'examples/demo-cloud.yaml']
 function commandIds(): string[][] {
   const dir = join(ROOT, 'src', 'commands')
   return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
-    e.isDirectory() ? readdirSync(join(dir, e.name)).filter((f) => f.endsWith('.ts')).map((f) => [e.name, f.slice(0, -3)]) : e.name.endsWith('.ts') ? [[e.name.slice(0, -3)]] : [],
+    e.isDirectory()
+      ? readdirSync(join(dir, e.name))
+          .filter((f) => f.endsWith('.ts'))
+          .map((f) => [e.name, f.slice(0, -3)])
+      : e.name.endsWith('.ts')
+        ? [[e.name.slice(0, -3)]]
+        : [],
   )
 }
 

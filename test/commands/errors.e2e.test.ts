@@ -16,7 +16,7 @@ describe('usage errors say why', () => {
     expect(JSON.parse(j.stdout)).toMatchObject({error: {code: 'UsageError', message: 'Missing required flag flavor', exit_code: 2}})
   })
 
-  it('a missing argument names it, without oclif\'s note about multiple-value flags', async () => {
+  it("a missing argument names it, without oclif's note about multiple-value flags", async () => {
     const r = await cloudctl(['cells', 'verify-instance', ...DEMO])
     expect(r.exitCode).toBe(2)
     expect(r.stderr.split('\n')[0]).toBe('Error: Missing 1 required arg: uuid (Instance uuid.)')

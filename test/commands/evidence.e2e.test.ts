@@ -65,7 +65,9 @@ async function audit(extra: string[] = []): Promise<JsonFinding[]> {
   const r = await cloudctl(['audit', 'all', '--snapshot', file, '--json', ...extra])
   expect(r.exitCode).toBe(3)
   const doc = oneJsonDocument(r.stdout) as {findings: JsonFinding[]}
-  const schema = JSON.parse(readFileSync(join(ROOT, 'docs/json-schema/audit-all.schema.json'), 'utf8')) as {properties: {findings: {items: {properties: Record<string, unknown>}}}}
+  const schema = JSON.parse(readFileSync(join(ROOT, 'docs/json-schema/audit-all.schema.json'), 'utf8')) as {
+    properties: {findings: {items: {properties: Record<string, unknown>}}}
+  }
   // The finding as the schema declares it, field by field (its subject's required fields were drafted from the demo).
   const validate = new Ajv2020({strict: true, allowUnionTypes: true}).compile(schema.properties.findings.items.properties.evidence_truncated as object)
   for (const f of doc.findings) if (f.evidence_truncated !== undefined) expect(validate(f.evidence_truncated), JSON.stringify(validate.errors)).toBe(true)
@@ -103,7 +105,10 @@ describe('evidence in the audit documents', () => {
     const b = new CloudBuilder({seed: 11, requestSpecs: false})
     b.addCell('cell1')
     await writeSnapshotFile(b.build(), empty)
-    for (const [flag, rows] of [[[], 20], [['--full-evidence'], 30]] as const) {
+    for (const [flag, rows] of [
+      [[], 20],
+      [['--full-evidence'], 30],
+    ] as const) {
       const r = await cloudctl(['snapshot', 'diff', empty, file, '--json', ...flag])
       const doc = oneJsonDocument(r.stdout) as {findings: {appeared: Array<{finding: JsonFinding}>}}
       expect(staleProvider(doc.findings.appeared.map((x) => x.finding))?.evidence.blocking_allocations).toHaveLength(rows)

@@ -36,7 +36,8 @@ describe('cloudctl explain', () => {
       expect(flat).toContain(CODE_EXPLANATIONS[code].cause)
       expect(flat).toContain(CODE_EXPLANATIONS[code].repair)
       if (CODE_EXPLANATIONS[code].runbook) expect(flat).toContain(`Runbook: ${CODE_EXPLANATIONS[code].runbook}`)
-    }    const narrow = await cloudctl(['explain', 'provider.uuid-mismatch'], {env: {COLUMNS: '80'}})
+    }
+    const narrow = await cloudctl(['explain', 'provider.uuid-mismatch'], {env: {COLUMNS: '80'}})
     expect(narrow.stdout.split('\n').filter((l) => l.length > 80)).toEqual([])
     expect(narrow.stdout.replace(/\s+/g, ' ')).toContain(CODE_EXPLANATIONS['provider.uuid-mismatch'].repair)
     expect(narrow.stdout.split('\n').length).toBeGreaterThan(8)
@@ -51,7 +52,9 @@ describe('cloudctl explain', () => {
     const one = await cloudctl(['explain', 'pinning.leaked', '--json'])
     expect(one.exitCode).toBe(0)
     const doc = JSON.parse(one.stdout) as {codes: Explained[]}
-    expect(doc.codes).toEqual([{code: 'pinning.leaked', ...FINDING_CODES['pinning.leaked'], ...CODE_EXPLANATIONS['pinning.leaked'], docs: 'docs/checks.md#pinning'}])
+    expect(doc.codes).toEqual([
+      {code: 'pinning.leaked', ...FINDING_CODES['pinning.leaked'], ...CODE_EXPLANATIONS['pinning.leaked'], docs: 'docs/checks.md#pinning'},
+    ])
 
     const check = await cloudctl(['explain', 'usage', '-f', 'value', '-c', 'code'])
     expect(check.exitCode).toBe(0)

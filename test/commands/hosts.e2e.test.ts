@@ -7,7 +7,10 @@ import {cloudctl} from '../support/cli.js'
 const DEMO = ['--snapshot', 'examples/demo-cloud.yaml']
 
 interface DemoFile {
-  nova: {compute_nodes: Array<{host: string; hypervisor_hostname: string; deleted: number; vcpus: number; vcpus_used: number; uuid: string}>; services: Array<{host: string; binary: string; disabled: boolean | number; deleted: number}>}
+  nova: {
+    compute_nodes: Array<{host: string; hypervisor_hostname: string; deleted: number; vcpus: number; vcpus_used: number; uuid: string}>
+    services: Array<{host: string; binary: string; disabled: boolean | number; deleted: number}>
+  }
   nova_api: {aggregates: Array<{name: string; hosts: string[]; metadata: Record<string, string>}>}
 }
 
@@ -17,7 +20,20 @@ describe('cloudctl hosts list', () => {
     const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile
     const r = await cloudctl(['hosts', 'list', ...DEMO, '--json'])
     expect(r.exitCode).toBe(0)
-    const all = (JSON.parse(r.stdout) as {hosts: Array<{host: string; node: string; service_state: string; provider_uuid: string | null; availability_zone: string; aggregates: string[]; service_status: string | null; vcpus: {used: number; total: number}}>}).hosts
+    const all = (
+      JSON.parse(r.stdout) as {
+        hosts: Array<{
+          host: string
+          node: string
+          service_state: string
+          provider_uuid: string | null
+          availability_zone: string
+          aggregates: string[]
+          service_status: string | null
+          vcpus: {used: number; total: number}
+        }>
+      }
+    ).hosts
     const hosts = all.filter((h) => h.service_state !== 'no compute node')
     const live = demo.nova.compute_nodes.filter((cn) => cn.deleted === 0)
     expect(hosts.map((h) => h.node).sort()).toEqual(live.map((cn) => cn.hypervisor_hostname).sort())
@@ -38,11 +54,22 @@ describe('cloudctl hosts list', () => {
     const {tmpdir} = await import('node:os')
     const {join} = await import('node:path')
     type Rp = {id: number; uuid: string; name: string | null; parent_provider_id: number | null; root_provider_id?: number}
-    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile & {placement: {resource_providers: Rp[]}; cells: Array<{uuid: string; name: string; status: string}>}
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as DemoFile & {
+      placement: {resource_providers: Rp[]}
+      cells: Array<{uuid: string; name: string; status: string}>
+    }
     // The demo's cmp-r1-04: compute node deleted, provider left with allocations.
     const deleted = demo.nova.compute_nodes.find((cn) => cn.deleted !== 0)!
     const rpOf = (uuid: string) => demo.placement.resource_providers.find((rp) => rp.uuid === uuid)!
-    type Row = {host: string | null; node: string | null; cell: string | null; service_state: string; provider_uuid: string | null; availability_zone: string | null; vcpus: {used: number | null; placement_capacity: number | null}}
+    type Row = {
+      host: string | null
+      node: string | null
+      cell: string | null
+      service_state: string
+      provider_uuid: string | null
+      availability_zone: string | null
+      vcpus: {used: number | null; placement_capacity: number | null}
+    }
     const list = async (file: string, extra: string[] = []) => {
       const r = await cloudctl(['hosts', 'list', '--snapshot', file, '--json', ...extra])
       expect(r.exitCode, r.stderr).toBe(0)
@@ -51,7 +78,14 @@ describe('cloudctl hosts list', () => {
     const demoRows = await list('examples/demo-cloud.yaml')
     const stale = demoRows.filter((h) => h.service_state === 'no compute node')
     expect(stale).toEqual([
-      expect.objectContaining({host: deleted.host, node: rpOf(deleted.uuid).name, cell: 'cell1', provider_uuid: deleted.uuid, availability_zone: null, vcpus: expect.objectContaining({used: null})}),
+      expect.objectContaining({
+        host: deleted.host,
+        node: rpOf(deleted.uuid).name,
+        cell: 'cell1',
+        provider_uuid: deleted.uuid,
+        availability_zone: null,
+        vcpus: expect.objectContaining({used: null}),
+      }),
     ])
     expect(stale[0].vcpus.placement_capacity).toBeGreaterThan(0)
     // The provider.uuid-mismatch provider carries a live node's name: that node's, not an orphan.
@@ -59,12 +93,24 @@ describe('cloudctl hosts list', () => {
 
     // A renamed hypervisor's old provider (no compute node row at all has its uuid), and a sharing provider that must not be listed.
     const maxId = Math.max(...demo.placement.resource_providers.map((rp) => rp.id))
-    const renamed: Rp = {...rpOf(deleted.uuid), id: maxId + 1, uuid: 'a7d5bb1e-0000-4000-8000-00000000c0de', name: 'old-name.example.com', parent_provider_id: null, root_provider_id: maxId + 1}
+    const renamed: Rp = {
+      ...rpOf(deleted.uuid),
+      id: maxId + 1,
+      uuid: 'a7d5bb1e-0000-4000-8000-00000000c0de',
+      name: 'old-name.example.com',
+      parent_provider_id: null,
+      root_provider_id: maxId + 1,
+    }
     demo.placement.resource_providers.push(renamed)
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-hosts-orphans-'))
     writeFileSync(join(dir, 'cloud.json'), JSON.stringify(demo))
     const rows = await list(join(dir, 'cloud.json'))
-    expect(rows.filter((h) => h.service_state === 'no compute node').map((h) => h.node).sort()).toEqual([rpOf(deleted.uuid).name, 'old-name.example.com'].sort())
+    expect(
+      rows
+        .filter((h) => h.service_state === 'no compute node')
+        .map((h) => h.node)
+        .sort(),
+    ).toEqual([rpOf(deleted.uuid).name, 'old-name.example.com'].sort())
     expect(rows.find((h) => h.node === 'old-name.example.com')).toMatchObject({host: null, cell: null, provider_uuid: renamed.uuid})
     // --cell lists a cell's compute nodes: a provider without one belongs to no cell.
     expect((await list(join(dir, 'cloud.json'), ['--cell', 'cell1'])).some((h) => h.service_state === 'no compute node')).toBe(false)
@@ -105,7 +151,12 @@ describe('cloudctl hosts list', () => {
     const {readFileSync, writeFileSync, mkdtempSync} = await import('node:fs')
     const {tmpdir} = await import('node:os')
     const {join} = await import('node:path')
-    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as {placement: {inventories: Array<{resource_provider_id: number; resource_class_id: number; total: number; reserved: number; allocation_ratio: number}>; resource_providers: Array<{id: number; uuid: string}>}}
+    const demo = parseYaml(readFileSync('examples/demo-cloud.yaml', 'utf8')) as {
+      placement: {
+        inventories: Array<{resource_provider_id: number; resource_class_id: number; total: number; reserved: number; allocation_ratio: number}>
+        resource_providers: Array<{id: number; uuid: string}>
+      }
+    }
     // VCPU is resource class 0; 10 x 0.9 is 9 for placement, though MySQL stores 0.9 as 0.8999999761581421.
     const inv = demo.placement.inventories.find((i) => i.resource_class_id === 0)!
     Object.assign(inv, {total: 10, reserved: 0, allocation_ratio: Math.fround(0.9)})

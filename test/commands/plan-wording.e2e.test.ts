@@ -8,14 +8,18 @@ const DEMO = ['--snapshot', 'examples/demo-cloud.yaml']
 describe('repair plans say what they do', () => {
   it('repair pinning --force shows a pinned_cpus diff per NUMA cell, the whole blobs only in --json', async () => {
     const plain = await cloudctl(['repair', 'pinning', ...DEMO, '--force'], {env: {COLUMNS: '120'}})
-    expect(plain.stdout).toMatch(/^ {2}compute node pin-r1-02 \(cell cell1\):\n {4}- update 1 compute_nodes row: pinned_cpus NUMA cell 0: 4-7 -> none; NUMA cell 1: 12-15 -> none$/m)
+    expect(plain.stdout).toMatch(
+      /^ {2}compute node pin-r1-02 \(cell cell1\):\n {4}- update 1 compute_nodes row: pinned_cpus NUMA cell 0: 4-7 -> none; NUMA cell 1: 12-15 -> none$/m,
+    )
     const r = await cloudctl(['repair', 'pinning', ...DEMO, '--force', '-v'], {env: {COLUMNS: '120'}})
     expect(r.exitCode).toBe(3)
     expect(r.stdout).toMatch(/NUMA cell 0: 4-7 -> \(none\)/)
     expect(r.stdout).toMatch(/NUMA cell 1: 12-15 -> \(none\)/)
     expect(r.stdout).not.toContain('nova_object')
     expect(Math.max(...r.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(120)
-    const j = JSON.parse((await cloudctl(['repair', 'pinning', ...DEMO, '--force', '--json'])).stdout) as {plan: {steps: Array<{op: string; set?: {numa_topology?: string}}>}}
+    const j = JSON.parse((await cloudctl(['repair', 'pinning', ...DEMO, '--force', '--json'])).stdout) as {
+      plan: {steps: Array<{op: string; set?: {numa_topology?: string}}>}
+    }
     const update = j.plan.steps.find((s) => s.op === 'update')
     expect(update?.set?.numa_topology).toContain('"pinned_cpus": []')
   })
@@ -23,14 +27,20 @@ describe('repair plans say what they do', () => {
   it('repair leaks says in plain words what it deletes, of whom, where and why; the SQL only under -v', async () => {
     const r = await cloudctl(['repair', 'leaks', ...DEMO], {env: {COLUMNS: '200'}})
     expect(r.exitCode).toBe(3)
-    const j = JSON.parse((await cloudctl(['repair', 'leaks', ...DEMO, '--json'])).stdout) as {plan: {steps: Array<{op: string; db: string; table: string; about?: {subject: string; detail?: string}}>}}
+    const j = JSON.parse((await cloudctl(['repair', 'leaks', ...DEMO, '--json'])).stdout) as {
+      plan: {steps: Array<{op: string; db: string; table: string; about?: {subject: string; detail?: string}}>}
+    }
     const writes = j.plan.steps.filter((s) => s.op !== 'check')
     expect(new Set(writes.map((s) => s.db))).toEqual(new Set(['placement']))
     expect(r.stdout).toContain(`${writes.length} write(s) in placement;`)
     // One line per subject, one per action with its rows counted, then why in the finding's words.
-    expect(r.stdout).toContain('  deleted instance 9c089546-670c-4fce-b963-d08860d435c7 on cmp-r1-04 (cell cell1):\n    - delete 3 allocations: VCPU=2, MEMORY_MB=4096, DISK_GB=40\n    - delete 1 consumer')
+    expect(r.stdout).toContain(
+      '  deleted instance 9c089546-670c-4fce-b963-d08860d435c7 on cmp-r1-04 (cell cell1):\n    - delete 3 allocations: VCPU=2, MEMORY_MB=4096, DISK_GB=40\n    - delete 1 consumer',
+    )
     expect(r.stdout).toMatch(/^ {4}why: allocation held by an instance soft-deleted in its cell \(allocation\.consumer-deleted\)$/m)
-    expect(r.stdout).toMatch(/^ {2}evacuated instance fe2bc781-14d9-4518-a8ff-e2ceb80829b0 on cmp-r1-04 \(cell cell1\):\n {4}- delete 3 allocations: VCPU=4, MEMORY_MB=8192, DISK_GB=80$/m)
+    expect(r.stdout).toMatch(
+      /^ {2}evacuated instance fe2bc781-14d9-4518-a8ff-e2ceb80829b0 on cmp-r1-04 \(cell cell1\):\n {4}- delete 3 allocations: VCPU=4, MEMORY_MB=8192, DISK_GB=80$/m,
+    )
     // Every write has its plain words, and the counts add up to the writes.
     expect(writes.every((s) => s.about && s.about.subject !== '')).toBe(true)
     const counted = [...r.stdout.matchAll(/^ {4}- \S+(?: the generation of)? (\d+) /gm)].reduce((n, m) => n + Number(m[1]), 0)
@@ -85,7 +95,10 @@ describe('repair plans say what they do', () => {
   it('--cell and --host: only the findings the audit shows with the same filter are planned', async () => {
     const plan = async (args: string[]) => {
       const r = await cloudctl([...args, ...DEMO, '--json'])
-      return {exit: r.exitCode, ...(JSON.parse(r.stdout) as {plan: {findings: Array<{subject: string}>; skipped: Array<{subject: string}>; steps: unknown[]}}).plan}
+      return {
+        exit: r.exitCode,
+        ...(JSON.parse(r.stdout) as {plan: {findings: Array<{subject: string}>; skipped: Array<{subject: string}>; steps: unknown[]}}).plan,
+      }
     }
     const all = await plan(['repair', 'providers'])
     expect(all.findings.length).toBeGreaterThan(0)
@@ -110,7 +123,7 @@ describe('repair plans say what they do', () => {
     ['repair', 'pinning'],
     ['repair', 'usage'],
     ['repair', 'aggregates'],
-  ])('%s %s: an unknown --cell or --host is the audits\' usage error (exit 2)', async (...cmd) => {
+  ])("%s %s: an unknown --cell or --host is the audits' usage error (exit 2)", async (...cmd) => {
     for (const [flag, value] of [
       ['--cell', 'cell9'],
       ['--host', 'cmp-r9-99'],

@@ -20,7 +20,20 @@ beforeAll(async () => {
 describe('cloudctl simulate boot', () => {
   it('explains the seed-004 NoValidHost and exits 3', async () => {
     // --max-width 0: every line whole (piped output is otherwise wrapped to 120 columns).
-    const r = await cloudctl(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.pinned', '--filters', 'ComputeFilter,NUMATopologyFilter', '--why', 'pinned-1', '--max-width', '0'])
+    const r = await cloudctl([
+      'simulate',
+      'boot',
+      '--snapshot',
+      file,
+      '--flavor',
+      'm1.pinned',
+      '--filters',
+      'ComputeFilter,NUMATopologyFilter',
+      '--why',
+      'pinned-1',
+      '--max-width',
+      '0',
+    ])
     expect(r.exitCode).toBe(3)
     expect(r.stdout).toContain('GET /allocation_candidates?')
     expect(r.stdout).toContain('NUMATopologyFilter: 3 -> 0 hosts')

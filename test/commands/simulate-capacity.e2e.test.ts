@@ -49,7 +49,8 @@ describe('cloudctl simulate capacity', () => {
     expect(r.stdout).toMatch(/Capacity: additional instances that fit, 11 compute node\(s\)/)
     expect(r.stdout).toContain('NUMATopologyFilter')
     // Every public flavor of the demo, by default.
-    for (const name of ['m1.tiny', 'm1.small', 'm1.medium', 'm1.large', 'm1.xlarge', 'm1.pinned', 'r1.large']) expect(r.stdout).toMatch(new RegExp(`│ ${name.replace('.', '\\.')} +│`))
+    for (const name of ['m1.tiny', 'm1.small', 'm1.medium', 'm1.large', 'm1.xlarge', 'm1.pinned', 'r1.large'])
+      expect(r.stdout).toMatch(new RegExp(`│ ${name.replace('.', '\\.')} +│`))
     // m1.pinned: 0 fit, the division says 2 (pin-r1-02's PCPU inventory looks free).
     expect(r.stdout).toMatch(/│ m1\.pinned +│ +4 │ +8192 │ +40 │ +0 │ +2 │ +2 │/)
     expect(r.stdout).toContain('Per availability zone: fits (naive ÷)')
@@ -72,7 +73,9 @@ describe('cloudctl simulate capacity', () => {
     // The leaks (incidents 1 and 2: VCPU 2 + 4, MEMORY_MB 4096 + 8192, DISK_GB 40 + 80) sit on the dead
     // host's stale provider: freed in placement, but no live compute node can use them.
     expect(s?.repairs?.freed).toEqual({VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120})
-    expect(s?.repairs?.freed_by_provider).toEqual([{provider: incidents.host_died.provider_uuid, name: incidents.host_died.host, schedulable: false, resources: {VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120}}])
+    expect(s?.repairs?.freed_by_provider).toEqual([
+      {provider: incidents.host_died.provider_uuid, name: incidents.host_died.host, schedulable: false, resources: {VCPU: 6, MEMORY_MB: 12288, DISK_GB: 120}},
+    ])
     // Nothing else moves.
     for (const f of s?.flavors ?? []) if (f.flavor !== 'm1.pinned') expect(f.change, f.flavor).toBe(0)
 
@@ -113,8 +116,12 @@ describe('cloudctl simulate capacity', () => {
   })
 
   it('--drain re-places the host instances first and reports every one of them', async () => {
-    const snap = (await import('yaml')).parse(await readFile(DEMO, 'utf8')) as {nova: {instances: Array<{host: string | null; deleted: number; vm_state: string}>}}
-    const onHost = snap.nova.instances.filter((i) => i.host === 'cmp-r1-01' && i.deleted === 0 && i.vm_state !== 'deleted' && i.vm_state !== 'shelved_offloaded').length
+    const snap = (await import('yaml')).parse(await readFile(DEMO, 'utf8')) as {
+      nova: {instances: Array<{host: string | null; deleted: number; vm_state: string}>}
+    }
+    const onHost = snap.nova.instances.filter(
+      (i) => i.host === 'cmp-r1-01' && i.deleted === 0 && i.vm_state !== 'deleted' && i.vm_state !== 'shelved_offloaded',
+    ).length
     const r = await json(['--flavor', 'm1.large', '--drain', 'cmp-r1-01', '--per-host'])
     const d = r.scenario?.drains[0]
     expect(d?.host).toBe('cmp-r1-01')
@@ -151,7 +158,13 @@ describe('cloudctl simulate capacity', () => {
   })
 
   it('an unknown host or aggregate is one line with a hint, exit 2, also with --json', async () => {
-    for (const args of [['--disable-host', 'nope'], ['--drain', 'nope'], ['--add-hosts', '1', '--like', 'nope'], ['--set-allocation-ratio', 'VCPU=2.0@nope'], ['--aggregate', 'nope']]) {
+    for (const args of [
+      ['--disable-host', 'nope'],
+      ['--drain', 'nope'],
+      ['--add-hosts', '1', '--like', 'nope'],
+      ['--set-allocation-ratio', 'VCPU=2.0@nope'],
+      ['--aggregate', 'nope'],
+    ]) {
       const r = await cloudctl(['simulate', 'capacity', '--snapshot', DEMO, ...args])
       expect(r.exitCode, args.join(' ')).toBe(2)
       expect(r.stdout).toBe('')

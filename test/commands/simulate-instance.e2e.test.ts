@@ -57,7 +57,12 @@ beforeAll(async () => {
     d.availability_zone = 'az-x'
     d.num_instances = 2
     // a boot with two QoS ports: what nova keeps of them is the same_subtree of their groups
-    d.request_level_params = {'nova_object.name': 'RequestLevelParams', 'nova_object.namespace': 'nova', 'nova_object.version': '1.1', 'nova_object.data': {root_required: [], root_forbidden: [], same_subtree: [['port-a-bw', 'port-a-pps']]}}
+    d.request_level_params = {
+      'nova_object.name': 'RequestLevelParams',
+      'nova_object.namespace': 'nova',
+      'nova_object.version': '1.1',
+      'nova_object.data': {root_required: [], root_forbidden: [], same_subtree: [['port-a-bw', 'port-a-pps']]},
+    }
   })
   editSpec(s, ids.traited, (d) => {
     const props = ((d.image as {'nova_object.data': Data})['nova_object.data'].properties as {'nova_object.data': Data})['nova_object.data']
@@ -78,7 +83,15 @@ interface Doc {
   query: string
   instances: Array<{host: string | null}>
   verdicts: Array<{host: string; stage: string; label: string}>
-  recorded_request: {flavor: {vcpus: number; name: string}; not_simulated: string[]; force_hosts: string[]; ignore_hosts: string[]; availability_zone: string | null; num_instances: number; image: {properties: Record<string, string>}}
+  recorded_request: {
+    flavor: {vcpus: number; name: string}
+    not_simulated: string[]
+    force_hosts: string[]
+    ignore_hosts: string[]
+    availability_zone: string | null
+    num_instances: number
+    image: {properties: Record<string, string>}
+  }
 }
 
 async function replay(uuid: string, ...extra: string[]): Promise<{exitCode: number; doc: Doc}> {
@@ -114,7 +127,7 @@ describe('simulate boot --instance on live databases', () => {
 })
 
 describe('simulate boot --instance', () => {
-  it('asks for the flavor as recorded, not for today\'s flavor of that name', async () => {
+  it("asks for the flavor as recorded, not for today's flavor of that name", async () => {
     const {exitCode, doc} = await replay(ids.resized)
     expect(exitCode).toBe(3)
     expect(doc.placed_all).toBe(false)
@@ -134,7 +147,7 @@ describe('simulate boot --instance', () => {
     expect(exitCode).toBe(0)
     expect(doc.recorded_request.force_hosts).toEqual(['cmp-2'])
     expect(decodeURIComponent(doc.query)).toContain(`in_tree=${nodeUuid['cmp-2']}`)
-    expect(doc.instances.map((i) => i.host)).toEqual(['cmp-2'])    // Forced hosts skip the host filters, as nova's host manager does: a capability no host has still lands.
+    expect(doc.instances.map((i) => i.host)).toEqual(['cmp-2']) // Forced hosts skip the host filters, as nova's host manager does: a capability no host has still lands.
     const picky = ['--extra-spec', 'capabilities:hypervisor_type=s== NOPE']
     const forced = await replay(ids.forced, ...picky)
     expect(forced.exitCode).toBe(0)
@@ -148,7 +161,10 @@ describe('simulate boot --instance', () => {
     const {exitCode, doc} = await replay(ids.ignored, '--explain')
     expect(exitCode).toBe(0)
     expect(doc.instances.map((i) => i.host)).toEqual(['cmp-3'])
-    const ignored = doc.verdicts.filter((v) => v.label === 'ignored host').map((v) => v.host).sort()
+    const ignored = doc.verdicts
+      .filter((v) => v.label === 'ignored host')
+      .map((v) => v.host)
+      .sort()
     expect(ignored).toEqual(['cmp-1', 'cmp-2'])
   })
 
@@ -158,7 +174,9 @@ describe('simulate boot --instance', () => {
     expect(doc.recorded_request).toMatchObject({availability_zone: 'az-x', num_instances: 2})
     // the port groups are not in the spec: the query names no same_subtree, and the replay says so
     expect(decodeURIComponent(doc.query)).not.toContain('same_subtree')
-    expect(doc.recorded_request.not_simulated).toEqual(["ports' resource requests and same_subtree=port-a-bw,port-a-pps (nova reads the port groups from neutron; the spec does not keep them)"])
+    expect(doc.recorded_request.not_simulated).toEqual([
+      "ports' resource requests and same_subtree=port-a-bw,port-a-pps (nova reads the port groups from neutron; the spec does not keep them)",
+    ])
     expect(doc.instances.map((i) => i.host)).toEqual(['cmp-3', 'cmp-3'])
     const other = await replay(ids.zoned, '--image-property', 'trait:CUSTOM_NOWHERE=required')
     expect(other.exitCode).toBe(3)

@@ -108,7 +108,9 @@ describe('simulate migrate', () => {
     const s = b.build()
     const versions: Record<string, number> = {'cmp-1': 6002000, 'cmp-2': 6002000, 'cmp-3': 9001000, 'cmp-4': 6002000}
     for (const cn of s.nova.compute_nodes) cn.hypervisor_version = versions[cn.host as string] as number
-    s.release = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c: databaseRelease('nova', '2903cd72dc14', {serviceVersion: null})})
+    s.release = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {
+      c: databaseRelease('nova', '2903cd72dc14', {serviceVersion: null}),
+    })
     const file = join(await mkdtemp(join(tmpdir(), 'cloudctl-release-mig-')), 'mig.json')
     await writeSnapshotFile(s, file)
     const run = async (...extra: string[]) => {

@@ -41,7 +41,14 @@ describe('snapshot diff (built CLI)', () => {
     const rp2 = after.placement.resource_providers.find((p) => p.name === 'cmp-r1-02')
     if (!rp2) throw new Error('demo changed: no cmp-r1-02 provider')
     after.placement.allocations.push({id: 9001, resource_provider_id: rp2.id, consumer_id: NEW_CONSUMER, resource_class_id: 0, used: 4})
-    after.placement.resource_providers.push({id: 9001, uuid: 'beef0000-0000-4000-8000-000000000002', name: 'cmp-new', generation: 1, root_provider_id: 9001, parent_provider_id: null})
+    after.placement.resource_providers.push({
+      id: 9001,
+      uuid: 'beef0000-0000-4000-8000-000000000002',
+      name: 'cmp-new',
+      generation: 1,
+      root_provider_id: 9001,
+      parent_provider_id: null,
+    })
     const inst = after.nova.instances.find((i) => i.deleted === 0 && i.host === 'cmp-r1-03' && !i.hidden)
     if (!inst) throw new Error('demo changed: no instance on cmp-r1-03')
     moved = {uuid: inst.uuid, from: 'cmp-r1-03', to: 'cmp-r1-01'}
@@ -61,7 +68,9 @@ describe('snapshot diff (built CLI)', () => {
 
     const leak = d.findings.appeared.find((x) => x.finding.code === 'allocation.consumer-unknown' && x.finding.subject.consumer_uuid === NEW_CONSUMER)
     expect(leak, JSON.stringify(codes(d.findings.appeared))).toBeDefined()
-    expect(related(leak!)).toEqual([expect.objectContaining({kind: 'allocation-added', consumer_uuid: NEW_CONSUMER, provider: 'cmp-r1-02', resource_class: 'VCPU', used: 4})])
+    expect(related(leak!)).toEqual([
+      expect.objectContaining({kind: 'allocation-added', consumer_uuid: NEW_CONSUMER, provider: 'cmp-r1-02', resource_class: 'VCPU', used: 4}),
+    ])
 
     const repaired = d.findings.disappeared.find((x) => x.finding.code === 'allocation.consumer-deleted')
     expect(repaired?.finding.subject.consumer_uuid).toBe(DELETED_CONSUMER)
@@ -81,7 +90,14 @@ describe('snapshot diff (built CLI)', () => {
     // The moved instance's allocations stayed behind: a new finding about it, with the move under it.
     const wrong = d.findings.appeared.find((x) => x.finding.subject.instance_uuid === moved.uuid || x.finding.subject.consumer_uuid === moved.uuid)
     expect(wrong, JSON.stringify(codes(d.findings.appeared))).toBeDefined()
-    expect(related(wrong!)).toContainEqual(expect.objectContaining({kind: 'instance-moved', instance_uuid: moved.uuid, from: expect.objectContaining({host: moved.from}), to: expect.objectContaining({host: moved.to})}))
+    expect(related(wrong!)).toContainEqual(
+      expect.objectContaining({
+        kind: 'instance-moved',
+        instance_uuid: moved.uuid,
+        from: expect.objectContaining({host: moved.from}),
+        to: expect.objectContaining({host: moved.to}),
+      }),
+    )
     expect(d.changes).toContainEqual({kind: 'provider-added', provider_uuid: 'beef0000-0000-4000-8000-000000000002', provider: 'cmp-new'})
 
     // Every finding of either side is in exactly one bucket.
@@ -141,7 +157,10 @@ describe('snapshot diff (built CLI)', () => {
         await admin.query(`DELETE FROM \`${p}\`.allocations WHERE consumer_id = ?`, [DELETED_CONSUMER])
         const [rows] = await admin.query(`SELECT id FROM \`${p}\`.resource_providers WHERE name = 'cmp-r2-01'`)
         const rpId = (rows as Array<{id: number}>)[0].id
-        await admin.query(`INSERT INTO \`${p}\`.allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) VALUES (?, ?, 1, 2048, NOW())`, [rpId, NEW_CONSUMER])
+        await admin.query(
+          `INSERT INTO \`${p}\`.allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) VALUES (?, ?, 1, 2048, NOW())`,
+          [rpId, NEW_CONSUMER],
+        )
       } finally {
         await admin.end()
       }

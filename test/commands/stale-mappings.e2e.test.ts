@@ -28,7 +28,15 @@ describe('cell.instance-mapping-stale is one finding per cell (built CLI)', () =
 
   it('counts, names the oldest deletion and the archive command; the uuids only in --json evidence', async () => {
     const j = await cloudctl(['audit', 'cells', '--snapshot', file, '--json'])
-    const doc = JSON.parse(j.stdout) as {findings: Array<{code: string; subject: Record<string, unknown>; message: string; repair: string; evidence: {count: number; oldest_deleted_at: string; instance_uuids: string[]}}>}
+    const doc = JSON.parse(j.stdout) as {
+      findings: Array<{
+        code: string
+        subject: Record<string, unknown>
+        message: string
+        repair: string
+        evidence: {count: number; oldest_deleted_at: string; instance_uuids: string[]}
+      }>
+    }
     const stale = doc.findings.filter((f) => f.code === 'cell.instance-mapping-stale')
     const cells = new Set(stale.map((f) => f.subject.cell))
     expect(stale).toHaveLength(cells.size)

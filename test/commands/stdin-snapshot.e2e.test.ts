@@ -27,14 +27,21 @@ describe('-s -', () => {
       expect(r.exitCode).toBe(fromFile.exitCode)
     }
     const {execa} = await import('execa')
-    const gz = await execa('node', [join(ROOT, 'bin/run.js'), 'hosts', 'list', '-s', '-', '-f', 'value', '-c', 'host'], {input: gzipSync(yaml), reject: false, env: {NO_COLOR: '1'}})
+    const gz = await execa('node', [join(ROOT, 'bin/run.js'), 'hosts', 'list', '-s', '-', '-f', 'value', '-c', 'host'], {
+      input: gzipSync(yaml),
+      reject: false,
+      env: {NO_COLOR: '1'},
+    })
     expect(gz.stdout.split('\n')).toContain('cmp-r1-01')
     expect(spools().length).toBe(before)
   })
 
   it('snapshot show - and -s - (stdin is never read as an argument)', async () => {
     const input = readFileSync(DEMO, 'utf8')
-    for (const args of [['snapshot', 'show', '-'], ['snapshot', 'show', '-s', '-']]) {
+    for (const args of [
+      ['snapshot', 'show', '-'],
+      ['snapshot', 'show', '-s', '-'],
+    ]) {
       const r = await cloudctl(args, {input})
       expect(r.stderr).toBe('')
       expect(r.stdout).toContain('cell1')

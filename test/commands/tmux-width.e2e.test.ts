@@ -91,13 +91,17 @@ afterAll(() => {
 })
 
 describe.each([80, 200])('in a %i-column terminal', (width) => {
-  it.each(COMMANDS.map((args) => [args.map((a) => (a === DEMO ? 'demo' : a)).join(' '), args] as const))('%s: no line wider than the terminal', async (_name, args) => {
-    const lines = await inPane(width, cli(args))
-    expect(lines.filter((l) => l.trim() !== '').length).toBeGreaterThan(0)
-    expect(lines.join('\n')).not.toMatch(/Error:|UnexpectedError/)
-    const over = lines.filter((l) => columns(l) > width)
-    expect(over, over.join('\n')).toEqual([])
-  }, 60_000)
+  it.each(COMMANDS.map((args) => [args.map((a) => (a === DEMO ? 'demo' : a)).join(' '), args] as const))(
+    '%s: no line wider than the terminal',
+    async (_name, args) => {
+      const lines = await inPane(width, cli(args))
+      expect(lines.filter((l) => l.trim() !== '').length).toBeGreaterThan(0)
+      expect(lines.join('\n')).not.toMatch(/Error:|UnexpectedError/)
+      const over = lines.filter((l) => columns(l) > width)
+      expect(over, over.join('\n')).toEqual([])
+    },
+    60_000,
+  )
 })
 
 describe('width and borders outside a plain terminal', () => {
@@ -112,7 +116,9 @@ describe('width and borders outside a plain terminal', () => {
 
   it('cells list --long: one line per cell, the uuid whole, and where its database and queue are', async () => {
     const lines = await inPane(80, cli(['cells', 'list', '--long', '-s', DEMO]))
-    const {cells} = JSON.parse(execFileSync('node', [BIN, 'cells', 'list', '-s', DEMO, '--json'], {encoding: 'utf8'})) as {cells: Array<{name: string; uuid: string; database_connection: string}>}
+    const {cells} = JSON.parse(execFileSync('node', [BIN, 'cells', 'list', '-s', DEMO, '--json'], {encoding: 'utf8'})) as {
+      cells: Array<{name: string; uuid: string; database_connection: string}>
+    }
     const body = lines.filter((l) => l.startsWith('│'))
     expect(body).toHaveLength(1 + cells.length)
     for (const c of cells) {

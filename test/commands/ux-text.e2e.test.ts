@@ -41,7 +41,22 @@ describe('did you mean, and --why per host', () => {
   })
 
   it('--why answers each host: a deleted compute node with its stale provider, a typo, a live host', async () => {
-    const r = await cloudctl(['simulate', 'boot', '--flavor', 'm1.small', '--why', 'cmp-r1-04', '--why', 'cmp-r1-0', '--why', 'cmp-r1-01', '-s', DEMO, '--max-width', '0'])
+    const r = await cloudctl([
+      'simulate',
+      'boot',
+      '--flavor',
+      'm1.small',
+      '--why',
+      'cmp-r1-04',
+      '--why',
+      'cmp-r1-0',
+      '--why',
+      'cmp-r1-01',
+      '-s',
+      DEMO,
+      '--max-width',
+      '0',
+    ])
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toMatch(/--why cmp-r1-04: compute node deleted; its resource provider [0-9a-f-]{36} is stale: see `cloudctl audit providers`/)
     expect(r.stdout).toContain('--why cmp-r1-0: not a compute node of this snapshot; did you mean cmp-r1-01?')

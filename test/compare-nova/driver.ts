@@ -22,12 +22,18 @@ const DRIVER = fileURLToPath(new URL('nova_driver.py', import.meta.url))
 
 function novaImportError(): string | null {
   try {
-    execFileSync(PYTHON, ['-c', 'import nova.virt.hardware, nova.scheduler.utils, placement.objects.allocation_candidate'], {stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000})
+    execFileSync(PYTHON, ['-c', 'import nova.virt.hardware, nova.scheduler.utils, placement.objects.allocation_candidate'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    })
     return null
   } catch (error) {
     const e = error as {code?: string; stderr?: Buffer}
     if (e.code === 'ENOENT') return `${PYTHON} not found`
-    const last = String(e.stderr ?? '').trim().split('\n').pop()
+    const last = String(e.stderr ?? '')
+      .trim()
+      .split('\n')
+      .pop()
     return last || 'import failed'
   }
 }
@@ -38,12 +44,16 @@ function decide(): boolean {
   const why = novaImportError()
   if (why === null) return true
   if (process.env.CI === 'true' || wanted === '1') {
-    throw new Error(`test/compare-nova: ${PYTHON} cannot import nova/placement (${why}); CI needs python3-nova and python3-placement (CLOUDCTL_COMPARE_NOVA=0 skips these suites)`)
+    throw new Error(
+      `test/compare-nova: ${PYTHON} cannot import nova/placement (${why}); CI needs python3-nova and python3-placement (CLOUDCTL_COMPARE_NOVA=0 skips these suites)`,
+    )
   }
   // Each test file loads this module in its own worker: the first one of this run says it, once.
   try {
     closeSync(openSync(join(tmpdir(), `cloudctl-compare-nova-skipped-${process.ppid}`), 'wx'))
-    process.stderr.write(`test/compare-nova skipped: ${PYTHON} cannot import nova/placement (${why}); install python3-nova python3-placement to compare with the real code\n`)
+    process.stderr.write(
+      `test/compare-nova skipped: ${PYTHON} cannot import nova/placement (${why}); install python3-nova python3-placement to compare with the real code\n`,
+    )
   } catch {
     // already said in this run
   }
@@ -110,7 +120,11 @@ export function runNova<T>(doc: Record<string, unknown>, release: CompareRelease
   try {
     copyFileSync(DRIVER, join(dir, 'nova_driver.py'))
     const inside = dir.slice(root.replace(/\/+$/, '').length)
-    const out = execFileSync('chroot', [root, '/usr/bin/python3', `${inside}/nova_driver.py`], {input: JSON.stringify(doc), maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe']})
+    const out = execFileSync('chroot', [root, '/usr/bin/python3', `${inside}/nova_driver.py`], {
+      input: JSON.stringify(doc),
+      maxBuffer: 1 << 28,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     return JSON.parse(out.toString('utf8')) as T
   } finally {
     rmSync(dir, {recursive: true, force: true})
@@ -132,7 +146,11 @@ const CACHE = fileURLToPath(new URL('.cache/', import.meta.url))
 function packageVersion(name: string, release: CompareRelease = 'zed'): string | null {
   const admin = release === 'zed' ? [] : [`--admindir=${chrootOf(release)}/var/lib/dpkg`]
   try {
-    return execFileSync('dpkg-query', [...admin, '-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8').trim() || null
+    return (
+      execFileSync('dpkg-query', [...admin, '-W', '-f=${Version}', name], {stdio: ['ignore', 'pipe', 'ignore']})
+        .toString('utf8')
+        .trim() || null
+    )
   } catch {
     return null
   }
@@ -162,12 +180,21 @@ export function recorded<T>(recorder: string, sources: string[], env: Record<str
   try {
     const file = join(dir, 'cases.jsonl')
     if (root === undefined) {
-      execFileSync(PYTHON, [fileURLToPath(new URL(recorder, import.meta.url))], {env: {...process.env, ...env, RECORD: file}, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+      execFileSync(PYTHON, [fileURLToPath(new URL(recorder, import.meta.url))], {
+        env: {...process.env, ...env, RECORD: file},
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 1 << 26,
+        timeout: 600_000,
+      })
     } else {
       for (const f of [recorder, ...sources]) copyFileSync(fileURLToPath(new URL(f, import.meta.url)), join(dir, f))
       const inside = dir.slice(root.replace(/\/+$/, '').length)
       const vars = Object.entries({...env, RECORD: `${inside}/cases.jsonl`}).map(([k, v]) => `${k}=${v}`)
-      execFileSync('chroot', [root, 'env', ...vars, '/usr/bin/python3', `${inside}/${recorder}`], {stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: 600_000})
+      execFileSync('chroot', [root, 'env', ...vars, '/usr/bin/python3', `${inside}/${recorder}`], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 1 << 26,
+        timeout: 600_000,
+      })
     }
     const text = readFileSync(file, 'utf8')
     if (cacheable) {

@@ -82,8 +82,9 @@ function randomFlavor(r: ReturnType<typeof seeded>): Case['flavor'] {
   if (policy) extra_specs['hw:cpu_policy'] = policy
   if (policy === 'mixed') extra_specs['hw:cpu_dedicated_mask'] = vcpus > 1 ? `1-${vcpus - 1}` : '0'
   // mostly valid combinations; now and then one nova refuses (thread/emulator policy on a shared guest)
-  if ((policy === 'dedicated' || policy === 'mixed') ? r.chance(0.5) : r.chance(0.05)) extra_specs['hw:cpu_thread_policy'] = r.pick(['prefer', 'isolate', 'require'])
-  if ((policy === 'dedicated' || policy === 'mixed') ? r.chance(0.3) : r.chance(0.05)) extra_specs['hw:emulator_threads_policy'] = 'isolate'
+  if (policy === 'dedicated' || policy === 'mixed' ? r.chance(0.5) : r.chance(0.05))
+    extra_specs['hw:cpu_thread_policy'] = r.pick(['prefer', 'isolate', 'require'])
+  if (policy === 'dedicated' || policy === 'mixed' ? r.chance(0.3) : r.chance(0.05)) extra_specs['hw:emulator_threads_policy'] = 'isolate'
   if (nodes) extra_specs['hw:numa_nodes'] = nodes
   if (r.chance(0.2)) extra_specs['hw:mem_page_size'] = r.pick(['small', 'large', 'any', '2048'])
   // topologies nova implies (explicit PCPU / VCPU, the hyperthreading trait, vPMEM, realtime)
@@ -110,27 +111,46 @@ function engineOutcome(c: Case, release: EngineRelease): NovaOutcome {
   const constraints = t.cells.map((x) => ({cpuset: x.cpuset, pcpuset: x.pcpuset, memory: x.memory}))
   const fit = fitInstanceToHost(c.host, t, {limits: c.limits, packing: c.packing, release})
   if (!fit.ok) return {constraints, fit: null}
-  return {constraints, fit: fit.cells.map((x) => ({id: x.id, pinning: Object.fromEntries(x.pinning.map(([v, p]) => [String(v), p])), reserved: [...x.cpusetReserved].sort((a, b) => a - b)}))}
+  return {
+    constraints,
+    fit: fit.cells.map((x) => ({
+      id: x.id,
+      pinning: Object.fromEntries(x.pinning.map(([v, p]) => [String(v), p])),
+      reserved: [...x.cpusetReserved].sort((a, b) => a - b),
+    })),
+  }
 }
 
 describe.skipIf(!COMPARE)('compare with nova: NUMA fitting', () => {
-  it.each(COMPARE_RELEASES)('nova %s: agrees with numa_get_constraints and numa_fit_instance_to_host on random cases (NUMA_CASES, default 400)', (release) => {
-    const r = seeded(Number(process.env.NUMA_SEED ?? 20240603))
-    const cases: Case[] = Array.from({length: Number(process.env.NUMA_CASES ?? 400)}, () => ({host: randomHost(r), flavor: randomFlavor(r), limits: r.chance(0.8) ? {cpu: r.pick([1, 4, 16]), ram: r.pick([1, 1.5])} : null, packing: r.chance(0.3)}))
-    const nova = runNova<NovaOutcome[]>({mode: 'numa', cases}, release)
-    const mismatches: string[] = []
-    let fits = 0
-    cases.forEach((c, i) => {
-      const n = nova[i] as NovaOutcome
-      const e = engineOutcome(c, release)
-      if (n.fit) fits++
-      const norm = (o: NovaOutcome) => (o.error ? {error: true} : o.raised ? {raised: true} : {constraints: o.constraints, fit: o.fit ?? null})
-      const en = e.error ? {error: true} : norm(e)
-      if (JSON.stringify(norm(n)) !== JSON.stringify(en)) mismatches.push(`case ${i} ${JSON.stringify(c.flavor)} limits=${JSON.stringify(c.limits)} packing=${c.packing}\n  host ${JSON.stringify(c.host.cells.map((x) => ({id: x.id, cpuset: x.cpuset, pcpuset: x.pcpuset, pinned: x.pinned_cpus, sib: x.siblings, mem: x.memory, used: x.memory_usage, cpu: x.cpu_usage, pages: x.mempages})))}\n  nova   ${JSON.stringify(norm(n))}\n  engine ${JSON.stringify(en)}`)
-    })
-    // the generator must produce both outcomes, or the comparison proves little
-    expect(fits).toBeGreaterThan(cases.length * 0.1)
-    expect(fits).toBeLessThan(cases.length * 0.9)
-    expect(mismatches.slice(0, 5).join('\n')).toBe('')
-  }, 120_000)
+  it.each(COMPARE_RELEASES)(
+    'nova %s: agrees with numa_get_constraints and numa_fit_instance_to_host on random cases (NUMA_CASES, default 400)',
+    (release) => {
+      const r = seeded(Number(process.env.NUMA_SEED ?? 20240603))
+      const cases: Case[] = Array.from({length: Number(process.env.NUMA_CASES ?? 400)}, () => ({
+        host: randomHost(r),
+        flavor: randomFlavor(r),
+        limits: r.chance(0.8) ? {cpu: r.pick([1, 4, 16]), ram: r.pick([1, 1.5])} : null,
+        packing: r.chance(0.3),
+      }))
+      const nova = runNova<NovaOutcome[]>({mode: 'numa', cases}, release)
+      const mismatches: string[] = []
+      let fits = 0
+      cases.forEach((c, i) => {
+        const n = nova[i] as NovaOutcome
+        const e = engineOutcome(c, release)
+        if (n.fit) fits++
+        const norm = (o: NovaOutcome) => (o.error ? {error: true} : o.raised ? {raised: true} : {constraints: o.constraints, fit: o.fit ?? null})
+        const en = e.error ? {error: true} : norm(e)
+        if (JSON.stringify(norm(n)) !== JSON.stringify(en))
+          mismatches.push(
+            `case ${i} ${JSON.stringify(c.flavor)} limits=${JSON.stringify(c.limits)} packing=${c.packing}\n  host ${JSON.stringify(c.host.cells.map((x) => ({id: x.id, cpuset: x.cpuset, pcpuset: x.pcpuset, pinned: x.pinned_cpus, sib: x.siblings, mem: x.memory, used: x.memory_usage, cpu: x.cpu_usage, pages: x.mempages})))}\n  nova   ${JSON.stringify(norm(n))}\n  engine ${JSON.stringify(en)}`,
+          )
+      })
+      // the generator must produce both outcomes, or the comparison proves little
+      expect(fits).toBeGreaterThan(cases.length * 0.1)
+      expect(fits).toBeLessThan(cases.length * 0.9)
+      expect(mismatches.slice(0, 5).join('\n')).toBe('')
+    },
+    120_000,
+  )
 })

@@ -17,7 +17,11 @@ import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/
 import {CloudBuilder} from '../support/builders.js'
 import {COMPARE, runNova} from './driver.js'
 
-function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; anyOf?: string[][]; forbidden?: string[]; memberOf?: string[][]; inTree?: string} = {}): PlacementGroup {
+function group(
+  suffix: string,
+  resources: Record<string, number>,
+  o: {required?: string[]; anyOf?: string[][]; forbidden?: string[]; memberOf?: string[][]; inTree?: string} = {},
+): PlacementGroup {
   const g = emptyGroup(suffix)
   for (const [rc, n] of Object.entries(resources)) g.resources.set(rc, n)
   for (const t of o.required ?? []) g.required.add(t)
@@ -28,7 +32,14 @@ function group(suffix: string, resources: Record<string, number>, o: {required?:
   return g
 }
 
-const req = (groups: PlacementGroup[], extra: Partial<PlacementRequest> = {}): PlacementRequest => ({groups, groupPolicy: null, limit: null, rootRequired: new Set(), rootForbidden: new Set(), ...extra})
+const req = (groups: PlacementGroup[], extra: Partial<PlacementRequest> = {}): PlacementRequest => ({
+  groups,
+  groupPolicy: null,
+  limit: null,
+  rootRequired: new Set(),
+  rootForbidden: new Set(),
+  ...extra,
+})
 
 /** The query as a client other than nova sends it: a resourceless group sends no resources$S. */
 function asSent(r: PlacementRequest): PlacementRequest {
@@ -49,7 +60,7 @@ function placementMessage(body: unknown): string {
   return (detail.split('\n\n').pop() ?? '').trim().replace(/\s+Failed validating .*$/s, '')
 }
 
-describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplication", () => {
+describe.skipIf(!COMPARE)('compare with placement: its 400s and its de-duplication', () => {
   it('the engine refuses what placement refuses, with its message, and finds the same candidates otherwise', () => {
     const b = new CloudBuilder()
     b.traitId('CUSTOM_GOLD')
@@ -88,18 +99,53 @@ describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplicati
       ['member_of not a UUID', req([group('', {VCPU: 1}, {memberOf: [['aggregate-id-7']]})])],
       ['in_tree not a UUID', req([group('', {VCPU: 1}, {inTree: 'compute-1'})])],
       ['in: before 1.39', req([group('', {VCPU: 1}, {anyOf: [['CUSTOM_GOLD', 'HW_CPU_X86_AVX2']]})])],
-      ['same_subtree: VFs under a resourceless NIC', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_VF']]}))],
+      [
+        'same_subtree: VFs under a resourceless NIC',
+        asSent(
+          req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_VF', {SRIOV_NET_VF: 1})], {
+            groupPolicy: 'none',
+            sameSubtree: [['_NIC', '_VF']],
+          }),
+        ),
+      ],
       // placement 8 reads in_treeN only when searching resources: cn1's NIC still qualifies
-      ['a resourceless group with in_tree of another tree', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC'], inTree: cn2}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_VF']]}))],
-      ['same_subtree: disk from cn1 (above the NIC), not from a share', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_D', {DISK_GB: 1})], {groupPolicy: 'none', sameSubtree: [['_NIC', '_D']]}))],
-      ['same_subtree: the compute above the VF', req([group('', {MEMORY_MB: 1}), group('_CN', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_CN', '_VF']]})],
+      [
+        'a resourceless group with in_tree of another tree',
+        asSent(
+          req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC'], inTree: cn2}), group('_VF', {SRIOV_NET_VF: 1})], {
+            groupPolicy: 'none',
+            sameSubtree: [['_NIC', '_VF']],
+          }),
+        ),
+      ],
+      [
+        'same_subtree: disk from cn1 (above the NIC), not from a share',
+        asSent(
+          req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']}), group('_D', {DISK_GB: 1})], {
+            groupPolicy: 'none',
+            sameSubtree: [['_NIC', '_D']],
+          }),
+        ),
+      ],
+      [
+        'same_subtree: the compute above the VF',
+        req([group('', {MEMORY_MB: 1}), group('_CN', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {groupPolicy: 'none', sameSubtree: [['_CN', '_VF']]}),
+      ],
       ['resourceless group not in same_subtree', asSent(req([group('', {VCPU: 1}), group('_NIC', {}, {required: ['CUSTOM_NIC']})]))],
       ['same_subtree naming a missing group', req([group('', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {sameSubtree: [['_VF', '_X']]})],
       ['same_subtree naming the unsuffixed group', req([group('', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1})], {sameSubtree: [['_VF', '']]})],
       ['in: at 1.39, over the tree', req([group('', {VCPU: 1, SRIOV_NET_VF: 1}, {anyOf: [['CUSTOM_GOLD', 'CUSTOM_NIC']]})], {microversion: '1.39'})],
       ['in: at 1.39, a trait only off the allocation', req([group('', {VCPU: 1, SRIOV_NET_VF: 1}, {anyOf: [['CUSTOM_NIC']]})], {microversion: '1.39'})],
-      ['in: at 1.39, granular', req([group('', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1}, {required: ['CUSTOM_GOLD'], anyOf: [['CUSTOM_NIC', 'CUSTOM_GOLD']]})], {microversion: '1.39'})],
-      ['in: at 1.39, every trait forbidden', req([group('', {VCPU: 1}, {anyOf: [['CUSTOM_GOLD', 'CUSTOM_NIC']], forbidden: ['CUSTOM_GOLD', 'CUSTOM_NIC']})], {microversion: '1.39'})],
+      [
+        'in: at 1.39, granular',
+        req([group('', {VCPU: 1}), group('_VF', {SRIOV_NET_VF: 1}, {required: ['CUSTOM_GOLD'], anyOf: [['CUSTOM_NIC', 'CUSTOM_GOLD']]})], {
+          microversion: '1.39',
+        }),
+      ],
+      [
+        'in: at 1.39, every trait forbidden',
+        req([group('', {VCPU: 1}, {anyOf: [['CUSTOM_GOLD', 'CUSTOM_NIC']], forbidden: ['CUSTOM_GOLD', 'CUSTOM_NIC']})], {microversion: '1.39'}),
+      ],
       ['in: at 1.39 with a ! trait', req([group('', {VCPU: 1}, {anyOf: [['CUSTOM_GOLD', '!CUSTOM_NIC']]})], {microversion: '1.39'})],
       ['valid member_of and in_tree', req([group('', {VCPU: 1}, {memberOf: [[agg]], inTree: cn1, forbidden: ['CUSTOM_GOLD']})])],
     ]
@@ -120,13 +166,31 @@ describe.skipIf(!COMPARE)("compare with placement: its 400s and its de-duplicati
       const got = nova[i]
       const bad = placementBadRequest(idx, r)
       // both trimmed: placement ends its same_subtree message with a blank
-      expect({name, status: bad === null ? 200 : 400, message: bad?.trim() ?? null}).toEqual({name, status: got?.status, message: got?.status === 200 ? null : placementMessage(got?.error)})
+      expect({name, status: bad === null ? 200 : 400, message: bad?.trim() ?? null}).toEqual({
+        name,
+        status: got?.status,
+        message: got?.status === 200 ? null : placementMessage(got?.error),
+      })
       if (bad !== null) {
         refused++
         return
       }
-      const engine = allocationCandidates(idx, r, createEngineState().usageView(idx)).all.map((a) => a.parts.map((x) => `${uuidOf(x.rpId)}:${x.rc}=${x.amount}`).sort().join(' ')).sort()
-      const real = (got?.allocation_requests ?? []).map((a) => Object.entries(a).flatMap(([u, v]) => Object.entries(v.resources).map(([rc, n]) => `${u}:${rc}=${n}`)).sort().join(' ')).sort()
+      const engine = allocationCandidates(idx, r, createEngineState().usageView(idx))
+        .all.map((a) =>
+          a.parts
+            .map((x) => `${uuidOf(x.rpId)}:${x.rc}=${x.amount}`)
+            .sort()
+            .join(' '),
+        )
+        .sort()
+      const real = (got?.allocation_requests ?? [])
+        .map((a) =>
+          Object.entries(a)
+            .flatMap(([u, v]) => Object.entries(v.resources).map(([rc, n]) => `${u}:${rc}=${n}`))
+            .sort()
+            .join(' '),
+        )
+        .sort()
       expect({name, areqs: engine}).toEqual({name, areqs: real})
     })
     expect(refused).toBeGreaterThanOrEqual(14)

@@ -56,7 +56,8 @@ function gabbitFiles(): Map<string, string> | null {
     if (existsSync(dir)) {
       for (const f of execFileSync('ls', [dir]).toString('utf8').split('\n')) if (candidatesGabbit(f)) out.set(f, readFileSync(join(dir, f), 'utf8'))
     } else {
-      const git = (args: string[]) => execFileSync('git', ['--git-dir', src, ...args], {stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26}).toString('utf8')
+      const git = (args: string[]) =>
+        execFileSync('git', ['--git-dir', src, ...args], {stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26}).toString('utf8')
       for (const path of git(['ls-tree', '--name-only', 'HEAD', `${GABBITS}/`]).split('\n')) {
         const name = path.split('/').pop() as string
         if (candidatesGabbit(name)) out.set(name, git(['show', `HEAD:${path}`]))
@@ -69,7 +70,10 @@ function gabbitFiles(): Map<string, string> | null {
 }
 
 const FILES = COMPARE ? gabbitFiles() : null
-if (COMPARE && FILES === null) process.stderr.write("test/compare-nova/placement-gabbits skipped: no placement source with its gabbits (set CLOUDCTL_PLACEMENT_SRC to a checkout of openstack/placement)\n")
+if (COMPARE && FILES === null)
+  process.stderr.write(
+    'test/compare-nova/placement-gabbits skipped: no placement source with its gabbits (set CLOUDCTL_PLACEMENT_SRC to a checkout of openstack/placement)\n',
+  )
 
 /** The query string as a PlacementRequest, or why the engine cannot be asked it. */
 function parseQuery(url: string, mv: string): {req: PlacementRequest} | {skip: string} {
@@ -78,7 +82,15 @@ function parseQuery(url: string, mv: string): {req: PlacementRequest} | {skip: s
   const g = (suffix: string) => groups.get(suffix) ?? (groups.set(suffix, emptyGroup(suffix)).get(suffix) as PlacementGroup)
   const anyTraits = microversion(mv) >= 1039
   // the validator reads the query as sent (a resourceless group sends no resources$S)
-  const req: PlacementRequest = {groups: [], groupPolicy: null, limit: null, rootRequired: new Set(), rootForbidden: new Set(), microversion: /latest/.test(mv) ? '1.39' : (/(\d+\.\d+)/.exec(mv)?.[1] ?? '1.36'), query: [...q]}
+  const req: PlacementRequest = {
+    groups: [],
+    groupPolicy: null,
+    limit: null,
+    rootRequired: new Set(),
+    rootForbidden: new Set(),
+    microversion: /latest/.test(mv) ? '1.39' : (/(\d+\.\d+)/.exec(mv)?.[1] ?? '1.36'),
+    query: [...q],
+  }
   // webob's GET.get: a repeated limit keeps its first value; before 1.39 a repeated required its last
   const seen = new Set<string>()
   for (const [key, value] of q) {
@@ -105,7 +117,12 @@ function parseQuery(url: string, mv: string): {req: PlacementRequest} | {skip: s
         }
       } else if (kind === 'required') {
         if (value.startsWith('in:')) {
-          ;(g(suffix).requiredAnyOf ??= []).push(value.slice(3).split(',').map((t) => t.trim()))
+          ;(g(suffix).requiredAnyOf ??= []).push(
+            value
+              .slice(3)
+              .split(',')
+              .map((t) => t.trim()),
+          )
           continue
         }
         for (const t of value.split(',').map((x) => x.trim())) {
@@ -144,7 +161,13 @@ const microversion = (mv: string) => {
 function canonical(allocations: Record<string, {resources: Record<string, number>}>): string {
   return Object.keys(allocations)
     .sort()
-    .map((u) => `${u}{${Object.entries((allocations[u] as {resources: Record<string, number>}).resources).sort().map(([rc, n]) => `${rc}:${n}`).join(',')}}`)
+    .map(
+      (u) =>
+        `${u}{${Object.entries((allocations[u] as {resources: Record<string, number>}).resources)
+          .sort()
+          .map(([rc, n]) => `${rc}:${n}`)
+          .join(',')}}`,
+    )
     .join(' ')
 }
 
@@ -155,7 +178,8 @@ function placementRequests(body: unknown): string[] {
     .map((a) => {
       if (!Array.isArray(a.allocations)) return canonical(a.allocations as Record<string, {resources: Record<string, number>}>)
       const d: Record<string, {resources: Record<string, number>}> = {}
-      for (const x of a.allocations as Array<{resource_provider: {uuid: string}; resources: Record<string, number>}>) d[x.resource_provider.uuid] = {resources: x.resources}
+      for (const x of a.allocations as Array<{resource_provider: {uuid: string}; resources: Record<string, number>}>)
+        d[x.resource_provider.uuid] = {resources: x.resources}
       return canonical(d)
     })
     .sort()
@@ -165,8 +189,10 @@ function replay(r: Rec): Verdict {
   if (r.skipped) return {kind: 'skipped', reason: r.skipped}
   if (r.status === 404 || microversion(r.microversion) < 1010) return {kind: 'skipped', reason: 'a microversion before GET /allocation_candidates'}
   // the engine speaks 1.36 (what nova Zed sends) to 1.39: older ones gate syntax and nested trees
-  if (microversion(r.microversion) < 1029) return {kind: 'skipped', reason: 'a microversion before nested providers in allocation candidates (1.29); the engine models 1.36-1.39'}
-  if (microversion(r.microversion) < 1036 && r.status === 400 && /Invalid query string parameters|microversion/.test(JSON.stringify(r.body))) return {kind: 'skipped', reason: 'a 400 for syntax a microversion before 1.36 does not accept'}
+  if (microversion(r.microversion) < 1029)
+    return {kind: 'skipped', reason: 'a microversion before nested providers in allocation candidates (1.29); the engine models 1.36-1.39'}
+  if (microversion(r.microversion) < 1036 && r.status === 400 && /Invalid query string parameters|microversion/.test(JSON.stringify(r.body)))
+    return {kind: 'skipped', reason: 'a 400 for syntax a microversion before 1.36 does not accept'}
   const parsed = parseQuery(r.url, r.microversion)
   if ('skip' in parsed) return {kind: 'skipped', reason: parsed.skip}
   const snapshot = emptySnapshot({kind: 'file', path: 'gabbit'} as never)
@@ -177,7 +203,8 @@ function replay(r: Rec): Verdict {
   if (r.status === 400) {
     const detail = ((r.body as {errors?: Array<{detail?: string}>}).errors?.[0]?.detail ?? '').split('\n\n').pop()?.trim() ?? ''
     // from 1.36 (the microversions the engine models) the message is placement's, word for word
-    if (bad !== null && microversion(r.microversion) >= 1036 && bad.trim() !== detail) return {kind: 'disagree', detail: `placement 400 (${detail}), engine 400 (${bad})`}
+    if (bad !== null && microversion(r.microversion) >= 1036 && bad.trim() !== detail)
+      return {kind: 'disagree', detail: `placement 400 (${detail}), engine 400 (${bad})`}
     return bad !== null ? {kind: 'agree'} : {kind: 'disagree', detail: `placement 400 (${detail}), engine searched`}
   }
   if (bad !== null) return {kind: 'disagree', detail: `placement ${r.status}, engine 400: ${bad}`}
@@ -197,9 +224,13 @@ function replay(r: Rec): Verdict {
   if (parsed.req.limit !== null) {
     // which candidates survive a limit follows placement's set order (documented): compare how many
     const want = Math.min(parsed.req.limit, engine.length)
-    return nova.length === want && nova.every((a) => engine.includes(a)) ? {kind: 'agree'} : {kind: 'disagree', detail: `limit ${parsed.req.limit}: placement ${JSON.stringify(nova)}, engine (before the limit) ${JSON.stringify(engine)}`}
+    return nova.length === want && nova.every((a) => engine.includes(a))
+      ? {kind: 'agree'}
+      : {kind: 'disagree', detail: `limit ${parsed.req.limit}: placement ${JSON.stringify(nova)}, engine (before the limit) ${JSON.stringify(engine)}`}
   }
-  return JSON.stringify(nova) === JSON.stringify(engine) ? {kind: 'agree'} : {kind: 'disagree', detail: `placement ${JSON.stringify(nova)}\n      engine ${JSON.stringify(engine)}`}
+  return JSON.stringify(nova) === JSON.stringify(engine)
+    ? {kind: 'agree'}
+    : {kind: 'disagree', detail: `placement ${JSON.stringify(nova)}\n      engine ${JSON.stringify(engine)}`}
 }
 
 function knownDisagreements(): Set<string> {
@@ -212,7 +243,7 @@ function knownDisagreements(): Set<string> {
   return out
 }
 
-describe.skipIf(!COMPARE || FILES === null)("compare with placement: its own allocation-candidates gabbits, replayed", () => {
+describe.skipIf(!COMPARE || FILES === null)('compare with placement: its own allocation-candidates gabbits, replayed', () => {
   it('every recorded query agrees, or it is listed with the reason in docs/engine.md', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-gabbits-'))
     let records: Rec[]
@@ -250,8 +281,15 @@ describe.skipIf(!COMPARE || FILES === null)("compare with placement: its own all
       }
     }
     const stale = [...known].filter((k) => !disagreeing.has(k))
-    const lines = ['', "placement's allocation-candidates gabbits replayed through the engine", '  gabbit file                                  queries  agree  explained  unexplained  not replayed']
-    for (const [f, row] of [...table].sort()) lines.push(`  ${f.padEnd(44)}${String(row.recorded).padStart(8)}${String(row.agree).padStart(7)}${String(row.explained).padStart(11)}${String(row.unexplained).padStart(13)}${String(row.skipped).padStart(14)}`)
+    const lines = [
+      '',
+      "placement's allocation-candidates gabbits replayed through the engine",
+      '  gabbit file                                  queries  agree  explained  unexplained  not replayed',
+    ]
+    for (const [f, row] of [...table].sort())
+      lines.push(
+        `  ${f.padEnd(44)}${String(row.recorded).padStart(8)}${String(row.agree).padStart(7)}${String(row.explained).padStart(11)}${String(row.unexplained).padStart(13)}${String(row.skipped).padStart(14)}`,
+      )
     for (const [why, n] of skippedWhy) lines.push(`  not replayed, ${n}x ${why}`)
     console.log(lines.join('\n'))
     const agreed = [...table.values()].reduce((n, row) => n + row.agree, 0)

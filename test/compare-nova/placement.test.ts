@@ -32,7 +32,15 @@ const uuid = (prefix: string, n: number) => `${prefix}-0000-4000-8000-${String(n
  * in single precision, reserved / step_size / max_unit constraints, an over-allocated provider.
  */
 function cloud(): Snapshot {
-  const {snapshot: s} = generateCloud({seed: 9, now: '2024-06-03 05:03:40', cells: 1, hosts: 24, instances: 150, pinnedHostFraction: 0.3, faults: {'provider.over-capacity': 1}})
+  const {snapshot: s} = generateCloud({
+    seed: 9,
+    now: '2024-06-03 05:03:40',
+    cells: 1,
+    hosts: 24,
+    instances: 150,
+    pinnedHostFraction: 0.3,
+    faults: {'provider.over-capacity': 1},
+  })
   const p = s.placement
   const trait = (name: string): number => {
     const t = p.traits.find((x) => x.name === name)
@@ -48,14 +56,41 @@ function cloud(): Snapshot {
   roots.slice(0, 8).forEach((root, i) => {
     for (let k = 0; k < 2; k++) {
       const id = ++rpId
-      p.resource_providers.push({id, uuid: uuid('5f000000', id), name: `${root.name ?? root.uuid}_pf${k}`, generation: 1, root_provider_id: root.id, parent_provider_id: root.id})
-      p.inventories.push({id: ++invId, resource_provider_id: id, resource_class_id: 4, total: 2 + k * 2, reserved: k, min_unit: 1, max_unit: 2 + k, step_size: 1, allocation_ratio: 1})
+      p.resource_providers.push({
+        id,
+        uuid: uuid('5f000000', id),
+        name: `${root.name ?? root.uuid}_pf${k}`,
+        generation: 1,
+        root_provider_id: root.id,
+        parent_provider_id: root.id,
+      })
+      p.inventories.push({
+        id: ++invId,
+        resource_provider_id: id,
+        resource_class_id: 4,
+        total: 2 + k * 2,
+        reserved: k,
+        min_unit: 1,
+        max_unit: 2 + k,
+        step_size: 1,
+        allocation_ratio: 1,
+      })
       if ((i + k) % 3 === 0) p.resource_provider_traits.push({resource_provider_id: id, trait_id: gold})
     }
   })
   const share = ++rpId
   p.resource_providers.push({id: share, uuid: uuid('5a000000', share), name: 'nfs-share', generation: 1, root_provider_id: share, parent_provider_id: null})
-  p.inventories.push({id: ++invId, resource_provider_id: share, resource_class_id: 2, total: 2000, reserved: 100, min_unit: 10, max_unit: 500, step_size: 10, allocation_ratio: 1})
+  p.inventories.push({
+    id: ++invId,
+    resource_provider_id: share,
+    resource_class_id: 2,
+    total: 2000,
+    reserved: 100,
+    min_unit: 10,
+    max_unit: 500,
+    step_size: 10,
+    allocation_ratio: 1,
+  })
   p.resource_provider_traits.push({resource_provider_id: share, trait_id: trait('MISC_SHARES_VIA_AGGREGATE')})
   const ssd = s.nova_api.aggregates.find((a) => a.name === 'ssd')
   const ssdPlacement = p.placement_aggregates.find((a) => a.uuid === ssd?.uuid)
@@ -64,8 +99,28 @@ function cloud(): Snapshot {
   // 1000 MB x FLOAT 1.1 = 1100.0000238 >= 1100 (included)
   const tiny = ++rpId
   p.resource_providers.push({id: tiny, uuid: uuid('5b000000', tiny), name: 'float-host', generation: 1, root_provider_id: tiny, parent_provider_id: null})
-  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 0, total: 10, reserved: 0, min_unit: 1, max_unit: 10, step_size: 1, allocation_ratio: floatStored(0.9)})
-  p.inventories.push({id: ++invId, resource_provider_id: tiny, resource_class_id: 1, total: 1000, reserved: 0, min_unit: 1, max_unit: 2000, step_size: 1, allocation_ratio: floatStored(1.1)})
+  p.inventories.push({
+    id: ++invId,
+    resource_provider_id: tiny,
+    resource_class_id: 0,
+    total: 10,
+    reserved: 0,
+    min_unit: 1,
+    max_unit: 10,
+    step_size: 1,
+    allocation_ratio: floatStored(0.9),
+  })
+  p.inventories.push({
+    id: ++invId,
+    resource_provider_id: tiny,
+    resource_class_id: 1,
+    total: 1000,
+    reserved: 0,
+    min_unit: 1,
+    max_unit: 2000,
+    step_size: 1,
+    allocation_ratio: floatStored(1.1),
+  })
   // ratios that are not exact in float32, on a third of the hosts' VCPU and MEMORY_MB
   for (const inv of p.inventories) {
     if (inv.resource_provider_id % 3 !== 0) continue
@@ -98,7 +153,13 @@ function groupBy(parts: ReadonlyArray<readonly [string, string, number]>): Array
 function canonical(allocations: Record<string, {resources: Record<string, number>}>): string {
   return Object.keys(allocations)
     .sort()
-    .map((u) => `${u}{${Object.entries((allocations[u] as {resources: Record<string, number>}).resources).sort().map(([rc, n]) => `${rc}:${n}`).join(',')}}`)
+    .map(
+      (u) =>
+        `${u}{${Object.entries((allocations[u] as {resources: Record<string, number>}).resources)
+          .sort()
+          .map(([rc, n]) => `${rc}:${n}`)
+          .join(',')}}`,
+    )
     .join(' ')
 }
 
@@ -129,7 +190,10 @@ describe.skipIf(!COMPARE)('compare with placement: allocation candidates', () =>
       // trait:HW_CPU_HYPERTHREADING=forbidden would imply cpu_thread_policy=isolate, which nova-api refuses for a shared guest
       ['forbidden trait', {flavor: 'm1.small', extraSpecs: {'trait:CUSTOM_GOLD': 'forbidden'}}],
       ['required trait', {flavor: 'm1.small', extraSpecs: {'trait:CUSTOM_GOLD': 'required', 'resources:SRIOV_NET_VF': '1'}}],
-      ['FLOAT: exact fit at 0.9 is excluded', {flavor: 'm1.small', extraSpecs: {'resources:VCPU': '9', 'resources:MEMORY_MB': '1000', 'resources:DISK_GB': '0'}}],
+      [
+        'FLOAT: exact fit at 0.9 is excluded',
+        {flavor: 'm1.small', extraSpecs: {'resources:VCPU': '9', 'resources:MEMORY_MB': '1000', 'resources:DISK_GB': '0'}},
+      ],
       ['FLOAT: 1.1 lets 1100 MB in', {flavor: 'm1.small', extraSpecs: {'resources:VCPU': '8', 'resources:MEMORY_MB': '1100', 'resources:DISK_GB': '0'}}],
     ]
     const queries: string[] = []
@@ -144,7 +208,9 @@ describe.skipIf(!COMPARE)('compare with placement: allocation candidates', () =>
       expected.push(engineCandidates(model, req))
     }
     const db = `cloudctl_cmp_${randomBytes(4).toString('hex')}`
-    const nova = runNova<Array<{status: number; error?: unknown; allocation_requests?: Array<Record<string, {resources: Record<string, number>}>>; provider_summaries?: string[]}>>({
+    const nova = runNova<
+      Array<{status: number; error?: unknown; allocation_requests?: Array<Record<string, {resources: Record<string, number>}>>; provider_summaries?: string[]}>
+    >({
       mode: 'placement',
       mysql: mysqlParams(),
       database: db,

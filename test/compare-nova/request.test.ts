@@ -27,20 +27,96 @@ const CASES: Case[] = [
   {name: 'boot from volume drops the root disk', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10, ephemeral_gb: 1}, boot: {bootFromVolume: true}},
   {name: 'no disk at all', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 0}},
   {name: 'dedicated', flavor: {name: 'f', vcpus: 4, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated'}}},
-  {name: 'dedicated + emulator threads + require', flavor: {name: 'f', vcpus: 4, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate', 'hw:cpu_thread_policy': 'require'}}},
-  {name: 'dedicated + isolate', flavor: {name: 'f', vcpus: 2, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'}}},
+  {
+    name: 'dedicated + emulator threads + require',
+    flavor: {
+      name: 'f',
+      vcpus: 4,
+      memory_mb: 4096,
+      root_gb: 10,
+      extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate', 'hw:cpu_thread_policy': 'require'},
+    },
+  },
+  {
+    name: 'dedicated + isolate',
+    flavor: {name: 'f', vcpus: 2, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'}},
+  },
   {name: 'mixed', flavor: {name: 'f', vcpus: 4, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}}},
-  {name: 'mixed with a realtime mask', flavor: {name: 'f', vcpus: 6, memory_mb: 4096, root_gb: 10, extra_specs: {'hw:cpu_policy': 'mixed', 'hw:cpu_realtime': 'yes', 'hw:cpu_realtime_mask': '^0-2'}}},
-  {name: 'explicit PCPU with the hyperthreading trait', flavor: {name: 'f', vcpus: 4, memory_mb: 2048, root_gb: 10, extra_specs: {'resources:PCPU': '4', 'trait:HW_CPU_HYPERTHREADING': 'forbidden'}}},
-  {name: 'dedicated from the image', flavor: {name: 'f', vcpus: 2, memory_mb: 2048, root_gb: 10}, boot: {imageProperties: {hw_cpu_policy: 'dedicated'}}, novaImage: {hw_cpu_policy: 'dedicated'}},
-  {name: 'resource overrides, custom class, traits', flavor: {name: 'f', vcpus: 2, memory_mb: 2048, root_gb: 10, extra_specs: {'resources:VCPU': '1', 'resources:CUSTOM_GPU': '2', 'resources:DISK_GB': '0', 'trait:HW_CPU_X86_AVX2': 'required', 'trait:CUSTOM_SLOW': 'forbidden'}}},
-  {name: 'granular groups with isolate', flavor: {name: 'f', vcpus: 2, memory_mb: 2048, root_gb: 10, extra_specs: {'resources1:SRIOV_NET_VF': '1', 'trait1:CUSTOM_PHYSNET_A': 'required', 'resources2:SRIOV_NET_VF': '2', 'group_policy': 'isolate'}}},
-  {name: 'named suffixes', flavor: {name: 'f', vcpus: 2, memory_mb: 2048, root_gb: 10, extra_specs: {'resources_gpu:VGPU': '1', 'resources_nic:SRIOV_NET_VF': '1', 'group_policy': 'none'}}},
-  {name: 'image trait:X=required properties', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10}, boot: {imageProperties: {'trait:CUSTOM_IMG_A': 'required', 'trait:CUSTOM_IMG_B': 'required'}}, novaImage: {'trait:CUSTOM_IMG_A': 'required', 'trait:CUSTOM_IMG_B': 'required'}},
-  {name: 'a Glance property named traits_required is not read', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10}, boot: {imageProperties: {traits_required: 'CUSTOM_IMG_A'}}, novaImage: {traits_required: ['CUSTOM_IMG_A']}},
+  {
+    name: 'mixed with a realtime mask',
+    flavor: {
+      name: 'f',
+      vcpus: 6,
+      memory_mb: 4096,
+      root_gb: 10,
+      extra_specs: {'hw:cpu_policy': 'mixed', 'hw:cpu_realtime': 'yes', 'hw:cpu_realtime_mask': '^0-2'},
+    },
+  },
+  {
+    name: 'explicit PCPU with the hyperthreading trait',
+    flavor: {name: 'f', vcpus: 4, memory_mb: 2048, root_gb: 10, extra_specs: {'resources:PCPU': '4', 'trait:HW_CPU_HYPERTHREADING': 'forbidden'}},
+  },
+  {
+    name: 'dedicated from the image',
+    flavor: {name: 'f', vcpus: 2, memory_mb: 2048, root_gb: 10},
+    boot: {imageProperties: {hw_cpu_policy: 'dedicated'}},
+    novaImage: {hw_cpu_policy: 'dedicated'},
+  },
+  {
+    name: 'resource overrides, custom class, traits',
+    flavor: {
+      name: 'f',
+      vcpus: 2,
+      memory_mb: 2048,
+      root_gb: 10,
+      extra_specs: {
+        'resources:VCPU': '1',
+        'resources:CUSTOM_GPU': '2',
+        'resources:DISK_GB': '0',
+        'trait:HW_CPU_X86_AVX2': 'required',
+        'trait:CUSTOM_SLOW': 'forbidden',
+      },
+    },
+  },
+  {
+    name: 'granular groups with isolate',
+    flavor: {
+      name: 'f',
+      vcpus: 2,
+      memory_mb: 2048,
+      root_gb: 10,
+      extra_specs: {'resources1:SRIOV_NET_VF': '1', 'trait1:CUSTOM_PHYSNET_A': 'required', 'resources2:SRIOV_NET_VF': '2', group_policy: 'isolate'},
+    },
+  },
+  {
+    name: 'named suffixes',
+    flavor: {
+      name: 'f',
+      vcpus: 2,
+      memory_mb: 2048,
+      root_gb: 10,
+      extra_specs: {'resources_gpu:VGPU': '1', 'resources_nic:SRIOV_NET_VF': '1', group_policy: 'none'},
+    },
+  },
+  {
+    name: 'image trait:X=required properties',
+    flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10},
+    boot: {imageProperties: {'trait:CUSTOM_IMG_A': 'required', 'trait:CUSTOM_IMG_B': 'required'}},
+    novaImage: {'trait:CUSTOM_IMG_A': 'required', 'trait:CUSTOM_IMG_B': 'required'},
+  },
+  {
+    name: 'a Glance property named traits_required is not read',
+    flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10},
+    boot: {imageProperties: {traits_required: 'CUSTOM_IMG_A'}},
+    novaImage: {traits_required: ['CUSTOM_IMG_A']},
+  },
   {name: 'invalid resource class is ignored', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10, extra_specs: {'resources:NOT_A_CLASS': '1'}}},
   {name: 'PCI NUMA affinity socket', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10, extra_specs: {'hw:pci_numa_affinity_policy': 'socket'}}},
-  {name: 'availability zone (member_of) and hints (no limit)', flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10}, boot: {availabilityZone: 'az1', hints: {same_host: ['x']}}},
+  {
+    name: 'availability zone (member_of) and hints (no limit)',
+    flavor: {name: 'f', vcpus: 1, memory_mb: 512, root_gb: 10},
+    boot: {availabilityZone: 'az1', hints: {same_host: ['x']}},
+  },
 ]
 
 describe.skipIf(!COMPARE)('compare with nova: the placement query', () => {

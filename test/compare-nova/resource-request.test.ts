@@ -39,12 +39,20 @@ function groupsOfQuery(query: string): {groups: Record<string, ExpectedGroup>; p
 
 describe.skipIf(!COMPARE)('compare with nova: flavor -> resources', () => {
   it('nova reads every case of the table as the table says', () => {
-    const out = runNova<Array<{merged: Record<string, number>; query: string}>>({mode: 'resources', cases: RESOURCE_CASES.map((c) => ({flavor: c.flavor, is_bfv: Boolean(c.isBfv)}))})
+    const out = runNova<Array<{merged: Record<string, number>; query: string}>>({
+      mode: 'resources',
+      cases: RESOURCE_CASES.map((c) => ({flavor: c.flavor, is_bfv: Boolean(c.isBfv)})),
+    })
     RESOURCE_CASES.forEach((c, i) => {
       const nova = out[i] as {merged: Record<string, number>; query: string}
       expect(nova.merged, c.name).toEqual(c.merged)
       const {groups, policy} = groupsOfQuery(nova.query)
-      const want = Object.fromEntries(Object.entries(c.groups).map(([s, g]) => [s, {resources: g.resources, required: [...(g.required ?? [])].sort(), forbidden: [...(g.forbidden ?? [])].sort()}]))
+      const want = Object.fromEntries(
+        Object.entries(c.groups).map(([s, g]) => [
+          s,
+          {resources: g.resources, required: [...(g.required ?? [])].sort(), forbidden: [...(g.forbidden ?? [])].sort()},
+        ]),
+      )
       expect(groups, c.name).toEqual(want)
       expect(policy, c.name).toEqual(c.policy)
     })

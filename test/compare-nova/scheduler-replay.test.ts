@@ -37,7 +37,15 @@ interface RecHostCell {
   socket: number | null
 }
 interface RecInstance {
-  cells: Array<{id: number; cpuset: number[]; pcpuset: number[]; memory: number; pagesize: number | null; cpu_policy: string | null; cpu_thread_policy: string | null}>
+  cells: Array<{
+    id: number
+    cpuset: number[]
+    pcpuset: number[]
+    memory: number
+    pagesize: number | null
+    cpu_policy: string | null
+    cpu_thread_policy: string | null
+  }>
   emulator_threads_policy: string | null
 }
 interface RecHost {
@@ -83,7 +91,15 @@ interface RecSpec {
   instance_uuid?: string
   is_bfv?: boolean
   scheduler_hints?: Record<string, string[]>
-  instance_group?: {uuid: string | null; name: string | null; policy: string | null; policies: string[]; rules: Record<string, unknown>; members: string[]; hosts: string[]}
+  instance_group?: {
+    uuid: string | null
+    name: string | null
+    policy: string | null
+    policies: string[]
+    rules: Record<string, unknown>
+    members: string[]
+    hosts: string[]
+  }
   requested_destination?: {host: string | null; node: string | null; cell: string | null; allow_cross_cell_move: boolean}
   network_metadata?: {physnets: string[]; tunneled: boolean}
   numa_topology?: RecInstance
@@ -101,10 +117,15 @@ interface Common {
 }
 type Rec = Common &
   (
-  | {fn: 'match'; input: {value: string | null; req: string}; output: {result: boolean} | RecError}
-  | {fn: 'filter'; name: string; input: {host: RecHost; spec: RecSpec | null; conf: RecConf}; output: {passes: boolean} | RecError}
-  | {fn: 'weigh'; name: string; input: {host: RecHost; spec: RecSpec | null; conf: RecConf}; output: {raw: number} | RecError}
-  | {fn: 'weighed'; input: {weighers: string[]; hosts: RecHost[]; spec: RecSpec | null; conf: RecConf}; output: {order: Array<[string, string, number]>} | RecError})
+    | {fn: 'match'; input: {value: string | null; req: string}; output: {result: boolean} | RecError}
+    | {fn: 'filter'; name: string; input: {host: RecHost; spec: RecSpec | null; conf: RecConf}; output: {passes: boolean} | RecError}
+    | {fn: 'weigh'; name: string; input: {host: RecHost; spec: RecSpec | null; conf: RecConf}; output: {raw: number} | RecError}
+    | {
+        fn: 'weighed'
+        input: {weighers: string[]; hosts: RecHost[]; spec: RecSpec | null; conf: RecConf}
+        output: {order: Array<[string, string, number]>} | RecError
+      }
+  )
 
 type Verdict = {kind: 'agree'} | {kind: 'disagree'; detail: string} | {kind: 'skipped'; reason: string}
 
@@ -119,7 +140,22 @@ const isError = (o: unknown): o is RecError => typeof o === 'object' && o !== nu
 const VALUES_KEY: Record<string, string> = {AggregateIoOpsFilter: 'max_io_ops_per_host', AggregateNumInstancesFilter: 'max_instances_per_host'}
 
 function numaOf(t: {cells: RecHostCell[]}): HostNumaTopology {
-  return {version: '1.2', cells: t.cells.map((c) => ({id: c.id, cpuset: c.cpuset, pcpuset: c.pcpuset, memory: c.memory, cpu_usage: c.cpu_usage, memory_usage: c.memory_usage, pinned_cpus: c.pinned_cpus, siblings: c.siblings, mempages: c.mempages, socket: c.socket, version: '1.5'}))}
+  return {
+    version: '1.2',
+    cells: t.cells.map((c) => ({
+      id: c.id,
+      cpuset: c.cpuset,
+      pcpuset: c.pcpuset,
+      memory: c.memory,
+      cpu_usage: c.cpu_usage,
+      memory_usage: c.memory_usage,
+      pinned_cpus: c.pinned_cpus,
+      siblings: c.siblings,
+      mempages: c.mempages,
+      socket: c.socket,
+      version: '1.5',
+    })),
+  }
 }
 
 function hostOf(h: RecHost, filter?: string): HostState {
@@ -141,7 +177,14 @@ function hostOf(h: RecHost, filter?: string): HostState {
     service:
       svc === null
         ? undefined
-        : ({disabled: svc.disabled, disabled_reason: svc.disabled_reason, forced_down: false, last_seen_up: svc.up === false ? '2000-01-01 00:00:00' : '2024-01-01 00:00:00', created_at: '2000-01-01 00:00:00', deleted: 0} as unknown as HostState['service']),
+        : ({
+            disabled: svc.disabled,
+            disabled_reason: svc.disabled_reason,
+            forced_down: false,
+            last_seen_up: svc.up === false ? '2000-01-01 00:00:00' : '2024-01-01 00:00:00',
+            created_at: '2000-01-01 00:00:00',
+            deleted: 0,
+          } as unknown as HostState['service']),
     freeRamMb: h.free_ram_mb,
     freeDiskMb: h.free_disk_mb,
     totalUsableRamMb: h.total_usable_ram_mb,
@@ -173,7 +216,15 @@ function hostOf(h: RecHost, filter?: string): HostState {
 
 function topologyOf(i: RecInstance): InstanceTopologyRequest {
   return {
-    cells: i.cells.map((c) => ({id: c.id, cpuset: c.cpuset, pcpuset: c.pcpuset, memory: c.memory, pagesize: c.pagesize, cpuPolicy: c.cpu_policy as CpuPolicy | null, threadPolicy: c.cpu_thread_policy as ThreadPolicy | null})),
+    cells: i.cells.map((c) => ({
+      id: c.id,
+      cpuset: c.cpuset,
+      pcpuset: c.pcpuset,
+      memory: c.memory,
+      pagesize: c.pagesize,
+      cpuPolicy: c.cpu_policy as CpuPolicy | null,
+      threadPolicy: c.cpu_thread_policy as ThreadPolicy | null,
+    })),
     emulatorThreadsIsolated: i.emulator_threads_policy === 'isolate',
   }
 }
@@ -199,7 +250,16 @@ function specOf(s: RecSpec | null, readsPolicies = false): RequestSpec {
     availabilityZone: s?.availability_zone ?? null,
     numInstances: s?.num_instances ?? 1,
     hints: {same_host: hints.same_host, different_host: hints.different_host, group: hints.group?.[0]},
-    group: g ? {uuid: g.uuid ?? '', name: g.name, policy: readsPolicies ? (g.policies[0] ?? null) : g.policy, rules: g.rules as Record<string, number>, members: new Set(g.members), hosts: g.hosts} : null,
+    group: g
+      ? {
+          uuid: g.uuid ?? '',
+          name: g.name,
+          policy: readsPolicies ? (g.policies[0] ?? null) : g.policy,
+          rules: g.rules as Record<string, number>,
+          members: new Set(g.members),
+          hosts: g.hosts,
+        }
+      : null,
     isBfv: s?.is_bfv ?? false,
     requestedDestination: null,
     vcpus: f.vcpus,
@@ -210,7 +270,11 @@ function specOf(s: RecSpec | null, readsPolicies = false): RequestSpec {
     numaTopology: s?.numa_topology ? topologyOf(s.numa_topology) : null,
     pciRequests: (s?.pci_requests ?? []).map((r) => {
       const x = r.spec[0] ?? {}
-      return {alias: r.alias_name ?? '', count: r.count, spec: {name: r.alias_name ?? '', vendor_id: x.vendor_id, product_id: x.product_id, device_type: x.dev_type}}
+      return {
+        alias: r.alias_name ?? '',
+        count: r.count,
+        spec: {name: r.alias_name ?? '', vendor_id: x.vendor_id, product_id: x.product_id, device_type: x.dev_type},
+      }
     }),
     requiredAggregates: [],
     forbiddenAggregates: new Set(),
@@ -227,12 +291,15 @@ function configOf(c: RecConf, release: EngineRelease): SchedulerConfig {
 
 /** why a recorded call cannot be asked of the engine as it stands, or null */
 function notReplayable(spec: RecSpec | null, hosts: RecHost[]): string | null {
-  if (spec?.network_metadata && (spec.network_metadata.physnets.length > 0 || spec.network_metadata.tunneled)) return 'network (physnet / tunnel) NUMA affinity is not modelled'
+  if (spec?.network_metadata && (spec.network_metadata.physnets.length > 0 || spec.network_metadata.tunneled))
+    return 'network (physnet / tunnel) NUMA affinity is not modelled'
   if (spec?.requested_destination?.cell) return "a move's requested_destination cell (the engine simulates boots, which have none)"
-  if (spec?.pci_requests?.some((r) => r.spec.length !== 1 || Object.keys(r.spec[0] ?? {}).some((k) => !['vendor_id', 'product_id', 'dev_type'].includes(k)))) return 'a PCI request spec beyond one vendor_id / product_id / dev_type (aliases are those)'
+  if (spec?.pci_requests?.some((r) => r.spec.length !== 1 || Object.keys(r.spec[0] ?? {}).some((k) => !['vendor_id', 'product_id', 'dev_type'].includes(k))))
+    return 'a PCI request spec beyond one vendor_id / product_id / dev_type (aliases are those)'
   if (spec?.pci_requests?.some((r) => r.numa_policy !== null) && spec.numa_topology) return 'PCI NUMA affinity policies are not modelled'
   if (spec?.numa_topology && spec.pci_requests && spec.pci_requests.length > 0) return 'PCI requests with a NUMA topology (PCI NUMA affinity is not modelled)'
-  if (hosts.some((h) => h.numa_topology !== null && h.pci_pools.length > 0) && spec?.numa_topology) return 'PCI pools with a NUMA topology (PCI NUMA affinity is not modelled)'
+  if (hosts.some((h) => h.numa_topology !== null && h.pci_pools.length > 0) && spec?.numa_topology)
+    return 'PCI pools with a NUMA topology (PCI NUMA affinity is not modelled)'
   return null
 }
 
@@ -242,12 +309,16 @@ function replayFilter(r: Extract<Rec, {fn: 'filter'}>, release: EngineRelease): 
   const {host, spec, conf} = r.input
   const why = notReplayable(spec, [host])
   if (why) return {kind: 'skipped', reason: why}
-  if (r.name === 'ComputeFilter' && host.service !== null && !host.service.disabled && host.service.up === null) return {kind: 'skipped', reason: 'no servicegroup answer recorded'}
+  if (r.name === 'ComputeFilter' && host.service !== null && !host.service.disabled && host.service.up === null)
+    return {kind: 'skipped', reason: 'no servicegroup answer recorded'}
   const ctx: FilterContext = {cfg: configOf(conf, release), now: NOW, numaFits: new Map()}
   const reason = f.hostPasses(hostOf(host, r.name), specOf(spec, r.name === 'ServerGroupAffinityFilter'), ctx)
   const engine = reason === null
-  if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${engine ? 'passes' : `rejects (${reason?.message})`}`}
-  return r.output.passes === engine ? {kind: 'agree'} : {kind: 'disagree', detail: `nova ${r.output.passes ? 'passes' : 'rejects'}, engine ${engine ? 'passes' : `rejects: ${reason?.message}`}`}
+  if (isError(r.output))
+    return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${engine ? 'passes' : `rejects (${reason?.message})`}`}
+  return r.output.passes === engine
+    ? {kind: 'agree'}
+    : {kind: 'disagree', detail: `nova ${r.output.passes ? 'passes' : 'rejects'}, engine ${engine ? 'passes' : `rejects: ${reason?.message}`}`}
 }
 
 function replayWeigh(r: Extract<Rec, {fn: 'weigh'}>, release: EngineRelease): Verdict {
@@ -257,7 +328,9 @@ function replayWeigh(r: Extract<Rec, {fn: 'weigh'}>, release: EngineRelease): Ve
   if (why) return {kind: 'skipped', reason: why}
   const engine = w.raw(hostOf(r.input.host), specOf(r.input.spec), configOf(r.input.conf, release))
   if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${engine}`}
-  return Math.abs(r.output.raw - engine) <= 1e-9 * Math.max(1, Math.abs(engine)) ? {kind: 'agree'} : {kind: 'disagree', detail: `raw weight: nova ${r.output.raw}, engine ${engine}`}
+  return Math.abs(r.output.raw - engine) <= 1e-9 * Math.max(1, Math.abs(engine))
+    ? {kind: 'agree'}
+    : {kind: 'disagree', detail: `raw weight: nova ${r.output.raw}, engine ${engine}`}
 }
 
 function replayWeighed(r: Extract<Rec, {fn: 'weighed'}>, release: EngineRelease): Verdict {
@@ -266,13 +339,20 @@ function replayWeighed(r: Extract<Rec, {fn: 'weighed'}>, release: EngineRelease)
   const why = notReplayable(r.input.spec, r.input.hosts)
   if (why) return {kind: 'skipped', reason: why}
   const weighers = r.input.weighers.map((n) => WEIGHERS[n] as NonNullable<(typeof WEIGHERS)[string]>)
-  const engine = weighHosts(r.input.hosts.map((h) => hostOf(h)), specOf(r.input.spec), weighers, configOf(r.input.conf, release)).map((x) => [x.hs.host, x.hs.nodename, x.weight] as [string, string, number])
+  const engine = weighHosts(
+    r.input.hosts.map((h) => hostOf(h)),
+    specOf(r.input.spec),
+    weighers,
+    configOf(r.input.conf, release),
+  ).map((x) => [x.hs.host, x.hs.nodename, x.weight] as [string, string, number])
   if (isError(r.output)) return {kind: 'disagree', detail: `nova raised ${r.output.error}: ${r.output.message}; engine ${JSON.stringify(engine)}`}
   const nova = r.output.order
-  const ok = nova.length === engine.length && nova.every(([h, n, w], i) => {
-    const e = engine[i] as [string, string, number]
-    return e[0] === h && e[1] === n && Math.abs(e[2] - w) <= 1e-9 * Math.max(1, Math.abs(w))
-  })
+  const ok =
+    nova.length === engine.length &&
+    nova.every(([h, n, w], i) => {
+      const e = engine[i] as [string, string, number]
+      return e[0] === h && e[1] === n && Math.abs(e[2] - w) <= 1e-9 * Math.max(1, Math.abs(w))
+    })
   return ok ? {kind: 'agree'} : {kind: 'disagree', detail: `nova ${JSON.stringify(nova)}\n      engine ${JSON.stringify(engine)}`}
 }
 
@@ -301,51 +381,67 @@ function knownDisagreements(release: EngineRelease): Set<string> {
 const label = (r: Rec) => (r.fn === 'match' ? 'extra_specs_ops.match' : r.fn === 'weighed' ? 'weight handler' : r.name)
 
 describe.skipIf(!COMPARE)("compare with nova: nova's own unit tests for the scheduler filters and weighers, replayed", () => {
-  it.each(COMPARE_RELEASES)('nova %s: every recorded call agrees, or its test is listed with the reason in docs/engine.md', (release) => {
-    const records = recorded<Rec>('record_scheduler.py', ['record_hardware.py'], {}, release)
-    const known = knownDisagreements(release)
-    const table = new Map<string, {recorded: number; agree: number; explained: number; unexplained: number; skipped: number}>()
-    const unexplained: string[] = []
-    const skippedWhy = new Map<string, number>()
-    const disagreeing = new Set<string>()
-    for (const r of records) {
-      const what = label(r)
-      const row = table.get(what) ?? {recorded: 0, agree: 0, explained: 0, unexplained: 0, skipped: 0}
-      table.set(what, row)
-      row.recorded++
-      let v: Verdict
-      if (r.unrecordable) v = {kind: 'skipped', reason: `not expressible as JSON (${r.unrecordable})`}
-      else if (r.mocked) v = {kind: 'skipped', reason: `the test mocks ${r.mocked.join(', ')}, so nova's answer is the mock's`}
-      else if (r.fn === 'match') v = replayMatch(r)
-      else if (r.fn === 'filter') v = replayFilter(r, release)
-      else if (r.fn === 'weigh') v = replayWeigh(r, release)
-      else v = replayWeighed(r, release)
-      const key = `${r.test ?? '(no test)'}|${what}`
-      if (v.kind === 'agree') row.agree++
-      else if (v.kind === 'skipped') {
-        row.skipped++
-        const k = `${what}: ${v.reason}`
-        skippedWhy.set(k, (skippedWhy.get(k) ?? 0) + 1)
-      } else if (known.has(key)) {
-        row.explained++
-        disagreeing.add(key)
-      } else {
-        row.unexplained++
-        unexplained.push(`${r.test} (${what})\n      input ${JSON.stringify(r.input).slice(0, 1500)}\n      ${v.detail}`)
+  it.each(COMPARE_RELEASES)(
+    'nova %s: every recorded call agrees, or its test is listed with the reason in docs/engine.md',
+    (release) => {
+      const records = recorded<Rec>('record_scheduler.py', ['record_hardware.py'], {}, release)
+      const known = knownDisagreements(release)
+      const table = new Map<string, {recorded: number; agree: number; explained: number; unexplained: number; skipped: number}>()
+      const unexplained: string[] = []
+      const skippedWhy = new Map<string, number>()
+      const disagreeing = new Set<string>()
+      for (const r of records) {
+        const what = label(r)
+        const row = table.get(what) ?? {recorded: 0, agree: 0, explained: 0, unexplained: 0, skipped: 0}
+        table.set(what, row)
+        row.recorded++
+        let v: Verdict
+        if (r.unrecordable) v = {kind: 'skipped', reason: `not expressible as JSON (${r.unrecordable})`}
+        else if (r.mocked) v = {kind: 'skipped', reason: `the test mocks ${r.mocked.join(', ')}, so nova's answer is the mock's`}
+        else if (r.fn === 'match') v = replayMatch(r)
+        else if (r.fn === 'filter') v = replayFilter(r, release)
+        else if (r.fn === 'weigh') v = replayWeigh(r, release)
+        else v = replayWeighed(r, release)
+        const key = `${r.test ?? '(no test)'}|${what}`
+        if (v.kind === 'agree') row.agree++
+        else if (v.kind === 'skipped') {
+          row.skipped++
+          const k = `${what}: ${v.reason}`
+          skippedWhy.set(k, (skippedWhy.get(k) ?? 0) + 1)
+        } else if (known.has(key)) {
+          row.explained++
+          disagreeing.add(key)
+        } else {
+          row.unexplained++
+          unexplained.push(`${r.test} (${what})\n      input ${JSON.stringify(r.input).slice(0, 1500)}\n      ${v.detail}`)
+        }
       }
-    }
-    const stale = [...known].filter((k) => !disagreeing.has(k))
-    const lines = ['', `nova ${release}: nova's scheduler unit tests (filters, extra_specs_ops, weighers) replayed through the engine`, '  function / class                      recorded  agree  explained  unexplained  not replayed']
-    for (const [what, row] of [...table].sort((a, b) => a[0].localeCompare(b[0]))) lines.push(`  ${what.padEnd(38)}${String(row.recorded).padStart(8)}${String(row.agree).padStart(7)}${String(row.explained).padStart(11)}${String(row.unexplained).padStart(13)}${String(row.skipped).padStart(14)}`)
-    for (const [why, n] of skippedWhy) lines.push(`  not replayed, ${n}x ${why}`)
-    console.log(lines.join('\n'))
-    // every implemented filter and weigher, extra_specs_ops and the handler must have been exercised
-    const replayed = new Set([...table].filter(([, row]) => row.agree + row.explained > 0).map(([what]) => what))
-    // (those of this release: nova 31 has no AvailabilityZoneFilter, Zed none of the 2025.1 weighers)
-    const inRelease = (n: string) => notInRelease({...defaultSchedulerConfig(release), enabled_filters: [n], weight_classes: []}).length === 0
-    const expected = ['extra_specs_ops.match', 'weight handler', ...Object.keys(WEIGHERS), ...Object.keys(FILTERS).filter((n) => !['RamFilter', 'CoreFilter', 'DiskFilter'].includes(n))].filter(inRelease)
-    expect(expected.filter((n) => !replayed.has(n))).toEqual([])
-    expect(unexplained.slice(0, 15).join('\n')).toBe('')
-    expect(stale).toEqual([])
-  }, 900_000)
+      const stale = [...known].filter((k) => !disagreeing.has(k))
+      const lines = [
+        '',
+        `nova ${release}: nova's scheduler unit tests (filters, extra_specs_ops, weighers) replayed through the engine`,
+        '  function / class                      recorded  agree  explained  unexplained  not replayed',
+      ]
+      for (const [what, row] of [...table].sort((a, b) => a[0].localeCompare(b[0])))
+        lines.push(
+          `  ${what.padEnd(38)}${String(row.recorded).padStart(8)}${String(row.agree).padStart(7)}${String(row.explained).padStart(11)}${String(row.unexplained).padStart(13)}${String(row.skipped).padStart(14)}`,
+        )
+      for (const [why, n] of skippedWhy) lines.push(`  not replayed, ${n}x ${why}`)
+      console.log(lines.join('\n'))
+      // every implemented filter and weigher, extra_specs_ops and the handler must have been exercised
+      const replayed = new Set([...table].filter(([, row]) => row.agree + row.explained > 0).map(([what]) => what))
+      // (those of this release: nova 31 has no AvailabilityZoneFilter, Zed none of the 2025.1 weighers)
+      const inRelease = (n: string) => notInRelease({...defaultSchedulerConfig(release), enabled_filters: [n], weight_classes: []}).length === 0
+      const expected = [
+        'extra_specs_ops.match',
+        'weight handler',
+        ...Object.keys(WEIGHERS),
+        ...Object.keys(FILTERS).filter((n) => !['RamFilter', 'CoreFilter', 'DiskFilter'].includes(n)),
+      ].filter(inRelease)
+      expect(expected.filter((n) => !replayed.has(n))).toEqual([])
+      expect(unexplained.slice(0, 15).join('\n')).toBe('')
+      expect(stale).toEqual([])
+    },
+    900_000,
+  )
 })

@@ -104,7 +104,8 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).exitCode).toBe(2)
     expect((error as ConfigError).message).toMatch(/no database configured/)
-    for (const way of ['--api-db', '--nova-conf', 'CLOUDCTL_API_DB', 'config.yaml', '--profile', '--snapshot']) expect((error as ConfigError).hint).toContain(way)
+    for (const way of ['--api-db', '--nova-conf', 'CLOUDCTL_API_DB', 'config.yaml', '--profile', '--snapshot'])
+      expect((error as ConfigError).hint).toContain(way)
   })
 
   it('a nova.conf without [api_database] or [placement_database] names the file and section', () => {
@@ -137,7 +138,10 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
   })
 
   it('profiles and cells named like Object properties are ordinary names', () => {
-    const c = parseConfigText('profiles:\n  constructor: {api_db: "mysql://a@h/api", cell_db: {toString: "mysql://a@h/c1", __proto__: "mysql://a@h/c2"}}\n', 'c.yaml')
+    const c = parseConfigText(
+      'profiles:\n  constructor: {api_db: "mysql://a@h/api", cell_db: {toString: "mysql://a@h/c1", __proto__: "mysql://a@h/c2"}}\n',
+      'c.yaml',
+    )
     expect(selectProfile(c, 'constructor')?.profile.api_db).toBe('mysql://a@h/api')
     expect(Object.keys(selectProfile(c, 'constructor')?.profile.cell_db ?? {})).toEqual(['toString', '__proto__'])
     const r = resolveConnections({apiDb: 'mysql://a@h/api', placementDb: 'mysql://a@h/p', cellDb: ['valueOf=mysql://a@h/v']}, emptyEnv)
@@ -156,7 +160,9 @@ describe('resolveConnections precedence: flags > env > profile > nova.conf', () 
   })
 
   it('a named config file must exist; the default one may not', () => {
-    expect(() => resolveConnections({config: join(dir, 'nope.yaml'), apiDb: 'mysql://a@b/c', placementDb: 'mysql://a@b/d'}, emptyEnv)).toThrow(/cannot read config file .*nope.yaml: no such file/)
+    expect(() => resolveConnections({config: join(dir, 'nope.yaml'), apiDb: 'mysql://a@b/c', placementDb: 'mysql://a@b/d'}, emptyEnv)).toThrow(
+      /cannot read config file .*nope.yaml: no such file/,
+    )
     expect({...loadConfigFile(undefined, emptyEnv).profiles}).toEqual({})
   })
 

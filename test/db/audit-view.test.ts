@@ -22,7 +22,10 @@ const realFaults = Object.fromEntries(FAULT_CODES.filter((c) => c !== 'usage.neg
 
 const CLOUDS: Array<{name: string; opts: GenerateOptions}> = [
   {name: 'generator shapes', opts: {seed: 7, cells: 2, hostsPerCell: 24, migrationsInProgress: 2, completedMigrations: 2, faults: everyFault}},
-  {name: 'real shapes', opts: {seed: 11, cells: 2, hostsPerCell: 24, shapes: 'real', deletedInstances: 20, migrationsInProgress: 2, completedMigrations: 2, faults: realFaults}},
+  {
+    name: 'real shapes',
+    opts: {seed: 11, cells: 2, hostsPerCell: 24, shapes: 'real', deletedInstances: 20, migrationsInProgress: 2, completedMigrations: 2, faults: realFaults},
+  },
 ]
 
 describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
@@ -57,7 +60,9 @@ describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
   it('holds the full rows, null in the left-out columns only', () => {
     const leftOut = (table: keyof typeof AUDIT_VIEW, row: object): object => ({...row, ...Object.fromEntries(AUDIT_VIEW[table].map((c) => [c, null]))})
     expect(view.nova.compute_nodes).toEqual(full.nova.compute_nodes.map((r) => leftOut('compute_nodes', r)))
-    expect(view.nova.instances).toEqual(full.nova.instances.map((r) => ({...leftOut('instances', r), extra: r.extra === null ? null : leftOut('instance_extra', r.extra)})))
+    expect(view.nova.instances).toEqual(
+      full.nova.instances.map((r) => ({...leftOut('instances', r), extra: r.extra === null ? null : leftOut('instance_extra', r.extra)})),
+    )
     // The left-out columns held values in the full capture: the view did leave something out.
     expect(full.nova.compute_nodes.some((r) => r.cpu_info !== null && r.cpu_info !== '')).toBe(true)
     expect(full.nova.instances.some((r) => r.display_name !== null && r.extra?.pci_requests !== null)).toBe(true)

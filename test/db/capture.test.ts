@@ -123,10 +123,16 @@ describe('captureLive: round trip', () => {
 
   it('matches instance_extra rows written in another order than the instances (past the look-ahead, some missing)', async () => {
     const uuids = Array.from({length: 30}, (_, i) => `bbbbbbbb-0000-4000-8000-${String(i).padStart(12, '0')}`)
-    await exec(cloud.cellUrls.cell2, uuids.map((u, i) => `INSERT INTO instances (uuid, host, node, vm_state, deleted, display_name) VALUES ('${u}', 'h', 'n', 'active', 0, 'order-${i}')`))
+    await exec(
+      cloud.cellUrls.cell2,
+      uuids.map((u, i) => `INSERT INTO instances (uuid, host, node, vm_state, deleted, display_name) VALUES ('${u}', 'h', 'n', 'active', 0, 'order-${i}')`),
+    )
     // Reversed, every third instance without a row: the cursor misses and the uuid map answers.
     const withExtra = uuids.filter((_, i) => i % 3 !== 0).reverse()
-    await exec(cloud.cellUrls.cell2, withExtra.map((u) => `INSERT INTO instance_extra (instance_uuid, flavor, deleted) VALUES ('${u}', 'f-${u}', 0)`))
+    await exec(
+      cloud.cellUrls.cell2,
+      withExtra.map((u) => `INSERT INTO instance_extra (instance_uuid, flavor, deleted) VALUES ('${u}', 'f-${u}', 0)`),
+    )
     try {
       const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
       const got = snap.nova.instances.filter((i) => i.uuid.startsWith('bbbbbbbb'))
@@ -235,7 +241,10 @@ describe('captureLive: broken cells and databases', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-novaconf-'))
     const conf = join(dir, 'nova.conf')
     const u = parseDbUrl(cloud.cellUrls.cell1)
-    writeFileSync(conf, `[DEFAULT]\ndebug = true\n\n[database]\nconnection = ${withDatabase(testDsn(), 'nova')}\n\n[api_database]\nconnection = ${cloud.apiUrl}\n\n[placement_database]\nconnection = ${cloud.placementUrl}\n`)
+    writeFileSync(
+      conf,
+      `[DEFAULT]\ndebug = true\n\n[database]\nconnection = ${withDatabase(testDsn(), 'nova')}\n\n[api_database]\nconnection = ${cloud.apiUrl}\n\n[placement_database]\nconnection = ${cloud.placementUrl}\n`,
+    )
     // nova formats a missing password as 'None': {password} only when the test server has one
     const template = `{scheme}://{username}${u.password === undefined ? '' : ':{password}'}@{hostname}:{port}/${u.database}?{query}`
     await exec(cloud.apiUrl, 'UPDATE cell_mappings SET database_connection = ? WHERE id = 10', [template])
@@ -244,12 +253,16 @@ describe('captureLive: broken cells and databases', () => {
       const closed = snap.cells.find((c) => c.name === 'closed')
       // a template holds no password: it is kept as written
       expect(closed).toMatchObject({status: 'available', database_connection: template})
-      expect(snap.nova.instances.filter((r) => r.cell_uuid === closed?.uuid).length).toBe(seeded.nova.instances.filter((r) => r.cell_uuid === CELL1_UUID).length)
+      expect(snap.nova.instances.filter((r) => r.cell_uuid === closed?.uuid).length).toBe(
+        seeded.nova.instances.filter((r) => r.cell_uuid === CELL1_UUID).length,
+      )
       // without nova.conf the template cannot be filled: unavailable, not empty
       const noConf = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
       expect(noConf.cells.find((c) => c.name === 'closed')).toMatchObject({status: 'unavailable', error: expect.stringMatching(/template/)})
     } finally {
-      await exec(cloud.apiUrl, 'UPDATE cell_mappings SET database_connection = ? WHERE id = 10', [`mysql+pymysql://nova:${secret}@127.0.0.1:1/nova_cell9?charset=utf8`])
+      await exec(cloud.apiUrl, 'UPDATE cell_mappings SET database_connection = ? WHERE id = 10', [
+        `mysql+pymysql://nova:${secret}@127.0.0.1:1/nova_cell9?charset=utf8`,
+      ])
     }
   })
 
@@ -280,7 +293,9 @@ describe('captureLive: broken cells and databases', () => {
 
 describe('captureLive: unreachable or refused nova_api / placement', () => {
   it('fails with exit 2 when nova_api is unreachable', async () => {
-    const e = await captureError(captureLive({apiDb: 'mysql+pymysql://nova:Zz-unreach@127.0.0.1:1/nova_api', placementDb: 'mysql://nova:x@127.0.0.1:1/placement'}))
+    const e = await captureError(
+      captureLive({apiDb: 'mysql+pymysql://nova:Zz-unreach@127.0.0.1:1/nova_api', placementDb: 'mysql://nova:x@127.0.0.1:1/placement'}),
+    )
     expect(e.exitCode).toBe(2)
     expect(e.message).toMatch(/cannot reach the nova_api database at mysql\+pymysql:\/\/nova:\*\*\*@127\.0\.0\.1:1\/nova_api: ECONNREFUSED/)
     expect(e.hint).toMatch(/firewall/)

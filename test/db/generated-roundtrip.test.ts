@@ -23,7 +23,15 @@ describe('generated cloud: seed -> capture round trip', () => {
   let seeded: Snapshot
   beforeAll(async () => {
     // every planted fault too: broken clouds must load and read back exactly as well
-    seeded = generateCloud({seed: 7, cells: 2, hostsPerCell: 30, requestSpecs: true, migrationsInProgress: 2, completedMigrations: 2, faults: Object.fromEntries(FAULT_CODES.map((c) => [c, 1]))}).snapshot
+    seeded = generateCloud({
+      seed: 7,
+      cells: 2,
+      hostsPerCell: 30,
+      requestSpecs: true,
+      migrationsInProgress: 2,
+      completedMigrations: 2,
+      faults: Object.fromEntries(FAULT_CODES.map((c) => [c, 1])),
+    }).snapshot
     const names = seeded.cells.filter((c) => !c.is_cell0).map((c) => c.name as string)
     cloud = await createTestCloud('gen_rt', {cells: names})
     await seedSnapshot(seeded, cloud)

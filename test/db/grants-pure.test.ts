@@ -11,7 +11,14 @@ import {type MissingGrant, LOCKING_READ, accountSql, describeMissing, grantState
 const del: Step = {db: 'placement', table: 'allocations', op: 'delete', key: {id: 7}, expect: {consumer_id: 'c1', used: 2}, why: 'leak'}
 const del2: Step = {...del, key: {id: 8}}
 const check: CheckStep = {db: 'cell:u1', table: 'instances', op: 'check', where: {uuid: 'c1', deleted: 0}, rows: [], why: 'guard'}
-const ins: Step = {db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host: 'h1'}, values: {host: 'h1', cell_id: 3, created_at: {$now: true}}, why: 'map'}
+const ins: Step = {
+  db: 'nova_api',
+  table: 'host_mappings',
+  op: 'insert',
+  unique: {host: 'h1'},
+  values: {host: 'h1', cell_id: 3, created_at: {$now: true}},
+  why: 'map',
+}
 const upd: Step = {db: 'cell:u1', table: 'compute_nodes', op: 'update', key: {id: 4}, expect: {mapped: 0}, set: {mapped: 1}, why: 'mapped'}
 
 describe('planProbes: the statements a plan runs, one per shape', () => {
@@ -33,7 +40,15 @@ describe('planProbes: the statements a plan runs, one per shape', () => {
   })
 
   it('an undo asks what each restore does: DELETE an inserted row, INSERT a deleted one, UPDATE a changed one, nothing for an unchanged one', () => {
-    const r = (before: Record<string, number> | null, after: Record<string, number> | null): Step => ({db: 'placement', table: 'allocations', op: 'restore', key: {id: 1}, before, after, why: 'undo'})
+    const r = (before: Record<string, number> | null, after: Record<string, number> | null): Step => ({
+      db: 'placement',
+      table: 'allocations',
+      op: 'restore',
+      key: {id: 1},
+      before,
+      after,
+      why: 'undo',
+    })
     const privs = (s: Step) => planProbes([s]).map((p) => p.privilege)
     expect(privs(r(null, {id: 1, used: 2}))).toEqual(['SELECT', 'DELETE'])
     expect(privs(r({id: 1, used: 2}, null))).toEqual(['SELECT', 'INSERT'])
@@ -42,11 +57,13 @@ describe('planProbes: the statements a plan runs, one per shape', () => {
   })
 
   it('a NULL in a guard is IS NULL, as the executor writes it', () => {
-    expect(planProbes([{...check, where: {uuid: 'c1', deleted_at: null}}])[0].sql).toBe('SELECT * FROM `instances` WHERE `uuid` = ? AND `deleted_at` IS NULL FOR UPDATE')
+    expect(planProbes([{...check, where: {uuid: 'c1', deleted_at: null}}])[0].sql).toBe(
+      'SELECT * FROM `instances` WHERE `uuid` = ? AND `deleted_at` IS NULL FOR UPDATE',
+    )
   })
 })
 
-describe('parseDenial: the servers\' own words', () => {
+describe("parseDenial: the servers' own words", () => {
   it.each([
     ["DELETE command denied to user 'ro'@'127.0.0.1' for table `p`.`allocations`", 'DELETE', undefined],
     ["DELETE command denied to user 'ro'@'localhost' for table 'allocations'", 'DELETE', undefined],
@@ -59,7 +76,15 @@ describe('parseDenial: the servers\' own words', () => {
 })
 
 describe('the refusal and its hint', () => {
-  const m = (over: Partial<MissingGrant>): MissingGrant => ({db: 'placement', label: 'placement', database: 'placement', table: 'allocations', privilege: 'DELETE', account: 'audit@10.%', ...over})
+  const m = (over: Partial<MissingGrant>): MissingGrant => ({
+    db: 'placement',
+    label: 'placement',
+    database: 'placement',
+    table: 'allocations',
+    privilege: 'DELETE',
+    account: 'audit@10.%',
+    ...over,
+  })
 
   it('names the account as SQL, the host after the last @', () => {
     expect(accountSql('nova@10.0.%')).toBe("'nova'@'10.0.%'")
@@ -85,11 +110,16 @@ describe('the refusal and its hint', () => {
   it('one line naming database, table and grant, then how many more', () => {
     expect(describeMissing([m({})])).toBe("the database account 'audit'@'10.%' of placement lacks DELETE on placement.allocations")
     const cell = m({db: 'cell:u', label: 'cell cell1', database: 'nova_cell1', table: 'instances', privilege: LOCKING_READ})
-    const line = describeMissing([cell, m({}), m({table: 'consumers'}), {...cell, table: 'instance_faults'}, {...cell, database: 'nova_api', table: 'build_requests'}])
+    const line = describeMissing([
+      cell,
+      m({}),
+      m({table: 'consumers'}),
+      {...cell, table: 'instance_faults'},
+      {...cell, database: 'nova_api', table: 'build_requests'},
+    ])
     expect(line).toBe(
       "the database account 'audit'@'10.%' of cell cell1 (nova_cell1) lacks LOCK TABLES on nova_cell1 (MySQL's locking read of instances needs it, or UPDATE or DELETE on the table) and 3 more (DELETE on placement.allocations, DELETE on placement.consumers, LOCK TABLES on nova_api)",
     )
     expect(line).not.toContain('\n')
   })
 })
-

@@ -41,10 +41,17 @@ const ACCOUNTS = {
   placement: {
     user: `cc_gpl_${tag}`,
     password: 'pl-Pw-7',
-    grants: (c: TestCloud) => [...c.allDatabases().map((db) => `GRANT SELECT ON \`${db}\`.* TO ?@?`), `GRANT INSERT, UPDATE, DELETE ON \`${c.databases.placement}\`.* TO ?@?`],
+    grants: (c: TestCloud) => [
+      ...c.allDatabases().map((db) => `GRANT SELECT ON \`${db}\`.* TO ?@?`),
+      `GRANT INSERT, UPDATE, DELETE ON \`${c.databases.placement}\`.* TO ?@?`,
+    ],
   },
   wildRo: {user: `cc_gwr_${tag}`, password: 'wr-Pw-5', grants: (_c: TestCloud, base: string) => [`GRANT SELECT ON \`${likeEscaped(base)}\\_%\`.* TO ?@?`]},
-  repair: {user: `cc_grp_${tag}`, password: 'Rp@ir/x-3', grants: (_c: TestCloud, base: string) => [`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${likeEscaped(base)}\\_%\`.* TO ?@?`]},
+  repair: {
+    user: `cc_grp_${tag}`,
+    password: 'Rp@ir/x-3',
+    grants: (_c: TestCloud, base: string) => [`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${likeEscaped(base)}\\_%\`.* TO ?@?`],
+  },
   // Column grants: INSERT into host_mappings of every column discover-hosts writes but updated_at.
   columns: {
     user: `cc_gcol_${tag}`,
@@ -64,17 +71,34 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
   let base: string
 
   const url = (who: Who, db: string) => `mysql+pymysql://${ACCOUNTS[who].user}:${encodeURIComponent(ACCOUNTS[who].password)}@${host}:${port}/${db}?charset=utf8`
-  const args = (who: Who) => ['--api-db', url(who, cloud.databases.api), '--placement-db', url(who, cloud.databases.placement), '--nova-conf', join(dir, `${who}.conf`)]
+  const args = (who: Who) => [
+    '--api-db',
+    url(who, cloud.databases.api),
+    '--placement-db',
+    url(who, cloud.databases.placement),
+    '--nova-conf',
+    join(dir, `${who}.conf`),
+  ]
   // COLUMNS: the notes matched below stay on one line (human output wraps at the width, 120 when piped).
-  const env = (who: Who) => ({COLUMNS: '10000', HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)})
+  const env = (who: Who) => ({
+    COLUMNS: '10000',
+    HOME: dir,
+    XDG_CONFIG_HOME: dir,
+    CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`),
+    CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`),
+  })
   const run = (who: Who, argv: string[], input?: string): Promise<CliResult> => cloudctl([...argv, ...args(who)], {env: env(who), input})
 
   /** CHECKSUM TABLE of every table of every database of the cloud. */
   async function checksums(): Promise<Record<string, string>> {
     const admin = await adminConnection()
     try {
-      const [tables] = (await admin.query('SELECT TABLE_SCHEMA AS s, TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (?) ORDER BY 1, 2', [cloud.allDatabases()])) as unknown as [Array<{s: string; t: string}>]
-      const [rows] = (await admin.query(`CHECKSUM TABLE ${tables.map((x) => `\`${x.s}\`.\`${x.t}\``).join(', ')}`)) as unknown as [Array<{Table: string; Checksum: string | number | null}>]
+      const [tables] = (await admin.query('SELECT TABLE_SCHEMA AS s, TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (?) ORDER BY 1, 2', [
+        cloud.allDatabases(),
+      ])) as unknown as [Array<{s: string; t: string}>]
+      const [rows] = (await admin.query(`CHECKSUM TABLE ${tables.map((x) => `\`${x.s}\`.\`${x.t}\``).join(', ')}`)) as unknown as [
+        Array<{Table: string; Checksum: string | number | null}>,
+      ]
       return Object.fromEntries(rows.map((r) => [r.Table, String(r.Checksum)]))
     } finally {
       await admin.end()
@@ -91,14 +115,23 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
 
   beforeAll(async () => {
     const now = new Date().toISOString().slice(0, 19).replace('T', ' ')
-    const g = generateCloud({seed: 26, cells: 1, hostsPerCell: 4, now, faults: {'allocation.consumer-deleted': 2, 'cell.instance-unmapped': 1, 'cell.host-unmapped': 1}})
+    const g = generateCloud({
+      seed: 26,
+      cells: 1,
+      hostsPerCell: 4,
+      now,
+      faults: {'allocation.consumer-deleted': 2, 'cell.instance-unmapped': 1, 'cell.host-unmapped': 1},
+    })
     cloud = await createTestCloud('grants', {cells: ['cell1']})
     base = cloud.databases.api.replace(/_api$/, '')
     await seedSnapshot(g.snapshot, cloud)
     const admin = await adminConnection()
     try {
       for (const c of ['cell0', 'cell1'])
-        await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE name = ?`, [`{scheme}://{username}:{password}@{hostname}:{port}/${c === 'cell0' ? cloud.databases.cell0 : cloud.databases.cells.cell1}?{query}`, c])
+        await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE name = ?`, [
+          `{scheme}://{username}:{password}@{hostname}:{port}/${c === 'cell0' ? cloud.databases.cell0 : cloud.databases.cells.cell1}?{query}`,
+          c,
+        ])
       for (const [who, a] of Object.entries(ACCOUNTS) as Array<[Who, Account]>) {
         await admin.query('DROP USER IF EXISTS ?@?', [a.user, host])
         await admin.query('CREATE USER ?@? IDENTIFIED BY ?', [a.user, host, a.password])
@@ -157,7 +190,11 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
   it('a dry run keeps its plan and says what --apply would lack', async () => {
     const r = await run('ro', ['repair', 'leaks'])
     expect(r.exitCode, r.stderr).toBe(3)
-    expect(`${r.stdout}${r.stderr}`).toMatch(new RegExp(`--apply would be refused: the database account '${ACCOUNTS.ro.user}'@'${host}' of placement \\(${cloud.databases.placement}\\) lacks DELETE on ${cloud.databases.placement}\\.allocations`))
+    expect(`${r.stdout}${r.stderr}`).toMatch(
+      new RegExp(
+        `--apply would be refused: the database account '${ACCOUNTS.ro.user}'@'${host}' of placement \\(${cloud.databases.placement}\\) lacks DELETE on ${cloud.databases.placement}\\.allocations`,
+      ),
+    )
     const ok = await run('repair', ['repair', 'leaks'])
     expect(ok.exitCode, ok.stderr).toBe(3)
     expect(`${ok.stdout}${ok.stderr}`).not.toMatch(/would be refused|grants could not be checked/)
@@ -216,7 +253,9 @@ describe('least privilege: the grants a plan needs are checked first (built CLI,
       await closeConnection(locker)
     }
     // Unlocked, the same account is denied the DELETE: the denial is the server's answer.
-    const denied = await checkGrants(plan, async (db) => openConnection(db === 'placement' ? url('ro', cloud.databases.placement) : url('ro', cloud.databases.cells.cell1), {label: db}))
+    const denied = await checkGrants(plan, async (db) =>
+      openConnection(db === 'placement' ? url('ro', cloud.databases.placement) : url('ro', cloud.databases.cells.cell1), {label: db}),
+    )
     expect(denied.unchecked).toEqual([])
     expect(denied.missing.map((m) => [m.database, m.table, m.privilege])).toEqual([[cloud.databases.placement, 'allocations', 'DELETE']])
   })

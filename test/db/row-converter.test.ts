@@ -46,7 +46,11 @@ describe('row converter: edge values', () => {
     conn = await openConnection(cloud.apiUrl)
     // The server's enum has a value the spec does not: the converter reads it as null. utf8mb4 for
     // four-byte characters (nova's tables are utf8, three bytes at most).
-    await conn.query(createTableDdl(EDGE).replace("enum('a','bb','ccc')", "enum('a','bb','ccc','dddd')").replace(/CHARSET=utf8$/, 'CHARSET=utf8mb4'))
+    await conn.query(
+      createTableDdl(EDGE)
+        .replace("enum('a','bb','ccc')", "enum('a','bb','ccc','dddd')")
+        .replace(/CHARSET=utf8$/, 'CHARSET=utf8mb4'),
+    )
     const long = (n: number, c = 'x'): string => c.repeat(n)
     const blobA = `{"flavor": ${JSON.stringify(long(700, 'f'))}}`
     const blobB = `{"flavor": ${JSON.stringify(long(700, 'g'))}}`
@@ -61,7 +65,8 @@ describe('row converter: edge values', () => {
       [9, '-0', 0, 0, 0, 'bb', 'y', 'z', 'h1', blobB, long(200, 'j'), 0],
       [10, '10', 0, 0, 0, 'bb', 'y', 'z', 'ü', 'ü', 'c1', 0],
     ]
-    for (const r of rows) await conn.query('INSERT INTO decoder_edges (n, big, req, ratio, flag, state, label, body, host, `blob`, consumer, deleted) VALUES (?)', [r])
+    for (const r of rows)
+      await conn.query('INSERT INTO decoder_edges (n, big, req, ratio, flag, state, label, body, host, `blob`, consumer, deleted) VALUES (?)', [r])
     reader = await openReader('edges', parseDbUrl(cloud.apiUrl), () => {})
   })
   afterAll(async () => {

@@ -37,7 +37,15 @@ let hinted: string[] = []
 /** Every filter that reads instances, counters or NUMA cells, beside Zed's defaults. */
 function config(): SchedulerConfig {
   const cfg = defaultSchedulerConfig()
-  cfg.enabled_filters = [...cfg.enabled_filters, 'SameHostFilter', 'DifferentHostFilter', 'NumInstancesFilter', 'IoOpsFilter', 'AggregateNumInstancesFilter', 'NUMATopologyFilter']
+  cfg.enabled_filters = [
+    ...cfg.enabled_filters,
+    'SameHostFilter',
+    'DifferentHostFilter',
+    'NumInstancesFilter',
+    'IoOpsFilter',
+    'AggregateNumInstancesFilter',
+    'NUMATopologyFilter',
+  ]
   cfg.max_instances_per_host = 30
   return cfg
 }
@@ -52,12 +60,20 @@ function addGroups(s: Snapshot): void {
   for (const i of liveOf(s)) byHost.set(i.host as string, [...(byHost.get(i.host as string) ?? []), i.uuid])
   const hosts = [...byHost.entries()].filter(([, l]) => l.length >= 3).slice(0, 8)
   const uuid = (n: number) => `5e7a0000-0000-4000-8000-${String(n).padStart(12, '0')}`
-  const anti = [...hosts.slice(0, 6).map(([, l]) => l[0] as string), (hosts[0]?.[1][1]) as string]
+  const anti = [...hosts.slice(0, 6).map(([, l]) => l[0] as string), hosts[0]?.[1][1] as string]
   const aff = (hosts[6]?.[1] ?? []).slice(0, 2)
   const soft = hosts.slice(2, 8).map(([, l]) => l[2] as string)
   const at = Math.max(0, ...s.nova_api.instance_groups.map((g) => g.id))
   s.nova_api.instance_groups.push(
-    {id: at + 1, uuid: uuid(1), name: 'web-anti', project_id: 'p', user_id: 'u', policies: [{policy: 'anti-affinity', rules: '{"max_server_per_host": 2}'}], members: anti},
+    {
+      id: at + 1,
+      uuid: uuid(1),
+      name: 'web-anti',
+      project_id: 'p',
+      user_id: 'u',
+      policies: [{policy: 'anti-affinity', rules: '{"max_server_per_host": 2}'}],
+      members: anti,
+    },
     {id: at + 2, uuid: uuid(2), name: 'db-aff', project_id: 'p', user_id: 'u', policies: [{policy: 'affinity', rules: null}], members: aff},
     {id: at + 3, uuid: uuid(3), name: 'soft', project_id: 'p', user_id: 'u', policies: [{policy: 'soft-anti-affinity', rules: null}], members: soft},
   )
@@ -71,8 +87,8 @@ function addGroups(s: Snapshot): void {
   const spec = JSON.parse(row.spec) as {'nova_object.data': Record<string, unknown>}
   spec['nova_object.data'].scheduler_hints = {group: [groups.anti]}
   row.spec = JSON.stringify(spec)
-  plainInstance = (hosts[7]?.[1][0]) as string
-  hinted = [(hosts[3]?.[1][1]) as string, (hosts[4]?.[1][1]) as string]
+  plainInstance = hosts[7]?.[1][0] as string
+  hinted = [hosts[3]?.[1][1] as string, hosts[4]?.[1][1] as string]
 }
 
 beforeAll(async () => {
@@ -81,7 +97,10 @@ beforeAll(async () => {
   const now = new Date().toISOString().slice(0, 19).replace('T', ' ')
   seeded = generateCloud({seed: 11, now, cells: 2, hosts: 48, instances: 700, pinnedHostFraction: 0.25, migrationsInProgress: 3, requestSpecs: true}).snapshot
   addGroups(seeded)
-  cloud = releaseUnavailable('zed') === undefined ? await createReleaseCloud('zed', 'schedview', ['cell1', 'cell2']) : await createTestCloud('schedview', {cells: ['cell1', 'cell2']})
+  cloud =
+    releaseUnavailable('zed') === undefined
+      ? await createReleaseCloud('zed', 'schedview', ['cell1', 'cell2'])
+      : await createTestCloud('schedview', {cells: ['cell1', 'cell2']})
   await seedSnapshot(seeded, cloud)
   full.plain = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
   full.specs = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl, requestSpecs: true})
@@ -119,11 +138,32 @@ const BOOTS: Array<[string, () => BootFlagValues]> = [
   ['into an anti-affinity group (max_server_per_host 2)', () => ({flavor: 'm1.small', 'num-instances': 5, hint: [`group=${groups.anti}`]})],
   ['into an affinity group, by name', () => ({flavor: 'm1.small', 'num-instances': 2, hint: ['group=db-aff']})],
   ['into a soft-anti-affinity group (weigher)', () => ({flavor: 'm1.tiny', 'num-instances': 3, hint: [`group=${groups.soft}`]})],
-  ['with same_host and different_host hints', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`different_host=${hinted[0]}`, `different_host=${hinted[1]}`]})],
+  [
+    'with same_host and different_host hints',
+    () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`different_host=${hinted[0]}`, `different_host=${hinted[1]}`]}),
+  ],
   ['with a same_host hint', () => ({flavor: 'm1.tiny', 'num-instances': 1, hint: [`same_host=${hinted[0]}`]})],
-  ['with a required trait (flavor extra spec over the flavor)', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']})],
-  ['with a forbidden trait and an image\'s required one', () => ({flavor: 'm1.small', 'num-instances': 2, 'extra-spec': ['trait:HW_NIC_SRIOV=forbidden'], 'image-property': ['trait:COMPUTE_VOLUME_EXTEND=required']})],
-  ['with any-of traits in a numbered group', () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['resources1:VCPU=1', 'required1=in:HW_CPU_X86_SSE42,HW_GPU_API_VULKAN', 'group_policy=none']})],
+  [
+    'with a required trait (flavor extra spec over the flavor)',
+    () => ({flavor: 'm1.small', 'num-instances': 1, 'extra-spec': ['trait:HW_CPU_X86_AVX2=required']}),
+  ],
+  [
+    "with a forbidden trait and an image's required one",
+    () => ({
+      flavor: 'm1.small',
+      'num-instances': 2,
+      'extra-spec': ['trait:HW_NIC_SRIOV=forbidden'],
+      'image-property': ['trait:COMPUTE_VOLUME_EXTEND=required'],
+    }),
+  ],
+  [
+    'with any-of traits in a numbered group',
+    () => ({
+      flavor: 'm1.small',
+      'num-instances': 1,
+      'extra-spec': ['resources1:VCPU=1', 'required1=in:HW_CPU_X86_SSE42,HW_GPU_API_VULKAN', 'group_policy=none'],
+    }),
+  ],
   ['--instance replay of a boot into a group', () => ({instance: replayed, 'num-instances': 1})],
   ['--instance replay with --hint over it', () => ({instance: replayed, 'num-instances': 1, hint: [`group=${groups.aff}`]})],
   ['--instance replay without a group', () => ({instance: plainInstance, 'num-instances': 1})],
@@ -164,7 +204,8 @@ describe('scheduler view: the same answers as the full read', () => {
     const hint = group === undefined ? undefined : groups[group]
     const whole = full.plain as Snapshot
     const view = await viewRead(capacityView(hint), whole)
-    const run = (s: Snapshot) => doc(capacityWhatIf(s, {}, {config: config(), perHost: true, hostUsage: true, seed: 42, request: hint ? {hints: {group: hint}} : {}}))
+    const run = (s: Snapshot) =>
+      doc(capacityWhatIf(s, {}, {config: config(), perHost: true, hostUsage: true, seed: 42, request: hint ? {hints: {group: hint}} : {}}))
     expect(run(view)).toEqual(run(whole))
   })
 
@@ -180,10 +221,11 @@ describe('scheduler view: the same answers as the full read', () => {
     expect(view.placement.allocations.length).toBeGreaterThan(0)
   })
 
-  it('the usage summed by the database is the full read\'s allocations summed', async () => {
+  it("the usage summed by the database is the full read's allocations summed", async () => {
     const view = await viewRead(capacityView(undefined), full.plain as Snapshot)
     const sums = new Map<string, number>()
-    for (const a of (full.plain as Snapshot).placement.allocations) sums.set(`${a.resource_provider_id}/${a.resource_class_id}`, (sums.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
+    for (const a of (full.plain as Snapshot).placement.allocations)
+      sums.set(`${a.resource_provider_id}/${a.resource_class_id}`, (sums.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
     expect(new Map(view.placement.usages?.map((u) => [`${u.resource_provider_id}/${u.resource_class_id}`, u.used]))).toEqual(sums)
   })
 
@@ -197,7 +239,7 @@ describe('scheduler view: the same answers as the full read', () => {
     expect(boot(view, flags, cfg)).toEqual(boot(whole, flags, cfg))
   })
 
-  it('leaving out the hosts\' NUMA topologies changes a pinned boot (this comparison can fail)', async () => {
+  it("leaving out the hosts' NUMA topologies changes a pinned boot (this comparison can fail)", async () => {
     const flags: BootFlagValues = {flavor: 'm1.pinned', 'num-instances': 1}
     const whole = full.plain as Snapshot
     const blind = await viewRead({...bootView(parseBootFlags(flags)), hostNumaTopology: () => false}, whole)

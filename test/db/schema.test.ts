@@ -43,8 +43,18 @@ function parseReference(): Record<string, Record<string, RefTable>> {
       table.columns.push([name, type, nullable, def.trim(), key.trim().replace(/\s+/g, ' ')].join(' | '))
       continue
     }
-    if (line.startsWith('Indexes: ')) table.indexes = line.slice(9).split('; ').map((s) => s.trim()).sort()
-    if (line.startsWith('Foreign keys: ')) table.fks = line.slice(14).split('; ').map((s) => s.trim()).sort()
+    if (line.startsWith('Indexes: '))
+      table.indexes = line
+        .slice(9)
+        .split('; ')
+        .map((s) => s.trim())
+        .sort()
+    if (line.startsWith('Foreign keys: '))
+      table.fks = line
+        .slice(14)
+        .split('; ')
+        .map((s) => s.trim())
+        .sort()
   }
   return out
 }

@@ -88,7 +88,9 @@ describe("nova.conf's mysql_wsrep_sync_wait", () => {
 
   it('a value oslo.db would refuse: exit 2 naming the file and section', () => {
     const path = conf('[database]\nmysql_wsrep_sync_wait = often\n')
-    expect(() => confSyncWaits(resolveConnections({...urls, novaConf: path}, {}))).toThrow(/\[database\] mysql_wsrep_sync_wait: wsrep_sync_wait must be an integer/)
+    expect(() => confSyncWaits(resolveConnections({...urls, novaConf: path}, {}))).toThrow(
+      /\[database\] mysql_wsrep_sync_wait: wsrep_sync_wait must be an integer/,
+    )
   })
 
   it('without a nova.conf nothing is set', () => {

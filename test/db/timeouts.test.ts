@@ -10,7 +10,13 @@ describe('dbTimeouts', () => {
   })
 
   it('each variable replaces its default (seconds)', () => {
-    const t = dbTimeouts({CLOUDCTL_DB_CONNECT_TIMEOUT: '2.5', CLOUDCTL_DB_LOCK_TIMEOUT: '3', CLOUDCTL_DB_STATEMENT_TIMEOUT: '0.5', CLOUDCTL_DB_READ_IDLE_TIMEOUT: '120', CLOUDCTL_DB_READ_LOCK_TIMEOUT: '5'})
+    const t = dbTimeouts({
+      CLOUDCTL_DB_CONNECT_TIMEOUT: '2.5',
+      CLOUDCTL_DB_LOCK_TIMEOUT: '3',
+      CLOUDCTL_DB_STATEMENT_TIMEOUT: '0.5',
+      CLOUDCTL_DB_READ_IDLE_TIMEOUT: '120',
+      CLOUDCTL_DB_READ_LOCK_TIMEOUT: '5',
+    })
     expect(t).toEqual({connectMs: 2500, readLockWaitS: 5, readIdleMs: 120_000, repairLockWaitS: 3, repairStatementS: 0.5})
   })
 

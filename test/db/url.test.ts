@@ -186,23 +186,54 @@ describe('parseDbUrl', () => {
   it('fills missing parts from a my.cnf option file (read_default_file), URL values first, as pymysql does', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-url-'))
     const cnf = join(dir, 'my.cnf')
-    writeFileSync(cnf, '[mysql]\npassword = not-this-one\n\n[client]\n# comment\nuser = opsro\npassword = "Opt#File:pw@9"\nhost=db7\nport = 3309\n\n[other]\nuser = x\n')
-    expect(parseDbUrl(`mysql+pymysql:///nova_api?read_default_file=${cnf}`)).toMatchObject({user: 'opsro', password: 'Opt#File:pw@9', host: 'db7', port: 3309, database: 'nova_api', optionFile: cnf})
-    expect(parseDbUrl(`mysql+pymysql://admin@db1/nova_api?read_default_file=${cnf}`)).toMatchObject({user: 'admin', password: 'Opt#File:pw@9', host: 'db1', port: 3309})
+    writeFileSync(
+      cnf,
+      '[mysql]\npassword = not-this-one\n\n[client]\n# comment\nuser = opsro\npassword = "Opt#File:pw@9"\nhost=db7\nport = 3309\n\n[other]\nuser = x\n',
+    )
+    expect(parseDbUrl(`mysql+pymysql:///nova_api?read_default_file=${cnf}`)).toMatchObject({
+      user: 'opsro',
+      password: 'Opt#File:pw@9',
+      host: 'db7',
+      port: 3309,
+      database: 'nova_api',
+      optionFile: cnf,
+    })
+    expect(parseDbUrl(`mysql+pymysql://admin@db1/nova_api?read_default_file=${cnf}`)).toMatchObject({
+      user: 'admin',
+      password: 'Opt#File:pw@9',
+      host: 'db1',
+      port: 3309,
+    })
     expect(parseDbUrl(`mysql+pymysql:///nova_api?read_default_file=${cnf}&read_default_group=other`)).toMatchObject({user: 'x', password: undefined})
-    expect(parseDbUrl(`mysql+pymysql:///nova_api?read_default_file=${cnf}`).display).toBe(`mysql+pymysql://opsro:***@db7:3309/nova_api?read_default_file=${cnf}`)
+    expect(parseDbUrl(`mysql+pymysql:///nova_api?read_default_file=${cnf}`).display).toBe(
+      `mysql+pymysql://opsro:***@db7:3309/nova_api?read_default_file=${cnf}`,
+    )
     expect(() => parseDbUrl(`mysql:///nova_api?read_default_file=${join(dir, 'absent.cnf')}`)).toThrow(/cannot read option file .*no such file/)
   })
 
   it('maps to mysql2 options: TCP or socket, connect timeout, TLS files', () => {
     expect(connectionOptions(parseDbUrl('mysql://nova:pw@db1:3307/nova?connect_timeout=2.5'))).toEqual({
-      user: 'nova', password: 'pw', database: 'nova', host: 'db1', port: 3307, connectTimeout: 2500,
+      user: 'nova',
+      password: 'pw',
+      database: 'nova',
+      host: 'db1',
+      port: 3307,
+      connectTimeout: 2500,
     })
     expect(connectionOptions(parseDbUrl('mysql://nova@/nova?unix_socket=/tmp/s.sock'))).toEqual({
-      user: 'nova', password: undefined, database: 'nova', socketPath: '/tmp/s.sock', connectTimeout: 10_000,
+      user: 'nova',
+      password: undefined,
+      database: 'nova',
+      socketPath: '/tmp/s.sock',
+      connectTimeout: 10_000,
     })
     expect(connectionOptions(parseDbUrl('mysql://nova@db/nova?ssl_ca=/ca.pem&ssl_cert=/c.pem&ssl_key=/k.pem')).ssl).toEqual({
-      ca: '/ca.pem', capath: undefined, cert: '/c.pem', key: '/k.pem', verifyCert: true, checkHostname: true,
+      ca: '/ca.pem',
+      capath: undefined,
+      cert: '/c.pem',
+      key: '/k.pem',
+      verifyCert: true,
+      checkHostname: true,
     })
   })
 
@@ -246,7 +277,14 @@ describe('parseDbUrl', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-url-'))
     const cnf = join(dir, 'my.cnf')
     writeFileSync(cnf, '[client]\nuser = nova\nssl-ca = /etc/mysql/ca.pem\nssl-cert = /c.pem\nssl-key = /k.pem\n')
-    expect(parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}`).tls).toEqual({ca: '/etc/mysql/ca.pem', capath: undefined, cert: '/c.pem', key: '/k.pem', verifyCert: true, checkHostname: true})
+    expect(parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}`).tls).toEqual({
+      ca: '/etc/mysql/ca.pem',
+      capath: undefined,
+      cert: '/c.pem',
+      key: '/k.pem',
+      verifyCert: true,
+      checkHostname: true,
+    })
     expect(parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}&ssl_ca=/url-ca.pem`).tls).toMatchObject({ca: '/url-ca.pem', cert: '/c.pem'})
     expect(() => parseDbUrl(`mysql+pymysql://db1/nova?read_default_file=${cnf}&ssl_verify_cert=true`)).toThrow(/PyMySQL then drops ssl-ca \(option file\)/)
     writeFileSync(cnf, '[client]\nuser = nova\nssl-cipher = AES256-SHA\n')
@@ -255,7 +293,10 @@ describe('parseDbUrl', () => {
 
   it('checks an address only where it can: a CA with an IP host is refused unless the host name is not checked', () => {
     expect(() => parseDbUrl('mysql+pymysql://nova:pw@127.0.0.1/nova?ssl_ca=/ca.pem')).toThrow(/cannot check a certificate's IP address/)
-    expect(parseDbUrl('mysql+pymysql://nova:pw@127.0.0.1/nova?ssl_ca=/ca.pem&ssl_check_hostname=false').tls).toMatchObject({verifyCert: true, checkHostname: false})
+    expect(parseDbUrl('mysql+pymysql://nova:pw@127.0.0.1/nova?ssl_ca=/ca.pem&ssl_check_hostname=false').tls).toMatchObject({
+      verifyCert: true,
+      checkHostname: false,
+    })
     expect(parseDbUrl('mysql+pymysql://nova:pw@/nova?unix_socket=/s.sock&ssl_ca=/ca.pem').tls).toMatchObject({checkHostname: true})
   })
 

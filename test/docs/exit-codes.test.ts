@@ -27,6 +27,7 @@ describe("README's exit codes", () => {
 
   it('each opens with the meaning errors.ts gives it', () => {
     const readme = new Map(readmeTable())
-    for (const [code, text] of EXIT_CODE_TABLE) expect(readme.get(code), `exit ${code}`).toMatch(new RegExp(`^${head(text).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`))
+    for (const [code, text] of EXIT_CODE_TABLE)
+      expect(readme.get(code), `exit ${code}`).toMatch(new RegExp(`^${head(text).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`))
   })
 })

@@ -36,7 +36,9 @@ describe('nova versioned-object readers', () => {
     const old = JSON.stringify({
       'nova_object.name': 'NUMATopology',
       'nova_object.version': '1.2',
-      'nova_object.data': {cells: [{'nova_object.version': '1.4', 'nova_object.data': {id: 0, cpuset: [0, 1, 2, 3], memory: 1024, pinned_cpus: [1], siblings: []}}]},
+      'nova_object.data': {
+        cells: [{'nova_object.version': '1.4', 'nova_object.data': {id: 0, cpuset: [0, 1, 2, 3], memory: 1024, pinned_cpus: [1], siblings: []}}],
+      },
     })
     const r = parseHostNumaTopology(old)
     if (!r.ok || !r.value) throw new Error(JSON.stringify(r))
@@ -60,7 +62,9 @@ describe('nova versioned-object readers', () => {
     const legacy = JSON.stringify({
       'nova_object.version': '1.3',
       'nova_object.data': {
-        cells: [{'nova_object.data': {id: 1, cpuset: [0, 1], memory: 512, cpu_policy: 'dedicated', cpu_pinning_raw: {'0': 10, '1': 11}, cpuset_reserved: [12]}}],
+        cells: [
+          {'nova_object.data': {id: 1, cpuset: [0, 1], memory: 512, cpu_policy: 'dedicated', cpu_pinning_raw: {'0': 10, '1': 11}, cpuset_reserved: [12]}},
+        ],
       },
     })
     const r = parseInstanceNumaTopology(legacy)

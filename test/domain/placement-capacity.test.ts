@@ -37,7 +37,10 @@ describe('floatRead agrees with MariaDB', () => {
     const values = [0.9, 1.1, 1.5, 16, 0.123456789, 1.0000001, 7115.625, 1234565, 1234567.89, 0.1234565, 3.14159265, 100000.5, 1e-7, 0.333333333]
     for (let i = 0; i < 1000; i++) values.push(Number((rng.next() * 10 ** (Math.floor(rng.next() * 8) - 3)).toPrecision(1 + Math.floor(rng.next() * 10))))
     await conn.query(`INSERT INTO \`${db}\`.f (v) VALUES ${values.map(() => '(?)').join(',')}`, values)
-    const [rows] = (await conn.query({sql: `SELECT v + 0e0 AS d, CAST(v AS CHAR) AS t FROM \`${db}\`.f ORDER BY id`, typeCast: (field: {string(): string | null}) => field.string()})) as unknown as [Array<{d: string; t: string}>]
+    const [rows] = (await conn.query({
+      sql: `SELECT v + 0e0 AS d, CAST(v AS CHAR) AS t FROM \`${db}\`.f ORDER BY id`,
+      typeCast: (field: {string(): string | null}) => field.string(),
+    })) as unknown as [Array<{d: string; t: string}>]
     const wrong = rows.filter((r) => floatRead(Number(r.d)) !== Number(r.t)).map((r) => `${r.d} reads ${r.t}, floatRead ${floatRead(Number(r.d))}`)
     expect(wrong).toEqual([])
     expect(rows).toHaveLength(values.length)

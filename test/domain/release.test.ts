@@ -19,9 +19,13 @@ describe('release detection from alembic heads and service versions', () => {
     // nova 30 (2024.2) adds no cell migration; d60bddf7a903 is a revision inside nova 31's
     expect(databaseRelease('nova', '13863f4e1612').name).toBe('2024.x')
     expect(databaseRelease('nova', 'd60bddf7a903').name).toBe('2025.1')
-    const zed = cloudRelease(databaseRelease('nova_api', 'b30f573d3377'), databaseRelease('placement', '422ece571366'), {c1: databaseRelease('nova', 'ccb0fa1a2252', {serviceVersion: 64})})
+    const zed = cloudRelease(databaseRelease('nova_api', 'b30f573d3377'), databaseRelease('placement', '422ece571366'), {
+      c1: databaseRelease('nova', 'ccb0fa1a2252', {serviceVersion: 64}),
+    })
     expect(zed.name).toBe('zed')
-    const epoxy = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c1: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 68})})
+    const epoxy = cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {
+      c1: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 68}),
+    })
     expect(epoxy).toMatchObject({name: '2025.1', first: '2025.1', last: '2025.1'})
     expect(epoxy.open).toBeUndefined()
   })
@@ -30,7 +34,11 @@ describe('release detection from alembic heads and service versions', () => {
     const api = databaseRelease('nova_api', 'cdeec0c85668')
     const placement = databaseRelease('placement', 'a082b8bb98d0')
     // nova 33 writes 2025.1's schemas; its computes write service version 72 (2025.1's is 68)
-    expect(cloudRelease(api, placement, {c1: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 72})})).toMatchObject({name: '2026.1', first: '2026.1', last: '2026.1'})
+    expect(cloudRelease(api, placement, {c1: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 72})})).toMatchObject({
+      name: '2026.1',
+      first: '2026.1',
+      last: '2026.1',
+    })
     // nova 34 adds a cell migration (ab450ba04102) and writes 74
     const g = cloudRelease(api, placement, {c1: databaseRelease('nova', 'ab450ba04102', {serviceVersion: 74})})
     expect(g).toMatchObject({name: '2026.2', first: '2026.2', last: '2026.2'})
@@ -42,7 +50,12 @@ describe('release detection from alembic heads and service versions', () => {
     // computes of 2026.1 on a cell already synced to 2026.2 (rolling upgrade): the schema wins
     expect(databaseRelease('nova', 'ab450ba04102', {serviceVersion: 72}).name).toBe('2026.2 or later')
     // a cell still on 2026.1 code and schema beside one on 2026.2
-    expect(cloudRelease(api, placement, {a: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 72}), b: databaseRelease('nova', 'ab450ba04102', {serviceVersion: 74})}).name).toBe('mixed (2026.1 to 2026.2)')
+    expect(
+      cloudRelease(api, placement, {
+        a: databaseRelease('nova', '2903cd72dc14', {serviceVersion: 72}),
+        b: databaseRelease('nova', 'ab450ba04102', {serviceVersion: 74}),
+      }).name,
+    ).toBe('mixed (2026.1 to 2026.2)')
   })
 
   it('narrows a head shared by two releases with the newest service version, and lets the schema win a disagreement', () => {

@@ -24,20 +24,70 @@ export interface ResourceCase {
   policy?: 'none' | 'isolate'
 }
 
-const flavor = (extra_specs: Record<string, string> = {}, f: Partial<FlavorAmounts> = {}): ResourceCase['flavor'] => ({vcpus: 2, memory_mb: 1024, swap: 0, ...f, root_gb: f.root_gb ?? 15, ephemeral_gb: f.ephemeral_gb ?? 0, extra_specs})
+const flavor = (extra_specs: Record<string, string> = {}, f: Partial<FlavorAmounts> = {}): ResourceCase['flavor'] => ({
+  vcpus: 2,
+  memory_mb: 1024,
+  swap: 0,
+  ...f,
+  root_gb: f.root_gb ?? 15,
+  ephemeral_gb: f.ephemeral_gb ?? 0,
+  extra_specs,
+})
 const base = {VCPU: 2, MEMORY_MB: 1024, DISK_GB: 15}
 const LONG = 'x'.repeat(64)
 
 export const RESOURCE_CASES: ResourceCase[] = [
   {name: 'the flavor alone', flavor: flavor(), merged: base, groups: {'': {resources: base}}},
-  {name: 'ephemeral and swap (MB, rounded up to GB) join the root disk', flavor: flavor({}, {ephemeral_gb: 5, swap: 1025}), merged: {...base, DISK_GB: 22}, groups: {'': {resources: {...base, DISK_GB: 22}}}},
-  {name: 'boot from volume leaves the root disk out', flavor: flavor({}, {ephemeral_gb: 5}), isBfv: true, merged: {...base, DISK_GB: 5}, groups: {'': {resources: {...base, DISK_GB: 5}}}},
-  {name: 'boot from volume with no other disk asks for no DISK_GB', flavor: flavor(), isBfv: true, merged: {VCPU: 2, MEMORY_MB: 1024}, groups: {'': {resources: {VCPU: 2, MEMORY_MB: 1024}}}},
-  {name: 'a custom resource class is added', flavor: flavor({'resources:CUSTOM_TEST_CLASS': '1'}), merged: {...base, CUSTOM_TEST_CLASS: 1}, groups: {'': {resources: {...base, CUSTOM_TEST_CLASS: 1}}}},
-  {name: 'extra specs override the flavor amounts', flavor: flavor({'resources:VCPU': '99', 'resources:MEMORY_MB': '99', 'resources:DISK_GB': '99'}), merged: {VCPU: 99, MEMORY_MB: 99, DISK_GB: 99}, groups: {'': {resources: {VCPU: 99, MEMORY_MB: 99, DISK_GB: 99}}}},
-  {name: 'resources:VCPU=0 and resources:DISK_GB=0 remove them', flavor: flavor({'resources:VCPU': '0', 'resources:DISK_GB': '0'}), merged: {MEMORY_MB: 1024}, groups: {'': {resources: {MEMORY_MB: 1024}}}},
-  {name: 'VGPU and its display heads', flavor: flavor({'resources:VGPU': '1', 'resources:VGPU_DISPLAY_HEAD': '1'}), merged: {...base, VGPU: 1, VGPU_DISPLAY_HEAD: 1}, groups: {'': {resources: {...base, VGPU: 1, VGPU_DISPLAY_HEAD: 1}}}},
-  {name: 'an unknown standard class is ignored, lower-case custom too', flavor: flavor({'resources:DOESNT_EXIST': '0', 'resources:custom_foo': '1', 'resources:': '1'}), merged: base, groups: {'': {resources: base}}},
+  {
+    name: 'ephemeral and swap (MB, rounded up to GB) join the root disk',
+    flavor: flavor({}, {ephemeral_gb: 5, swap: 1025}),
+    merged: {...base, DISK_GB: 22},
+    groups: {'': {resources: {...base, DISK_GB: 22}}},
+  },
+  {
+    name: 'boot from volume leaves the root disk out',
+    flavor: flavor({}, {ephemeral_gb: 5}),
+    isBfv: true,
+    merged: {...base, DISK_GB: 5},
+    groups: {'': {resources: {...base, DISK_GB: 5}}},
+  },
+  {
+    name: 'boot from volume with no other disk asks for no DISK_GB',
+    flavor: flavor(),
+    isBfv: true,
+    merged: {VCPU: 2, MEMORY_MB: 1024},
+    groups: {'': {resources: {VCPU: 2, MEMORY_MB: 1024}}},
+  },
+  {
+    name: 'a custom resource class is added',
+    flavor: flavor({'resources:CUSTOM_TEST_CLASS': '1'}),
+    merged: {...base, CUSTOM_TEST_CLASS: 1},
+    groups: {'': {resources: {...base, CUSTOM_TEST_CLASS: 1}}},
+  },
+  {
+    name: 'extra specs override the flavor amounts',
+    flavor: flavor({'resources:VCPU': '99', 'resources:MEMORY_MB': '99', 'resources:DISK_GB': '99'}),
+    merged: {VCPU: 99, MEMORY_MB: 99, DISK_GB: 99},
+    groups: {'': {resources: {VCPU: 99, MEMORY_MB: 99, DISK_GB: 99}}},
+  },
+  {
+    name: 'resources:VCPU=0 and resources:DISK_GB=0 remove them',
+    flavor: flavor({'resources:VCPU': '0', 'resources:DISK_GB': '0'}),
+    merged: {MEMORY_MB: 1024},
+    groups: {'': {resources: {MEMORY_MB: 1024}}},
+  },
+  {
+    name: 'VGPU and its display heads',
+    flavor: flavor({'resources:VGPU': '1', 'resources:VGPU_DISPLAY_HEAD': '1'}),
+    merged: {...base, VGPU: 1, VGPU_DISPLAY_HEAD: 1},
+    groups: {'': {resources: {...base, VGPU: 1, VGPU_DISPLAY_HEAD: 1}}},
+  },
+  {
+    name: 'an unknown standard class is ignored, lower-case custom too',
+    flavor: flavor({'resources:DOESNT_EXIST': '0', 'resources:custom_foo': '1', 'resources:': '1'}),
+    merged: base,
+    groups: {'': {resources: base}},
+  },
   {
     name: 'granular groups: numbered suffixes, traits, malformed and negative amounts dropped',
     flavor: flavor({
@@ -63,15 +113,44 @@ export const RESOURCE_CASES: ResourceCase[] = [
   },
   {
     name: 'string suffixes: with and without an underscore, a dash, a zero, 64 characters',
-    flavor: flavor({'resources_gpu:VGPU': '1', 'resourcesNIC:SRIOV_NET_VF': '1', 'resources-a:CUSTOM_A': '1', 'resources0:CUSTOM_B': '1', [`resources${LONG}:CUSTOM_C`]: '1', group_policy: 'none'}),
+    flavor: flavor({
+      'resources_gpu:VGPU': '1',
+      'resourcesNIC:SRIOV_NET_VF': '1',
+      'resources-a:CUSTOM_A': '1',
+      'resources0:CUSTOM_B': '1',
+      [`resources${LONG}:CUSTOM_C`]: '1',
+      group_policy: 'none',
+    }),
     merged: {...base, VGPU: 1, SRIOV_NET_VF: 1, CUSTOM_A: 1, CUSTOM_B: 1, CUSTOM_C: 1},
-    groups: {'': {resources: base}, _gpu: {resources: {VGPU: 1}}, NIC: {resources: {SRIOV_NET_VF: 1}}, '-a': {resources: {CUSTOM_A: 1}}, '0': {resources: {CUSTOM_B: 1}}, [LONG]: {resources: {CUSTOM_C: 1}}},
+    groups: {
+      '': {resources: base},
+      _gpu: {resources: {VGPU: 1}},
+      NIC: {resources: {SRIOV_NET_VF: 1}},
+      '-a': {resources: {CUSTOM_A: 1}},
+      '0': {resources: {CUSTOM_B: 1}},
+      [LONG]: {resources: {CUSTOM_C: 1}},
+    },
     policy: 'none',
   },
   {name: 'a 65-character suffix is not a resources key', flavor: flavor({[`resources${LONG}x:CUSTOM_C`]: '1'}), merged: base, groups: {'': {resources: base}}},
-  {name: '"traits:" is the trait prefix with suffix "s"', flavor: flavor({'traits:CUSTOM_FOO': 'required'}), merged: base, groups: {'': {resources: base}, s: {resources: {}, required: ['CUSTOM_FOO']}}},
-  {name: 'a granular VCPU replaces the flavor vCPUs', flavor: flavor({'resources1:VCPU': '3'}), merged: {VCPU: 3, MEMORY_MB: 1024, DISK_GB: 15}, groups: {'': {resources: {MEMORY_MB: 1024, DISK_GB: 15}}, '1': {resources: {VCPU: 3}}}},
-  {name: 'one class in two groups adds up', flavor: flavor({'resources:CUSTOM_X': '1', 'resources1:CUSTOM_X': '2'}), merged: {...base, CUSTOM_X: 3}, groups: {'': {resources: {...base, CUSTOM_X: 1}}, '1': {resources: {CUSTOM_X: 2}}}},
+  {
+    name: '"traits:" is the trait prefix with suffix "s"',
+    flavor: flavor({'traits:CUSTOM_FOO': 'required'}),
+    merged: base,
+    groups: {'': {resources: base}, s: {resources: {}, required: ['CUSTOM_FOO']}},
+  },
+  {
+    name: 'a granular VCPU replaces the flavor vCPUs',
+    flavor: flavor({'resources1:VCPU': '3'}),
+    merged: {VCPU: 3, MEMORY_MB: 1024, DISK_GB: 15},
+    groups: {'': {resources: {MEMORY_MB: 1024, DISK_GB: 15}}, '1': {resources: {VCPU: 3}}},
+  },
+  {
+    name: 'one class in two groups adds up',
+    flavor: flavor({'resources:CUSTOM_X': '1', 'resources1:CUSTOM_X': '2'}),
+    merged: {...base, CUSTOM_X: 3},
+    groups: {'': {resources: {...base, CUSTOM_X: 1}}, '1': {resources: {CUSTOM_X: 2}}},
+  },
   {
     name: "amounts Python's int() reads: spaces, a sign, digit separators, minus zero",
     flavor: flavor({'resources:CUSTOM_A': ' 2 ', 'resources:CUSTOM_B': '+3', 'resources:CUSTOM_C': '1_0', 'resources:VCPU': '-0'}),
@@ -80,19 +159,43 @@ export const RESOURCE_CASES: ResourceCase[] = [
   },
   {
     name: 'amounts nova drops: fractions, hex, exponents, doubled or edge separators, empty, negative',
-    flavor: flavor({'resources:CUSTOM_A': '1.5', 'resources:CUSTOM_B': '0x10', 'resources:CUSTOM_C': '1e3', 'resources:CUSTOM_D': '1__0', 'resources:CUSTOM_E': '_1', 'resources:CUSTOM_F': '', 'resources:VCPU': '-1', 'resources:MEMORY_MB': '2 048'}),
+    flavor: flavor({
+      'resources:CUSTOM_A': '1.5',
+      'resources:CUSTOM_B': '0x10',
+      'resources:CUSTOM_C': '1e3',
+      'resources:CUSTOM_D': '1__0',
+      'resources:CUSTOM_E': '_1',
+      'resources:CUSTOM_F': '',
+      'resources:VCPU': '-1',
+      'resources:MEMORY_MB': '2 048',
+    }),
     merged: base,
     groups: {'': {resources: base}},
   },
-  {name: 'explicit PCPU replaces VCPU', flavor: flavor({'resources:PCPU': '2'}), merged: {PCPU: 2, MEMORY_MB: 1024, DISK_GB: 15}, groups: {'': {resources: {PCPU: 2, MEMORY_MB: 1024, DISK_GB: 15}}}},
-  {name: 'hw:cpu_policy=dedicated asks for PCPU', flavor: flavor({'hw:cpu_policy': 'dedicated'}, {vcpus: 4}), merged: {PCPU: 4, MEMORY_MB: 1024, DISK_GB: 15}, groups: {'': {resources: {PCPU: 4, MEMORY_MB: 1024, DISK_GB: 15}}}},
+  {
+    name: 'explicit PCPU replaces VCPU',
+    flavor: flavor({'resources:PCPU': '2'}),
+    merged: {PCPU: 2, MEMORY_MB: 1024, DISK_GB: 15},
+    groups: {'': {resources: {PCPU: 2, MEMORY_MB: 1024, DISK_GB: 15}}},
+  },
+  {
+    name: 'hw:cpu_policy=dedicated asks for PCPU',
+    flavor: flavor({'hw:cpu_policy': 'dedicated'}, {vcpus: 4}),
+    merged: {PCPU: 4, MEMORY_MB: 1024, DISK_GB: 15},
+    groups: {'': {resources: {PCPU: 4, MEMORY_MB: 1024, DISK_GB: 15}}},
+  },
   {
     name: 'dedicated, isolated emulator threads and no hyperthreading',
     flavor: flavor({'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate', 'hw:cpu_thread_policy': 'isolate'}, {vcpus: 4}),
     merged: {PCPU: 5, MEMORY_MB: 1024, DISK_GB: 15},
     groups: {'': {resources: {PCPU: 5, MEMORY_MB: 1024, DISK_GB: 15}, forbidden: ['HW_CPU_HYPERTHREADING']}},
   },
-  {name: 'mixed: the dedicated mask is PCPU, the rest VCPU', flavor: flavor({'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}, {vcpus: 4}), merged: {VCPU: 1, PCPU: 3, MEMORY_MB: 1024, DISK_GB: 15}, groups: {'': {resources: {VCPU: 1, PCPU: 3, MEMORY_MB: 1024, DISK_GB: 15}}}},
+  {
+    name: 'mixed: the dedicated mask is PCPU, the rest VCPU',
+    flavor: flavor({'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}, {vcpus: 4}),
+    merged: {VCPU: 1, PCPU: 3, MEMORY_MB: 1024, DISK_GB: 15},
+    groups: {'': {resources: {VCPU: 1, PCPU: 3, MEMORY_MB: 1024, DISK_GB: 15}}},
+  },
   {
     name: 'mixed by a realtime mask, with an isolated emulator thread',
     flavor: flavor({'hw:cpu_policy': 'mixed', 'hw:cpu_realtime': 'yes', 'hw:cpu_realtime_mask': '^0-1', 'hw:emulator_threads_policy': 'isolate'}, {vcpus: 4}),

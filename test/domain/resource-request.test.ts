@@ -25,10 +25,16 @@ vi.mock('../../src/lib/domain/resource-request.js', async (importOriginal) => {
   return {...m, buildResourceRequest: vi.fn(m.buildResourceRequest), resourcesFromFlavor: vi.fn(m.resourcesFromFlavor)}
 })
 
-const groupsOf = (groups: Iterable<{suffix: string; resources: Map<string, number>; required: Set<string>; forbidden: Set<string>}>): Record<string, ExpectedGroup> =>
-  Object.fromEntries([...groups].map((g) => [g.suffix, {resources: Object.fromEntries(g.resources), required: [...g.required].sort(), forbidden: [...g.forbidden].sort()}]))
+const groupsOf = (
+  groups: Iterable<{suffix: string; resources: Map<string, number>; required: Set<string>; forbidden: Set<string>}>,
+): Record<string, ExpectedGroup> =>
+  Object.fromEntries(
+    [...groups].map((g) => [g.suffix, {resources: Object.fromEntries(g.resources), required: [...g.required].sort(), forbidden: [...g.forbidden].sort()}]),
+  )
 const normalised = (groups: Record<string, ExpectedGroup>): Record<string, ExpectedGroup> =>
-  Object.fromEntries(Object.entries(groups).map(([s, g]) => [s, {resources: g.resources, required: [...(g.required ?? [])].sort(), forbidden: [...(g.forbidden ?? [])].sort()}]))
+  Object.fromEntries(
+    Object.entries(groups).map(([s, g]) => [s, {resources: g.resources, required: [...(g.required ?? [])].sort(), forbidden: [...(g.forbidden ?? [])].sort()}]),
+  )
 
 describe('the flavor -> resources rule, on nova’s cases', () => {
   for (const c of RESOURCE_CASES)
@@ -41,7 +47,22 @@ describe('the flavor -> resources rule, on nova’s cases', () => {
       // the audit's reading of a stored flavor
       expect(checksResources(c.flavor, {bootFromVolume}).resources).toEqual(c.merged)
       // the test builders allocate what nova would
-      expect(flavorResources({id: 1, flavorid: 'f', name: 'f', is_public: true, disabled: false, rxtx_factor: 1, ...c.flavor, root_gb: c.flavor.root_gb ?? 0, ephemeral_gb: c.flavor.ephemeral_gb ?? 0} as never, bootFromVolume).resources).toEqual(c.merged)
+      expect(
+        flavorResources(
+          {
+            id: 1,
+            flavorid: 'f',
+            name: 'f',
+            is_public: true,
+            disabled: false,
+            rxtx_factor: 1,
+            ...c.flavor,
+            root_gb: c.flavor.root_gb ?? 0,
+            ephemeral_gb: c.flavor.ephemeral_gb ?? 0,
+          } as never,
+          bootFromVolume,
+        ).resources,
+      ).toEqual(c.merged)
     })
 
   it('the engine builds the same groups for every case', () => {
@@ -50,7 +71,15 @@ describe('the flavor -> resources rule, on nova’s cases', () => {
       const b = new CloudBuilder()
       b.addCell('cell1')
       b.addHost('cell1', {host: 'h1', vcpus: 16, memory_mb: 65536, local_gb: 1000})
-      b.addFlavor({name: 'f', vcpus: c.flavor.vcpus, memory_mb: c.flavor.memory_mb, root_gb: c.flavor.root_gb ?? 0, ephemeral_gb: c.flavor.ephemeral_gb ?? 0, swap: c.flavor.swap, extra_specs: c.flavor.extra_specs})
+      b.addFlavor({
+        name: 'f',
+        vcpus: c.flavor.vcpus,
+        memory_mb: c.flavor.memory_mb,
+        root_gb: c.flavor.root_gb ?? 0,
+        ephemeral_gb: c.flavor.ephemeral_gb ?? 0,
+        swap: c.flavor.swap,
+        extra_specs: c.flavor.extra_specs,
+      })
       const model = buildModel(b.build())
       const spec = buildRequestSpec(model, {flavor: 'f', bootFromVolume: Boolean(c.isBfv)}, cfg)
       const {request} = placementRequestFor(model, spec, cfg)

@@ -25,15 +25,34 @@ if (skipReason) process.stderr.write(`audit-html.e2e: SKIPPED: ${skipReason}\n`)
 
 function chromium(args: string[], file: string): {status: number | null; stdout: string; stderr: string} {
   const profile = mkdtempSync(join(tmpdir(), 'cloudctl-chromium-'))
-  const r = spawnSync(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', `--user-data-dir=${profile}`, ...args, pathToFileURL(file).href], {
-    encoding: 'utf8',
-    timeout: 90_000,
-    maxBuffer: 64 << 20,
-  })
+  const r = spawnSync(
+    CHROMIUM,
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      `--user-data-dir=${profile}`,
+      ...args,
+      pathToFileURL(file).href,
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 90_000,
+      maxBuffer: 64 << 20,
+    },
+  )
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
-const decode = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
+const decode = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
 
 describe.skipIf(skipReason !== null)(`audit HTML report in headless Chromium${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
   it('shows the summary, every finding with evidence and repair, a capacity strip per host with its findings marked; screenshot kept', async () => {
@@ -53,7 +72,12 @@ describe.skipIf(skipReason !== null)(`audit HTML report in headless Chromium${sk
       const row = new RegExp(`<tr data-check="${check}">(.*?)</tr>`).exec(html)?.[1] ?? ''
       const counts = [...row.matchAll(/data-severity="(\w+)">(\d+)</g)].map((m) => [m[1], Number(m[2])])
       const c = report.counts.by_check[check]!
-      expect(counts, check).toEqual([['error', c.error], ['unknown', c.unknown], ['warning', c.warning], ['info', c.info]])
+      expect(counts, check).toEqual([
+        ['error', c.error],
+        ['unknown', c.unknown],
+        ['warning', c.warning],
+        ['info', c.info],
+      ])
     }
     // One article per finding, with its message, repair command and evidence.
     const articles = [...html.matchAll(/<article class="finding sev-(\w+)" id="f-(\d+)" data-code="([^"]+)"[^>]*>([\s\S]*?)<\/article>/g)]
@@ -67,10 +91,14 @@ describe.skipIf(skipReason !== null)(`audit HTML report in headless Chromium${sk
       expect(JSON.parse(evidence)).toEqual(f.evidence)
     }
     // Host strips: a bar per resource class sized by used / capacity, findings marked and linked.
-    const hosts = [...html.matchAll(/<div class="host[^"]*" data-host="([^"]*)" data-node="([^"]*)" data-findings="(\d+)">([\s\S]*?)<div class="marks">(.*?)<\/div>/g)]
+    const hosts = [
+      ...html.matchAll(/<div class="host[^"]*" data-host="([^"]*)" data-node="([^"]*)" data-findings="(\d+)">([\s\S]*?)<div class="marks">(.*?)<\/div>/g),
+    ]
     expect(hosts.length).toBeGreaterThanOrEqual(11)
     for (const h of hosts) {
-      for (const bar of h[4].matchAll(/data-rc="(\w+)" data-value="([\d.]+)" style="width:([\d.]+)%[^"]*"><\/div><\/div><span class="nums">([\d.]+) \/ ([\d.]+)/g)) {
+      for (const bar of h[4].matchAll(
+        /data-rc="(\w+)" data-value="([\d.]+)" style="width:([\d.]+)%[^"]*"><\/div><\/div><span class="nums">([\d.]+) \/ ([\d.]+)/g,
+      )) {
         const used = Number(bar[4])
         const cap = Number(bar[5])
         expect(Number(bar[2]), `${h[1]} ${bar[1]}`).toBeCloseTo((used / cap) * 100, 0)

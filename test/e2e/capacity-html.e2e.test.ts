@@ -33,7 +33,9 @@ function ensureChromium(): string | null {
     spawnSync('apt-get', ['update', '-qq'], {env, stdio: 'ignore', timeout: 300_000})
     r = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], {env, stdio: 'ignore', timeout: 600_000})
   }
-  return existsSync(CHROMIUM) ? null : `${CHROMIUM} is missing and apt-get install -y chromium did not provide it (apt-get exit ${r.status ?? r.error?.message})`
+  return existsSync(CHROMIUM)
+    ? null
+    : `${CHROMIUM} is missing and apt-get install -y chromium did not provide it (apt-get exit ${r.status ?? r.error?.message})`
 }
 
 const skipReason = ensureChromium()
@@ -162,7 +164,19 @@ describe.skipIf(skipReason !== null)(`capacity HTML report in headless Chromium$
   it('renders a capacity chart and a utilisation chart per AZ, bars sized by the numbers; screenshot kept', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-html-'))
     const file = join(dir, 'capacity.html')
-    const cli = await cloudctl(['simulate', 'capacity', '--snapshot', 'examples/demo-cloud.yaml', '--nova-conf', 'examples/nova.conf', '--apply-repairs', '--per-host', '--html', file, '--json'])
+    const cli = await cloudctl([
+      'simulate',
+      'capacity',
+      '--snapshot',
+      'examples/demo-cloud.yaml',
+      '--nova-conf',
+      'examples/nova.conf',
+      '--apply-repairs',
+      '--per-host',
+      '--html',
+      file,
+      '--json',
+    ])
     expect(cli.exitCode, cli.stderr).toBe(0)
     const report = oneJsonDocument(cli.stdout) as CapacityResult
     expect(report.html).toBe(file)
@@ -216,7 +230,11 @@ describe.skipIf(skipReason !== null)(`capacity HTML report in headless Chromium$
       }
       // Utilisation: a bar per host and resource class with a provider, sized by the percentage used.
       const hosts = (report.host_usage ?? []).filter((h) => h.az === s.az)
-      const expected = hosts.flatMap((h) => Object.entries(h.resources).filter(([, r]) => r.capacity > 0).map(([rc, r]) => [h.host, rc, Math.round((r.used / r.capacity) * 1000) / 10]))
+      const expected = hosts.flatMap((h) =>
+        Object.entries(h.resources)
+          .filter(([, r]) => r.capacity > 0)
+          .map(([rc, r]) => [h.host, rc, Math.round((r.used / r.capacity) * 1000) / 10]),
+      )
       expect(expected.length, s.az).toBeGreaterThan(hosts.length)
       expect(s.util.map((b) => [b.host, b.rc, b.value]).sort()).toEqual(expected.sort())
       const full = Math.max(...s.util.map((b) => b.w / Math.min(100, b.value)).filter(Number.isFinite))

@@ -38,7 +38,9 @@ describe('snapshot capture / show against live databases (built CLI)', () => {
       for (const [name, url] of Object.entries(cloud.cellUrls)) {
         await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE name = ?`, [withUser(url), name])
       }
-      await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE uuid = '00000000-0000-0000-0000-000000000000'`, [withUser(cloud.cell0Url)])
+      await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE uuid = '00000000-0000-0000-0000-000000000000'`, [
+        withUser(cloud.cell0Url),
+      ])
     } finally {
       await admin.end()
     }
@@ -64,7 +66,10 @@ describe('snapshot capture / show against live databases (built CLI)', () => {
 
     const show = await cloudctl(['snapshot', 'show', file, '--json'], {env})
     expect(show.exitCode).toBe(0)
-    const summary = oneJsonDocument(show.stdout) as {cells: Array<{name: string; status: string; hosts: number}>; totals: {hosts: number; instances: number; allocations: number}}
+    const summary = oneJsonDocument(show.stdout) as {
+      cells: Array<{name: string; status: string; hosts: number}>
+      totals: {hosts: number; instances: number; allocations: number}
+    }
     const s = generated.snapshot
     expect(summary.totals.hosts).toBe(s.nova.compute_nodes.filter((c) => c.deleted === 0).length)
     expect(summary.totals.allocations).toBe(s.placement.allocations.length)
@@ -87,7 +92,9 @@ describe('snapshot capture / show against live databases (built CLI)', () => {
 
   it('a wrong password is one line, exit 2, and does not echo either password', async () => {
     const wrong = 'Wr0ng-pass-XYZ'
-    const r = await cloudctl(['snapshot', 'show', 'live', '--api-db', withUser(cloud.apiUrl, wrong), '--placement-db', withUser(cloud.placementUrl, wrong)], {env})
+    const r = await cloudctl(['snapshot', 'show', 'live', '--api-db', withUser(cloud.apiUrl, wrong), '--placement-db', withUser(cloud.placementUrl, wrong)], {
+      env,
+    })
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toMatch(/^Error: .*(denied|password|credentials)/im)
     expect(r.stderr).not.toContain(wrong)
@@ -97,7 +104,18 @@ describe('snapshot capture / show against live databases (built CLI)', () => {
   it('an unreachable cell is recorded as unavailable, not empty', async () => {
     const file = join(dir, 'partial.json')
     const r = await cloudctl(
-      ['snapshot', 'capture', '--api-db', withUser(cloud.apiUrl), '--placement-db', withUser(cloud.placementUrl), '--cell-db', `cell2=mysql+pymysql://nova:${PASSWORD}@127.0.0.1:1/nova`, '-o', file],
+      [
+        'snapshot',
+        'capture',
+        '--api-db',
+        withUser(cloud.apiUrl),
+        '--placement-db',
+        withUser(cloud.placementUrl),
+        '--cell-db',
+        `cell2=mysql+pymysql://nova:${PASSWORD}@127.0.0.1:1/nova`,
+        '-o',
+        file,
+      ],
       {env},
     )
     expect(r.exitCode, r.stderr).toBe(0)

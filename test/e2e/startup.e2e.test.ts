@@ -24,7 +24,9 @@ interface ManifestCommand {
 }
 
 function commandFiles(dir: string): string[] {
-  return readdirSync(dir, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? commandFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []))
+  return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory() ? commandFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  )
 }
 
 /** What a built ES module imports, statically and with import(). */
@@ -56,7 +58,15 @@ describe('start-up', () => {
     const built: Record<string, {summary?: string; flags: string[]; args: string[]; path: string}> = {}
     for (const file of commandFiles(dir)) {
       const id = relative(dir, file).replace(/\.js$/, '').split('/').join(':')
-      const mod = (await import(pathToFileURL(file).href)) as {default: {summary?: string; flags?: Record<string, unknown>; baseFlags?: Record<string, unknown>; enableJsonFlag?: boolean; args?: Record<string, unknown>}}
+      const mod = (await import(pathToFileURL(file).href)) as {
+        default: {
+          summary?: string
+          flags?: Record<string, unknown>
+          baseFlags?: Record<string, unknown>
+          enableJsonFlag?: boolean
+          args?: Record<string, unknown>
+        }
+      }
       const cls = mod.default
       built[id] = {
         summary: cls.summary,
@@ -68,12 +78,18 @@ describe('start-up', () => {
     }
     expect(Object.keys(manifest.commands).sort()).toEqual(Object.keys(built).sort())
     for (const [id, c] of Object.entries(manifest.commands)) {
-      expect({id, summary: c.summary, flags: Object.keys(c.flags).sort(), args: Object.keys(c.args).sort(), path: c.relativePath.join('/')}).toEqual({id, ...built[id]})
+      expect({id, summary: c.summary, flags: Object.keys(c.flags).sort(), args: Object.keys(c.args).sort(), path: c.relativePath.join('/')}).toEqual({
+        id,
+        ...built[id],
+      })
     }
   })
 
   it('the bundled commands reach oclif only through its one door, and load no database driver before they need it', () => {
-    const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {imports: Record<string, string>; oclif: {helpClass: string; hooks: Record<string, string>}}
+    const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      imports: Record<string, string>
+      oclif: {helpClass: string; hooks: Record<string, string>}
+    }
     // '#oclif' is the file bin/run.js imports, so node loads one module instance for both.
     expect(pjson.imports['#oclif']).toBe('./dist/lib/cli/oclif.js')
     const chunks = join(ROOT, 'dist/chunks')
@@ -82,7 +98,12 @@ describe('start-up', () => {
     // the commands): ES modules over dist/chunks, nothing of tsc's dist/lib, no package but the door.
     const commands = commandFiles(join(ROOT, 'dist/commands'))
     expect(commands.length).toBeGreaterThan(20)
-    const entries = [...commands, join(ROOT, pjson.oclif.helpClass), ...Object.values(pjson.oclif.hooks).map((h) => join(ROOT, h)), join(ROOT, 'dist/lib/db/repair/executor.js')]
+    const entries = [
+      ...commands,
+      join(ROOT, pjson.oclif.helpClass),
+      ...Object.values(pjson.oclif.hooks).map((h) => join(ROOT, h)),
+      join(ROOT, 'dist/lib/db/repair/executor.js'),
+    ]
     const reached = new Set<string>()
     const walk = (file: string): void => {
       if (reached.has(file)) return
@@ -91,16 +112,30 @@ describe('start-up', () => {
     }
     for (const file of entries) {
       const {static: imports} = importsOf(file)
-      expect(imports.filter((s) => s.startsWith('.') && !inChunks(file, s)), file).toEqual([])
-      expect(imports.filter((s) => !s.startsWith('.') && !s.startsWith('node:') && s !== '#oclif'), file).toEqual([])
+      expect(
+        imports.filter((s) => s.startsWith('.') && !inChunks(file, s)),
+        file,
+      ).toEqual([])
+      expect(
+        imports.filter((s) => !s.startsWith('.') && !s.startsWith('node:') && s !== '#oclif'),
+        file,
+      ).toEqual([])
       walk(file)
     }
-    for (const file of readdirSync(chunks).filter((f) => f.endsWith('.js')).map((f) => join(chunks, f))) {
+    for (const file of readdirSync(chunks)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => join(chunks, f))) {
       const {static: imports, dynamic} = importsOf(file)
       // No copy of oclif (esbuild names each bundled file in a comment), and no import of it but the door.
       expect(readFileSync(file, 'utf8'), file).not.toMatch(/node_modules\/@oclif\/core\//)
-      expect([...imports, ...dynamic].filter((s) => s.includes('@oclif/')), file).toEqual([])
-      expect(imports.filter((s) => s.startsWith('.') && !inChunks(file, s)), file).toEqual([])
+      expect(
+        [...imports, ...dynamic].filter((s) => s.includes('@oclif/')),
+        file,
+      ).toEqual([])
+      expect(
+        imports.filter((s) => s.startsWith('.') && !inChunks(file, s)),
+        file,
+      ).toEqual([])
     }
     // mysql2 is bundled, in a chunk only an import() reaches: nothing a start loads holds it.
     const eager = [...reached].filter((f) => readFileSync(f, 'utf8').includes('node_modules/mysql2/'))

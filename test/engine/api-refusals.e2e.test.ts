@@ -20,9 +20,21 @@ beforeAll(async () => {
 
 describe('simulate boot: requests nova-api refuses', () => {
   it.each([
-    ['shared flavor, dedicated image', ['--extra-spec', 'hw:cpu_policy=shared', '--image-property', 'hw_cpu_policy=dedicated'], "400 ImageCPUPinningForbidden): Image property 'hw_cpu_policy' is not permitted to override CPU pinning policy set against the flavor"],
-    ['an absurd dedicated mask (bounded, no "Set maximum size exceeded")', ['--extra-spec', 'hw:cpu_policy=mixed', '--extra-spec', 'hw:cpu_dedicated_mask=0-99999999'], '400 InvalidMixedInstanceDedicatedMask): Mixed instance must have at least 1 pinned vCPU and 1 unpinned vCPU.'],
-    ['PCPU and VCPU together', ['--extra-spec', 'resources:PCPU=1', '--extra-spec', 'resources:VCPU=1'], "400 InvalidRequest): It is not possible to specify both 'resources:VCPU' and 'resources:PCPU' extra specs; use one or the other"],
+    [
+      'shared flavor, dedicated image',
+      ['--extra-spec', 'hw:cpu_policy=shared', '--image-property', 'hw_cpu_policy=dedicated'],
+      "400 ImageCPUPinningForbidden): Image property 'hw_cpu_policy' is not permitted to override CPU pinning policy set against the flavor",
+    ],
+    [
+      'an absurd dedicated mask (bounded, no "Set maximum size exceeded")',
+      ['--extra-spec', 'hw:cpu_policy=mixed', '--extra-spec', 'hw:cpu_dedicated_mask=0-99999999'],
+      '400 InvalidMixedInstanceDedicatedMask): Mixed instance must have at least 1 pinned vCPU and 1 unpinned vCPU.',
+    ],
+    [
+      'PCPU and VCPU together',
+      ['--extra-spec', 'resources:PCPU=1', '--extra-spec', 'resources:VCPU=1'],
+      "400 InvalidRequest): It is not possible to specify both 'resources:VCPU' and 'resources:PCPU' extra specs; use one or the other",
+    ],
   ])('%s: exit 2 with the exception and message', async (_name, args, message) => {
     const r = await cloudctl(['simulate', 'boot', '--snapshot', file, '--flavor', 'm1.small', ...args])
     expect(r.exitCode).toBe(2)

@@ -14,7 +14,11 @@ import {providerIndex} from '../../src/lib/engine/provider-index.js'
 import {emptyGroup, type PlacementGroup, type PlacementRequest} from '../../src/lib/engine/placement-request.js'
 import {CloudBuilder, CONSUMER_TYPE_INSTANCE} from '../support/builders.js'
 
-function group(suffix: string, resources: Record<string, number>, o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; forbiddenAggs?: string[]; inTree?: string} = {}): PlacementGroup {
+function group(
+  suffix: string,
+  resources: Record<string, number>,
+  o: {required?: string[]; forbidden?: string[]; memberOf?: string[][]; forbiddenAggs?: string[]; inTree?: string} = {},
+): PlacementGroup {
   const g = emptyGroup(suffix)
   for (const [rc, n] of Object.entries(resources)) g.resources.set(rc, n)
   for (const t of o.required ?? []) g.required.add(t)
@@ -37,7 +41,13 @@ function candidates(s: Snapshot, req: PlacementRequest) {
   return {
     r,
     /** each candidate as "anchor: rp.RC=amount ..." sorted within the candidate */
-    text: r.all.map((a) => `${name(a.anchorRootId)}: ${a.parts.map((p) => `${name(p.rpId)}.${p.rc}=${p.amount}`).sort().join(' ')}`),
+    text: r.all.map(
+      (a) =>
+        `${name(a.anchorRootId)}: ${a.parts
+          .map((p) => `${name(p.rpId)}.${p.rc}=${p.amount}`)
+          .sort()
+          .join(' ')}`,
+    ),
     anchors: r.all.map((a) => name(a.anchorRootId)),
   }
 }
@@ -95,7 +105,10 @@ describe('capacity rule at the candidate level', () => {
     [10, 3, 2.0, 7, 8, false],
   ] as const)('total %i reserved %i ratio %f used %i: %i -> %s', (total, reserved, ratio, used, amount, ok) => {
     // max_unit 1000: only the capacity rule is under test here
-    const s = providers([{name: 'h', inv: {VCPU: {total, reserved, allocation_ratio: ratio, max_unit: 1000}}}], (b) => used > 0 && allocate(b, 'h', 'VCPU', used))
+    const s = providers(
+      [{name: 'h', inv: {VCPU: {total, reserved, allocation_ratio: ratio, max_unit: 1000}}}],
+      (b) => used > 0 && allocate(b, 'h', 'VCPU', used),
+    )
     const {r} = candidates(s, request([group('', {VCPU: amount})]))
     expect(r.all.length).toBe(ok ? 1 : 0)
     if (!ok) expect(r.diagnostics.rejectedRoots.get(1)?.label).toBe('insufficient VCPU')
@@ -115,7 +128,10 @@ describe('capacity rule at the candidate level', () => {
   })
 
   it('counts usage claimed earlier in the simulation (engine state), like the snapshot usage', () => {
-    const s = providers([{name: 'a', inv: {VCPU: 4}}, {name: 'b', inv: {VCPU: 4}}])
+    const s = providers([
+      {name: 'a', inv: {VCPU: 4}},
+      {name: 'b', inv: {VCPU: 4}},
+    ])
     const m = buildModel(s)
     const idx = providerIndex(m)
     const state = createEngineState()
@@ -157,7 +173,9 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
   })
 
   it('required / forbidden traits of the unsuffixed group apply to the providers of the allocation', () => {
-    expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512}, {required: ['CUSTOM_GOLD']})])).text).toEqual(['root: numa0.VCPU=2 root.MEMORY_MB=512'])
+    expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512}, {required: ['CUSTOM_GOLD']})])).text).toEqual([
+      'root: numa0.VCPU=2 root.MEMORY_MB=512',
+    ])
     expect(candidates(tree(), request([group('', {VCPU: 2, MEMORY_MB: 512}, {forbidden: ['CUSTOM_GOLD']})])).text).toEqual([
       'root: numa1.VCPU=2 root.MEMORY_MB=512',
       'other: other.MEMORY_MB=512 other.VCPU=2',
@@ -167,7 +185,9 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
   it('in_tree restricts to one tree', () => {
     expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: rpUuid('numa1')})])).anchors).toEqual(['root', 'root'])
     expect(candidates(tree(), request([group('', {VCPU: 1, MEMORY_MB: 512}, {inTree: rpUuid('other')})])).anchors).toEqual(['other'])
-    expect(candidates(tree(), request([group('', {VCPU: 1}, {inTree: rpUuid('nope')})])).r.diagnostics.stoppedAt).toMatch(`in_tree provider ${rpUuid('nope')} does not exist`)
+    expect(candidates(tree(), request([group('', {VCPU: 1}, {inTree: rpUuid('nope')})])).r.diagnostics.stoppedAt).toMatch(
+      `in_tree provider ${rpUuid('nope')} does not exist`,
+    )
   })
 
   it('granular groups: each group from a single provider; isolate needs distinct providers', () => {
@@ -186,7 +206,9 @@ describe('nested providers (unsuffixed group spreads over the tree)', () => {
   })
 
   it('a granular group with a required trait only takes providers that have it', () => {
-    expect(candidates(tree(), request([group('', {MEMORY_MB: 512}), group('1', {VCPU: 1}, {required: ['CUSTOM_GOLD']})])).text).toEqual(['root: numa0.VCPU=1 root.MEMORY_MB=512'])
+    expect(candidates(tree(), request([group('', {MEMORY_MB: 512}), group('1', {VCPU: 1}, {required: ['CUSTOM_GOLD']})])).text).toEqual([
+      'root: numa0.VCPU=1 root.MEMORY_MB=512',
+    ])
   })
 
   it('groups combined beyond a provider capacity are dropped (provider summary check)', () => {
@@ -243,7 +265,11 @@ describe('member_of, forbidden aggregates, root traits', () => {
     ['member_of=!in:y', {forbiddenAggs: [Y]}, ['a']],
     ['no aggregate constraint (d is disabled)', {}, ['a', 'b', 'c']],
   ] as const)('%s', (_name, o, anchors) => {
-    const g = group('', {VCPU: 1}, {memberOf: 'memberOf' in o ? o.memberOf.map((l) => [...l]) : [], forbiddenAggs: 'forbiddenAggs' in o ? [...o.forbiddenAggs] : []})
+    const g = group(
+      '',
+      {VCPU: 1},
+      {memberOf: 'memberOf' in o ? o.memberOf.map((l) => [...l]) : [], forbiddenAggs: 'forbiddenAggs' in o ? [...o.forbiddenAggs] : []},
+    )
     expect(candidates(cloud(), request([g])).anchors).toEqual(anchors)
   })
 
@@ -311,15 +337,45 @@ describe("placement's 400s (nova: NoValidHost)", () => {
     ['unknown required trait', [group('', {VCPU: 1}, {required: ['CUSTOM_NOT_A_TRAIT']})], {}, 'No such trait(s): CUSTOM_NOT_A_TRAIT.'],
     ['unknown root_required forbidden trait', [group('', {VCPU: 1})], {rootForbidden: new Set(['CUSTOM_X'])}, 'No such trait(s): CUSTOM_X.'],
     ['unknown resource class', [group('', {CUSTOM_NOPE: 1})], {}, 'Invalid resource class in resources parameter: No such resource class CUSTOM_NOPE.'],
-    ['two granular groups without group_policy', [group('', {VCPU: 1}), group('1', {SRIOV_NET_VF: 1}), group('2', {SRIOV_NET_VF: 1})], {}, 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'],
+    [
+      'two granular groups without group_policy',
+      [group('', {VCPU: 1}), group('1', {SRIOV_NET_VF: 1}), group('2', {SRIOV_NET_VF: 1})],
+      {},
+      'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.',
+    ],
     ['limit=0', [group('', {VCPU: 1})], {limit: 0}, "Invalid query string parameters: '0' does not match '^[1-9][0-9]*$'"],
     ['a bad group_policy', [group('', {VCPU: 1})], {groupPolicy: 'some'}, "Invalid query string parameters: 'some' is not one of ['none', 'isolate']"],
-    ['T and !T in one group', [group('', {VCPU: 1}, {required: ['CUSTOM_GOLD'], forbidden: ['CUSTOM_GOLD']})], {}, 'Conflicting required and forbidden traits found in the following traits keys: required: (CUSTOM_GOLD)'],
-    ['T and !T in root_required', [group('', {VCPU: 1})], {rootRequired: new Set(['CUSTOM_GOLD']), rootForbidden: new Set(['CUSTOM_GOLD'])}, 'Conflicting required and forbidden traits found in root_required: CUSTOM_GOLD'],
+    [
+      'T and !T in one group',
+      [group('', {VCPU: 1}, {required: ['CUSTOM_GOLD'], forbidden: ['CUSTOM_GOLD']})],
+      {},
+      'Conflicting required and forbidden traits found in the following traits keys: required: (CUSTOM_GOLD)',
+    ],
+    [
+      'T and !T in root_required',
+      [group('', {VCPU: 1})],
+      {rootRequired: new Set(['CUSTOM_GOLD']), rootForbidden: new Set(['CUSTOM_GOLD'])},
+      'Conflicting required and forbidden traits found in root_required: CUSTOM_GOLD',
+    ],
     ['amount 0', [group('', {VCPU: 0, MEMORY_MB: 1})], {}, 'Requested resource VCPU requires amount >= 1. Got: 0.'],
-    ['a resourceless granular group (trait1 without resources1)', [group('', {VCPU: 1}), group('1', {}, {required: ['CUSTOM_GOLD']})], {}, 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.'],
-    ['member_of that is not a UUID', [group('', {VCPU: 1}, {memberOf: [['aggregate-id-7']]})], {}, "Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: aggregate-id-7"],
-    ['in_tree that is not a UUID', [group('', {VCPU: 1}, {inTree: 'compute-1'})], {}, "Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: compute-1"],
+    [
+      'a resourceless granular group (trait1 without resources1)',
+      [group('', {VCPU: 1}), group('1', {}, {required: ['CUSTOM_GOLD']})],
+      {},
+      'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.',
+    ],
+    [
+      'member_of that is not a UUID',
+      [group('', {VCPU: 1}, {memberOf: [['aggregate-id-7']]})],
+      {},
+      "Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: aggregate-id-7",
+    ],
+    [
+      'in_tree that is not a UUID',
+      [group('', {VCPU: 1}, {inTree: 'compute-1'})],
+      {},
+      "Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: compute-1",
+    ],
   ] as const)('%s', (_name, groups, extra, message) => {
     const r = candidates(cloud(), request([...groups], {rootForbidden: new Set(), ...(extra as Partial<PlacementRequest>)}))
     expect(r.r.all).toEqual([])
@@ -330,7 +386,10 @@ describe("placement's 400s (nova: NoValidHost)", () => {
     const s = cloud()
     const rp = s.placement.resource_providers[s.placement.resource_providers.length - 1]?.uuid as string
     const aggUuid = s.placement.placement_aggregates[0]?.uuid as string
-    const r = candidates(s, request([group('', {VCPU: 1}, {memberOf: [[aggUuid]], inTree: rp, forbidden: ['CUSTOM_GOLD']})], {rootForbidden: new Set(['COMPUTE_STATUS_DISABLED'])}))
+    const r = candidates(
+      s,
+      request([group('', {VCPU: 1}, {memberOf: [[aggUuid]], inTree: rp, forbidden: ['CUSTOM_GOLD']})], {rootForbidden: new Set(['COMPUTE_STATUS_DISABLED'])}),
+    )
     expect(r.anchors).toEqual(['a'])
   })
 })

@@ -12,7 +12,10 @@ function engineAnswer(c: (typeof CONSTRAINT_CASES)[number]): unknown {
   try {
     const t = instanceTopologyFor(c.vcpus, c.memoryMb, c.extraSpecs, c.image ?? {})
     if (t === null) return {cells: null, emulatorThreadsIsolated: false}
-    return {cells: t.cells.map((x) => ({cpuset: x.cpuset, pcpuset: x.pcpuset, memory: x.memory, pagesize: x.pagesize, policy: x.cpuPolicy, thread: x.threadPolicy})), emulatorThreadsIsolated: t.emulatorThreadsIsolated}
+    return {
+      cells: t.cells.map((x) => ({cpuset: x.cpuset, pcpuset: x.pcpuset, memory: x.memory, pagesize: x.pagesize, policy: x.cpuPolicy, thread: x.threadPolicy})),
+      emulatorThreadsIsolated: t.emulatorThreadsIsolated,
+    }
   } catch (error) {
     if (error instanceof NumaRequestError) return {error: error.novaName, message: error.message}
     throw error

@@ -30,7 +30,15 @@ function run(filter: string, rows: Row[]): void {
 }
 
 const withSpecs = (extra_specs: Record<string, string>): Partial<RequestSpec> => ({flavor: flavor({extra_specs}), extraSpecs: extra_specs})
-const group = (policy: string, members: string[], over: Partial<ServerGroupSpec> = {}): ServerGroupSpec => ({uuid: 'g1', name: 'grp', policy, rules: {}, members: new Set(members), hosts: [], ...over})
+const group = (policy: string, members: string[], over: Partial<ServerGroupSpec> = {}): ServerGroupSpec => ({
+  uuid: 'g1',
+  name: 'grp',
+  policy,
+  rules: {},
+  members: new Set(members),
+  hosts: [],
+  ...over,
+})
 
 describe('ComputeFilter (service enabled and up: |now - (last_seen_up or created_at)| <= service_down_time)', () => {
   run('ComputeFilter', [
@@ -42,7 +50,11 @@ describe('ComputeFilter (service enabled and up: |now - (last_seen_up or created
     {name: 'last seen 61 s in the future (abs)', host: {service: service({last_seen_up: '2024-06-03 05:04:41'})}, expect: 'compute service down'},
     {name: 'longer service_down_time', host: {service: service({last_seen_up: '2024-06-03 05:02:39'})}, cfg: {service_down_time: 120}, expect: null},
     {name: 'never seen up: created_at is the heartbeat', host: {service: service({last_seen_up: null, created_at: '2024-06-03 05:03:30'})}, expect: null},
-    {name: 'never seen up: updated_at is not consulted', host: {service: service({last_seen_up: null, created_at: '2024-01-01 00:00:00', updated_at: '2024-06-03 05:03:40'})}, expect: 'compute service down'},
+    {
+      name: 'never seen up: updated_at is not consulted',
+      host: {service: service({last_seen_up: null, created_at: '2024-01-01 00:00:00', updated_at: '2024-06-03 05:03:40'})},
+      expect: 'compute service down',
+    },
     {name: 'no nova-compute service row', host: {service: undefined}, expect: 'no compute service'},
   ])
 })
@@ -81,17 +93,29 @@ describe('ComputeCapabilitiesFilter', () => {
   run('ComputeCapabilitiesFilter', [
     {name: 'no extra specs', expect: null},
     {name: 'capabilities:hypervisor_type s== QEMU', spec: withSpecs({'capabilities:hypervisor_type': 's== QEMU'}), expect: null},
-    {name: 'capabilities:hypervisor_type s== xen', spec: withSpecs({'capabilities:hypervisor_type': 's== xen'}), expect: 'extra spec capabilities:hypervisor_type not matched'},
+    {
+      name: 'capabilities:hypervisor_type s== xen',
+      spec: withSpecs({'capabilities:hypervisor_type': 's== xen'}),
+      expect: 'extra spec capabilities:hypervisor_type not matched',
+    },
     {name: 'nested JSON: capabilities:cpu_info:vendor', spec: withSpecs({'capabilities:cpu_info:vendor': 'Intel'}), expect: null},
     {name: 'nested JSON mismatch', spec: withSpecs({'capabilities:cpu_info:vendor': 'AMD'}), expect: 'extra spec capabilities:cpu_info:vendor not matched'},
-    {name: 'unscoped key naming a host attribute is checked', spec: withSpecs({hypervisor_version: '>= 7000000'}), expect: 'extra spec hypervisor_version not matched'},
+    {
+      name: 'unscoped key naming a host attribute is checked',
+      spec: withSpecs({hypervisor_version: '>= 7000000'}),
+      expect: 'extra spec hypervisor_version not matched',
+    },
     {name: 'unscoped host attribute that matches', spec: withSpecs({hypervisor_version: '>= 6002000'}), expect: null},
     {name: 'other scopes are ignored', spec: withSpecs({'hw:cpu_policy': 'dedicated', 'aggregate_instance_extra_specs:ssd': 'true'}), expect: null},
     {name: 'unscoped key that is neither attribute nor stat is ignored', spec: withSpecs({foo: 'bar'}), expect: null},
     {name: 'stats as fallback', host, spec: withSpecs({'capabilities:gpu_model': 'A100'}), expect: null},
     {name: 'unscoped stat', host, spec: withSpecs({gpu_model: 'H100'}), expect: 'extra spec gpu_model not matched'},
     {name: 'float attribute is compared as str(float): "16.0"', spec: withSpecs({'capabilities:cpu_allocation_ratio': '16.0'}), expect: null},
-    {name: 'str(16.0) is not "16"', spec: withSpecs({'capabilities:cpu_allocation_ratio': '16'}), expect: 'extra spec capabilities:cpu_allocation_ratio not matched'},
+    {
+      name: 'str(16.0) is not "16"',
+      spec: withSpecs({'capabilities:cpu_allocation_ratio': '16'}),
+      expect: 'extra spec capabilities:cpu_allocation_ratio not matched',
+    },
     {name: 'numeric operator on free_ram_mb', spec: withSpecs({'capabilities:free_ram_mb': '>= 4096'}), expect: null},
     {name: 'missing capability fails', spec: withSpecs({'capabilities:nonexistent': 'x'}), expect: 'capability nonexistent missing'},
     {name: 'path below a scalar fails', spec: withSpecs({'capabilities:hypervisor_type:x': 'y'}), expect: 'capability hypervisor_type:x missing'},
@@ -109,11 +133,30 @@ describe('ImagePropertiesFilter', () => {
     {name: 'hypervisor type', spec: props({img_hv_type: 'kvm'}), expect: null},
     {name: 'hypervisor type mismatch', spec: props({img_hv_type: 'xen'}), expect: 'image properties not supported'},
     {name: 'vm mode hv is hvm', spec: props({hw_vm_mode: 'hv'}), expect: null},
-    {name: 'all three must be in the same supported_instances entry', host: {supportedInstances: [['x86_64', 'qemu', 'hvm'], ['aarch64', 'kvm', 'hvm']]}, spec: props({hw_architecture: 'x86_64', img_hv_type: 'kvm'}), expect: 'image properties not supported'},
-    {name: 'host without supported_instances', host: {supportedInstances: []}, spec: props({hw_architecture: 'x86_64'}), expect: 'image properties not supported'},
+    {
+      name: 'all three must be in the same supported_instances entry',
+      host: {
+        supportedInstances: [
+          ['x86_64', 'qemu', 'hvm'],
+          ['aarch64', 'kvm', 'hvm'],
+        ],
+      },
+      spec: props({hw_architecture: 'x86_64', img_hv_type: 'kvm'}),
+      expect: 'image properties not supported',
+    },
+    {
+      name: 'host without supported_instances',
+      host: {supportedInstances: []},
+      spec: props({hw_architecture: 'x86_64'}),
+      expect: 'image properties not supported',
+    },
     {name: 'default architecture from config', cfg: {image_properties_default_architecture: 'aarch64'}, expect: 'image properties not supported'},
     {name: 'requested hypervisor version satisfied (6002000 = 6.2.0)', spec: props({img_hv_type: 'kvm', img_hv_requested_version: '>=6.0'}), expect: null},
-    {name: 'requested hypervisor version not satisfied', spec: props({img_hv_type: 'kvm', img_hv_requested_version: '>=7.0'}), expect: 'image properties not supported'},
+    {
+      name: 'requested hypervisor version not satisfied',
+      spec: props({img_hv_type: 'kvm', img_hv_requested_version: '>=7.0'}),
+      expect: 'image properties not supported',
+    },
     {name: 'version range', spec: props({img_hv_type: 'kvm', img_hv_requested_version: '>=6.0, <6.3'}), expect: null},
   ])
 })
@@ -122,11 +165,31 @@ describe('ServerGroupAntiAffinityFilter', () => {
   run('ServerGroupAntiAffinityFilter', [
     {name: 'no group', expect: null},
     {name: 'no member on the host', host: {instances: new Set(['x'])}, spec: {group: group('anti-affinity', ['m1'])}, expect: null},
-    {name: 'a member on the host (max_server_per_host 1)', host: {instances: new Set(['m1'])}, spec: {group: group('anti-affinity', ['m1'])}, expect: 'anti-affinity group grp'},
-    {name: 'max_server_per_host 2, one there', host: {instances: new Set(['m1'])}, spec: {group: group('anti-affinity', ['m1', 'm2'], {rules: {max_server_per_host: 2}})}, expect: null},
-    {name: 'max_server_per_host 2, two there', host: {instances: new Set(['m1', 'm2'])}, spec: {group: group('anti-affinity', ['m1', 'm2'], {rules: {max_server_per_host: 2}})}, expect: 'anti-affinity group grp'},
+    {
+      name: 'a member on the host (max_server_per_host 1)',
+      host: {instances: new Set(['m1'])},
+      spec: {group: group('anti-affinity', ['m1'])},
+      expect: 'anti-affinity group grp',
+    },
+    {
+      name: 'max_server_per_host 2, one there',
+      host: {instances: new Set(['m1'])},
+      spec: {group: group('anti-affinity', ['m1', 'm2'], {rules: {max_server_per_host: 2}})},
+      expect: null,
+    },
+    {
+      name: 'max_server_per_host 2, two there',
+      host: {instances: new Set(['m1', 'm2'])},
+      spec: {group: group('anti-affinity', ['m1', 'm2'], {rules: {max_server_per_host: 2}})},
+      expect: 'anti-affinity group grp',
+    },
     {name: 'other policy is not this filter', host: {instances: new Set(['m1'])}, spec: {group: group('affinity', ['m1'])}, expect: null},
-    {name: 'soft-anti-affinity is a weigher, not a filter', host: {instances: new Set(['m1'])}, spec: {group: group('soft-anti-affinity', ['m1'])}, expect: null},
+    {
+      name: 'soft-anti-affinity is a weigher, not a filter',
+      host: {instances: new Set(['m1'])},
+      spec: {group: group('soft-anti-affinity', ['m1'])},
+      expect: null,
+    },
   ])
 })
 
@@ -161,13 +224,33 @@ describe('AggregateInstanceExtraSpecsFilter', () => {
   run('AggregateInstanceExtraSpecsFilter', [
     {name: 'no extra specs', host: {aggregates: [ssd]}, expect: null},
     {name: 'scoped key matches', host: {aggregates: [ssd]}, spec: withSpecs({'aggregate_instance_extra_specs:ssd': 'true'}), expect: null},
-    {name: 'scoped key, other value', host: {aggregates: [ssd]}, spec: withSpecs({'aggregate_instance_extra_specs:ssd': 'false'}), expect: 'aggregate metadata ssd not matched'},
+    {
+      name: 'scoped key, other value',
+      host: {aggregates: [ssd]},
+      spec: withSpecs({'aggregate_instance_extra_specs:ssd': 'false'}),
+      expect: 'aggregate metadata ssd not matched',
+    },
     {name: 'unscoped key is checked too', host: {aggregates: [ssd]}, spec: withSpecs({ssd: 'true'}), expect: null},
-    {name: 'unscoped key missing from the aggregates fails', host: {aggregates: [ssd]}, spec: withSpecs({group_policy: 'none'}), expect: 'aggregate metadata group_policy missing'},
+    {
+      name: 'unscoped key missing from the aggregates fails',
+      host: {aggregates: [ssd]},
+      spec: withSpecs({group_policy: 'none'}),
+      expect: 'aggregate metadata group_policy missing',
+    },
     {name: 'other scopes are ignored', host: {aggregates: []}, spec: withSpecs({'hw:cpu_policy': 'dedicated', 'resources:VGPU': '1'}), expect: null},
     {name: 'operator on metadata', host: {aggregates: [ssd]}, spec: withSpecs({'aggregate_instance_extra_specs:cpu_gen': '>= 2'}), expect: null},
-    {name: 'host in no aggregate', host: {aggregates: []}, spec: withSpecs({'aggregate_instance_extra_specs:ssd': 'true'}), expect: 'aggregate metadata ssd missing'},
-    {name: 'any of the comma-split values may match', host: {aggregates: [gold]}, spec: withSpecs({'aggregate_instance_extra_specs:tier': 'silver'}), expect: null},
+    {
+      name: 'host in no aggregate',
+      host: {aggregates: []},
+      spec: withSpecs({'aggregate_instance_extra_specs:ssd': 'true'}),
+      expect: 'aggregate metadata ssd missing',
+    },
+    {
+      name: 'any of the comma-split values may match',
+      host: {aggregates: [gold]},
+      spec: withSpecs({'aggregate_instance_extra_specs:tier': 'silver'}),
+      expect: null,
+    },
   ])
 })
 
@@ -185,7 +268,11 @@ describe('AggregateMultiTenancyIsolation', () => {
 
 describe('IsolatedHostsFilter', () => {
   const img = (id: string | null): Partial<RequestSpec> => ({image: {id, diskFormat: null, properties: {}}})
-  const cfg = (restrict: boolean, images: string[] = ['iso-img']): Partial<SchedulerConfig> => ({isolated_hosts: ['h1'], isolated_images: images, restrict_isolated_hosts_to_isolated_images: restrict})
+  const cfg = (restrict: boolean, images: string[] = ['iso-img']): Partial<SchedulerConfig> => ({
+    isolated_hosts: ['h1'],
+    isolated_images: images,
+    restrict_isolated_hosts_to_isolated_images: restrict,
+  })
   run('IsolatedHostsFilter', [
     {name: 'nothing configured', expect: null},
     {name: 'no isolated images, restrict: isolated host refused', cfg: cfg(true, []), expect: 'isolated host'},
@@ -217,12 +304,24 @@ describe('IoOpsFilter / NumInstancesFilter and their per-aggregate variants (num
     {name: '7 < 8', host: {numIoOps: 7}, expect: null},
     {name: '8 is not < 8', host: {numIoOps: 8}, expect: 'too many I/O operations'},
     {name: 'configured max', host: {numIoOps: 8}, cfg: {max_io_ops_per_host: 9}, expect: null},
-    {name: 'aggregate metadata is ignored by the plain filter', host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20'})]}, expect: 'too many I/O operations'},
+    {
+      name: 'aggregate metadata is ignored by the plain filter',
+      host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20'})]},
+      expect: 'too many I/O operations',
+    },
   ])
   run('AggregateIoOpsFilter', [
     {name: 'aggregate raises the limit', host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20'})]}, expect: null},
-    {name: 'lowest aggregate value wins', host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20'}), aggregate({max_io_ops_per_host: '5'})]}, expect: 'too many I/O operations'},
-    {name: 'a value int() cannot read -> config value', host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20.5'})]}, expect: 'too many I/O operations'},
+    {
+      name: 'lowest aggregate value wins',
+      host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20'}), aggregate({max_io_ops_per_host: '5'})]},
+      expect: 'too many I/O operations',
+    },
+    {
+      name: 'a value int() cannot read -> config value',
+      host: {numIoOps: 8, aggregates: [aggregate({max_io_ops_per_host: '20.5'})]},
+      expect: 'too many I/O operations',
+    },
     {name: 'no aggregate value -> config value', host: {numIoOps: 7}, expect: null},
   ])
   run('NumInstancesFilter', [
@@ -231,7 +330,11 @@ describe('IoOpsFilter / NumInstancesFilter and their per-aggregate variants (num
   ])
   run('AggregateNumInstancesFilter', [
     {name: 'aggregate lowers the limit', host: {numInstances: 10, aggregates: [aggregate({max_instances_per_host: '10'})]}, expect: 'too many instances'},
-    {name: 'metadata values are not comma-split: "10,20" is no int -> config value', host: {numInstances: 10, aggregates: [aggregate({max_instances_per_host: '10,20'})]}, expect: null},
+    {
+      name: 'metadata values are not comma-split: "10,20" is no int -> config value',
+      host: {numInstances: 10, aggregates: [aggregate({max_instances_per_host: '10,20'})]},
+      expect: null,
+    },
   ])
 })
 
@@ -241,42 +344,101 @@ describe('PciPassthroughFilter', () => {
     {vendor_id: '10de', product_id: '1eb8', numa_node: 1, count: 2, tags: {dev_type: 'type-PCI'}},
     {vendor_id: '8086', product_id: '154d', numa_node: 0, count: 4, tags: {dev_type: 'type-VF'}},
   ]
-  const want = (count: number, spec: {vendor_id?: string; product_id?: string; device_type?: string}, alias = 'a'): Partial<RequestSpec> => ({pciRequests: [{alias, count, spec: {name: alias, ...spec}}]})
+  const want = (count: number, spec: {vendor_id?: string; product_id?: string; device_type?: string}, alias = 'a'): Partial<RequestSpec> => ({
+    pciRequests: [{alias, count, spec: {name: alias, ...spec}}],
+  })
   run('PciPassthroughFilter', [
     {name: 'no PCI request', expect: null},
     {name: 'no PCI request on a PCI host', host: {pciPools: pools}, expect: null},
     {name: '3 GPUs over two pools', host: {pciPools: pools}, spec: want(3, {vendor_id: '10de', product_id: '1eb8'}, 'gpu'), expect: null},
     {name: '4 GPUs: only 3', host: {pciPools: pools}, spec: want(4, {vendor_id: '10de', product_id: '1eb8'}, 'gpu'), expect: 'insufficient PCI devices (gpu)'},
-    {name: 'device_type must match', host: {pciPools: pools}, spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'), expect: 'insufficient PCI devices (pf)'},
+    {
+      name: 'device_type must match',
+      host: {pciPools: pools},
+      spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'),
+      expect: 'insufficient PCI devices (pf)',
+    },
     // _filter_pools_for_unrequested_pfs / _vdpa_devices / _remote_managed_devices
-    {name: 'PFs only for a request that asks for type-PF', host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]}, spec: want(1, {vendor_id: '8086'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
-    {name: 'a type-PF request gets PFs', host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]}, spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'), expect: null},
-    {name: 'vDPA devices only when asked', host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'vdpa'}}]}, spec: want(1, {vendor_id: '15b3'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
-    {name: 'remote-managed devices are not for aliases', host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'type-VF', remote_managed: 'true'}}]}, spec: want(1, {vendor_id: '15b3'}, 'nic'), expect: 'insufficient PCI devices (nic)'},
+    {
+      name: 'PFs only for a request that asks for type-PF',
+      host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]},
+      spec: want(1, {vendor_id: '8086'}, 'nic'),
+      expect: 'insufficient PCI devices (nic)',
+    },
+    {
+      name: 'a type-PF request gets PFs',
+      host: {pciPools: [{vendor_id: '8086', product_id: '1572', numa_node: 0, count: 2, tags: {dev_type: 'type-PF'}}]},
+      spec: want(1, {vendor_id: '8086', device_type: 'type-PF'}, 'pf'),
+      expect: null,
+    },
+    {
+      name: 'vDPA devices only when asked',
+      host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'vdpa'}}]},
+      spec: want(1, {vendor_id: '15b3'}, 'nic'),
+      expect: 'insufficient PCI devices (nic)',
+    },
+    {
+      name: 'remote-managed devices are not for aliases',
+      host: {pciPools: [{vendor_id: '15b3', product_id: '101e', numa_node: 0, count: 2, tags: {dev_type: 'type-VF', remote_managed: 'true'}}]},
+      spec: want(1, {vendor_id: '15b3'}, 'nic'),
+      expect: 'insufficient PCI devices (nic)',
+    },
     {name: 'VFs', host: {pciPools: pools}, spec: want(4, {vendor_id: '8086', device_type: 'type-VF'}, 'vf'), expect: null},
     {name: 'host without PCI devices', spec: want(1, {vendor_id: '10de'}, 'gpu'), expect: 'insufficient PCI devices (gpu)'},
     {
       name: 'two requests consume from the same pools',
       host: {pciPools: pools},
-      spec: {pciRequests: [{alias: 'g1', count: 2, spec: {name: 'g1', vendor_id: '10de'}}, {alias: 'g2', count: 2, spec: {name: 'g2', vendor_id: '10de'}}]},
+      spec: {
+        pciRequests: [
+          {alias: 'g1', count: 2, spec: {name: 'g1', vendor_id: '10de'}},
+          {alias: 'g2', count: 2, spec: {name: 'g2', vendor_id: '10de'}},
+        ],
+      },
       expect: 'insufficient PCI devices (g2)',
     },
   ])
 })
 
 describe('NUMATopologyFilter (fitting itself: numa.test.ts)', () => {
-  const ht = topology(numaCell({id: 0, pcpuset: [0, 1, 2, 3], siblings: [[0, 1], [2, 3]]}))
+  const ht = topology(
+    numaCell({
+      id: 0,
+      pcpuset: [0, 1, 2, 3],
+      siblings: [
+        [0, 1],
+        [2, 3],
+      ],
+    }),
+  )
   const noHt = topology(numaCell({id: 0, pcpuset: [0, 1, 2, 3], siblings: [[0], [1], [2], [3]]}))
   const pinned = (n: number, extra: Record<string, string> = {}): Partial<RequestSpec> => ({
     ...withSpecs({'hw:cpu_policy': 'dedicated', ...extra}),
-    numaTopology: {cells: [{id: 0, cpuset: [], pcpuset: Array.from({length: n}, (_, i) => i), memory: 1024, pagesize: null, cpuPolicy: 'dedicated', threadPolicy: (extra['hw:cpu_thread_policy'] as 'require' | undefined) ?? null}], emulatorThreadsIsolated: false},
+    numaTopology: {
+      cells: [
+        {
+          id: 0,
+          cpuset: [],
+          pcpuset: Array.from({length: n}, (_, i) => i),
+          memory: 1024,
+          pagesize: null,
+          cpuPolicy: 'dedicated',
+          threadPolicy: (extra['hw:cpu_thread_policy'] as 'require' | undefined) ?? null,
+        },
+      ],
+      emulatorThreadsIsolated: false,
+    },
   })
   run('NUMATopologyFilter', [
     {name: 'no NUMA request', expect: null},
     {name: 'NUMA request, host without topology', spec: pinned(2), expect: 'no host NUMA topology'},
     {name: 'fits', host: {numa: ht}, spec: pinned(2), expect: null},
     {name: 'too many pCPUs', host: {numa: ht}, spec: pinned(5), expect: 'insufficient free pCPUs in a NUMA cell'},
-    {name: 'thread policy require on a host without hyperthreads', host: {numa: noHt}, spec: pinned(2, {'hw:cpu_thread_policy': 'require'}), expect: 'no hyperthreads for cpu_thread_policy=require'},
+    {
+      name: 'thread policy require on a host without hyperthreads',
+      host: {numa: noHt},
+      spec: pinned(2, {'hw:cpu_thread_policy': 'require'}),
+      expect: 'no hyperthreads for cpu_thread_policy=require',
+    },
     {name: 'thread policy require with hyperthreads', host: {numa: ht}, spec: pinned(2, {'hw:cpu_thread_policy': 'require'}), expect: null},
   ])
 
@@ -297,7 +459,11 @@ describe('RamFilter / CoreFilter / DiskFilter (pre-placement, Stein)', () => {
     {name: '65536 x 1.5 - (65536 - 1024) = 33792 >= 2048', host: {totalUsableRamMb: 65536, freeRamMb: 1024}, expect: null},
     {name: 'ratio 1.0: 1024 free < 2048', host: {totalUsableRamMb: 65536, freeRamMb: 1024, ramAllocationRatio: 1}, expect: 'insufficient RAM'},
     {name: 'exact fit passes', host: {totalUsableRamMb: 65536, freeRamMb: 2048, ramAllocationRatio: 1}, expect: null},
-    {name: 'negative free RAM (overcommitted) with ratio 1.5', host: {totalUsableRamMb: 4096, freeRamMb: -1000, ramAllocationRatio: 1.5}, expect: 'insufficient RAM'},
+    {
+      name: 'negative free RAM (overcommitted) with ratio 1.5',
+      host: {totalUsableRamMb: 4096, freeRamMb: -1000, ramAllocationRatio: 1.5},
+      expect: 'insufficient RAM',
+    },
   ])
   // CoreFilter: vcpus <= total and total x ratio - used >= vcpus
   run('CoreFilter', [
@@ -309,9 +475,19 @@ describe('RamFilter / CoreFilter / DiskFilter (pre-placement, Stein)', () => {
   // DiskFilter: requested MB = 1024 x (root + ephemeral) + swap; usable = total x ratio - (total - free)
   run('DiskFilter', [
     {name: '20 GB root on 500 GB free', expect: null},
-    {name: 'root + ephemeral + swap MB', host: {totalUsableDiskGb: 100, freeDiskMb: 30 * 1024}, spec: {rootGb: 20, ephemeralGb: 10, swap: 1}, expect: 'insufficient disk'},
+    {
+      name: 'root + ephemeral + swap MB',
+      host: {totalUsableDiskGb: 100, freeDiskMb: 30 * 1024},
+      spec: {rootGb: 20, ephemeralGb: 10, swap: 1},
+      expect: 'insufficient disk',
+    },
     {name: 'exact fit', host: {totalUsableDiskGb: 100, freeDiskMb: 30 * 1024}, spec: {rootGb: 20, ephemeralGb: 10, swap: 0}, expect: null},
-    {name: 'boot from volume needs no root disk', host: {totalUsableDiskGb: 100, freeDiskMb: 10 * 1024}, spec: {rootGb: 20, ephemeralGb: 10, isBfv: true}, expect: null},
+    {
+      name: 'boot from volume needs no root disk',
+      host: {totalUsableDiskGb: 100, freeDiskMb: 10 * 1024},
+      spec: {rootGb: 20, ephemeralGb: 10, isBfv: true},
+      expect: null,
+    },
     {name: 'disk_allocation_ratio 2', host: {totalUsableDiskGb: 100, freeDiskMb: 0, diskAllocationRatio: 2}, spec: {rootGb: 100}, expect: null},
   ])
 })

@@ -12,7 +12,13 @@ import {numaCell, topology} from '../support/builders.js'
 
 const spread = {limits: {cpu: 16, ram: 1.5}, packing: false}
 
-function fit(host: HostNumaTopology, vcpus: number, memoryMb: number, specs: Record<string, string>, opts: {limits?: {cpu: number; ram: number} | null; packing?: boolean} = {}) {
+function fit(
+  host: HostNumaTopology,
+  vcpus: number,
+  memoryMb: number,
+  specs: Record<string, string>,
+  opts: {limits?: {cpu: number; ram: number} | null; packing?: boolean} = {},
+) {
   const req = instanceTopologyFor(vcpus, memoryMb, specs, {}) as InstanceTopologyRequest
   expect(req).not.toBeNull()
   return fitInstanceToHost(host, req, {...spread, ...opts})
@@ -28,11 +34,25 @@ describe('numa_get_constraints', () => {
   it.each([
     ['no NUMA request', {}, null],
     ['dedicated: one node, every vCPU dedicated', {'hw:cpu_policy': 'dedicated'}, [{pcpuset: [0, 1, 2, 3], cpuset: [], memory: 4096}]],
-    ['shared with two nodes', {'hw:numa_nodes': '2'}, [{pcpuset: [], cpuset: [0, 1], memory: 2048}, {pcpuset: [], cpuset: [2, 3], memory: 2048}]],
+    [
+      'shared with two nodes',
+      {'hw:numa_nodes': '2'},
+      [
+        {pcpuset: [], cpuset: [0, 1], memory: 2048},
+        {pcpuset: [], cpuset: [2, 3], memory: 2048},
+      ],
+    ],
     ['mixed with a dedicated mask', {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '2-3'}, [{pcpuset: [2, 3], cpuset: [0, 1], memory: 4096}]],
     ['mixed with an exclusion mask', {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}, [{pcpuset: [1, 2, 3], cpuset: [0], memory: 4096}]],
     ['page size alone makes a topology', {'hw:mem_page_size': 'large'}, [{pcpuset: [], cpuset: [0, 1, 2, 3], memory: 4096}]],
-    ['manual cells', {'hw:numa_nodes': '2', 'hw:numa_cpus.0': '0', 'hw:numa_mem.0': '1024', 'hw:numa_cpus.1': '1-3', 'hw:numa_mem.1': '3072'}, [{pcpuset: [], cpuset: [0], memory: 1024}, {pcpuset: [], cpuset: [1, 2, 3], memory: 3072}]],
+    [
+      'manual cells',
+      {'hw:numa_nodes': '2', 'hw:numa_cpus.0': '0', 'hw:numa_mem.0': '1024', 'hw:numa_cpus.1': '1-3', 'hw:numa_mem.1': '3072'},
+      [
+        {pcpuset: [], cpuset: [0], memory: 1024},
+        {pcpuset: [], cpuset: [1, 2, 3], memory: 3072},
+      ],
+    ],
   ] as const)('%s', (_name, specs, cells) => {
     const t = instanceTopologyFor(4, 4096, {...specs}, {})
     expect(t === null ? null : t.cells.map((c) => ({pcpuset: c.pcpuset, cpuset: c.cpuset, memory: c.memory}))).toEqual(cells)
@@ -58,7 +78,19 @@ describe('numa_get_constraints', () => {
 
 describe('dedicated CPUs and thread policies (_pack_instance_onto_cores)', () => {
   // one cell, 4 pCPUs as 2 cores x 2 threads
-  const ht = (pinned: number[] = [], over: Partial<Parameters<typeof numaCell>[0]> = {}) => topology(numaCell({id: 0, pcpuset: [0, 1, 2, 3], siblings: [[0, 1], [2, 3]], pinned, ...over}))
+  const ht = (pinned: number[] = [], over: Partial<Parameters<typeof numaCell>[0]> = {}) =>
+    topology(
+      numaCell({
+        id: 0,
+        pcpuset: [0, 1, 2, 3],
+        siblings: [
+          [0, 1],
+          [2, 3],
+        ],
+        pinned,
+        ...over,
+      }),
+    )
   const noHt = (pinned: number[] = []) => topology(numaCell({id: 0, pcpuset: [0, 1, 2, 3], siblings: [[0], [1], [2], [3]], pinned}))
   const ded = (extra: Record<string, string> = {}) => ({'hw:cpu_policy': 'dedicated', ...extra})
 
@@ -74,7 +106,13 @@ describe('dedicated CPUs and thread policies (_pack_instance_onto_cores)', () =>
     ['require on a host without hyperthreads', noHt(), 2, {'hw:cpu_thread_policy': 'require'}, /no hyperthreads/],
     // isolate on an SMT host is refused unless cpu_dedicated_set == cpu_shared_set (legacy vcpu_pin_set)
     ['isolate on an SMT host with separate dedicated set', ht(), 1, {'hw:cpu_thread_policy': 'isolate'}, /isolate on a host with hyperthreads/],
-    ['isolate with cpuset == pcpuset: one vCPU per whole core', ht([], {cpuset: [0, 1, 2, 3]}), 2, {'hw:cpu_thread_policy': 'isolate'}, [{cell: 0, pcpus: [0, 2], reserved: []}]],
+    [
+      'isolate with cpuset == pcpuset: one vCPU per whole core',
+      ht([], {cpuset: [0, 1, 2, 3]}),
+      2,
+      {'hw:cpu_thread_policy': 'isolate'},
+      [{cell: 0, pcpus: [0, 2], reserved: []}],
+    ],
     ['isolate: only one whole free core for 2 vCPUs', ht([1], {cpuset: [0, 1, 2, 3]}), 2, {'hw:cpu_thread_policy': 'isolate'}, /cannot pin 2 vCPU/],
     ['isolate without hyperthreads', noHt(), 2, {'hw:cpu_thread_policy': 'isolate'}, [{cell: 0, pcpus: [0, 1], reserved: []}]],
     // emulator threads: one more pCPU, taken from what the vCPUs left
@@ -107,14 +145,80 @@ describe('memory and shared CPUs per cell (_numa_fit_instance_cell)', () => {
     ['shared: RAM limit exceeded', {id: 0, cpuset: [0, 1], memoryUsage: 11265, memory: 8192}, 1, 1024, {'hw:numa_nodes': '1'}, false],
     ['shared: more vCPUs than the cell has CPUs', {id: 0, cpuset: [0, 1], memory: 8192}, 3, 1024, {'hw:numa_nodes': '1'}, false],
     // dedicated guests: no overcommit, memory must be free in the cell
-    ['dedicated: memory free in the cell', {id: 0, pcpuset: [0, 1], siblings: [[0], [1]], memory: 8192, memoryUsage: 7168}, 1, 1024, {'hw:cpu_policy': 'dedicated'}, true],
-    ['dedicated: memory used up', {id: 0, pcpuset: [0, 1], siblings: [[0], [1]], memory: 8192, memoryUsage: 7169}, 1, 1024, {'hw:cpu_policy': 'dedicated'}, false],
+    [
+      'dedicated: memory free in the cell',
+      {id: 0, pcpuset: [0, 1], siblings: [[0], [1]], memory: 8192, memoryUsage: 7168},
+      1,
+      1024,
+      {'hw:cpu_policy': 'dedicated'},
+      true,
+    ],
+    [
+      'dedicated: memory used up',
+      {id: 0, pcpuset: [0, 1], siblings: [[0], [1]], memory: 8192, memoryUsage: 7169},
+      1,
+      1024,
+      {'hw:cpu_policy': 'dedicated'},
+      false,
+    ],
     // page sizes
-    ['large pages available', {id: 0, cpuset: [0, 1], memory: 8192, pages: [{size_kb: 4, total: 1048576}, {size_kb: 2048, total: 1024}]}, 1, 2048, {'hw:mem_page_size': 'large'}, true],
-    ['large pages used up', {id: 0, cpuset: [0, 1], memory: 8192, pages: [{size_kb: 4, total: 1048576}, {size_kb: 2048, total: 1024, used: 1023}]}, 1, 2048, {'hw:mem_page_size': 'large'}, false],
+    [
+      'large pages available',
+      {
+        id: 0,
+        cpuset: [0, 1],
+        memory: 8192,
+        pages: [
+          {size_kb: 4, total: 1048576},
+          {size_kb: 2048, total: 1024},
+        ],
+      },
+      1,
+      2048,
+      {'hw:mem_page_size': 'large'},
+      true,
+    ],
+    [
+      'large pages used up',
+      {
+        id: 0,
+        cpuset: [0, 1],
+        memory: 8192,
+        pages: [
+          {size_kb: 4, total: 1048576},
+          {size_kb: 2048, total: 1024, used: 1023},
+        ],
+      },
+      1,
+      2048,
+      {'hw:mem_page_size': 'large'},
+      false,
+    ],
     ['no large pages on the host', {id: 0, cpuset: [0, 1], memory: 8192}, 1, 2048, {'hw:mem_page_size': 'large'}, false],
-    ['explicit page size in KiB', {id: 0, cpuset: [0, 1], memory: 8192, pages: [{size_kb: 4, total: 1048576}, {size_kb: 2048, total: 1024}]}, 1, 2048, {'hw:mem_page_size': '2048'}, true],
-    ['small pages count free pages', {id: 0, cpuset: [0, 1], memory: 8192, pages: [{size_kb: 4, total: 2097152, used: 2097000}]}, 1, 1024, {'hw:mem_page_size': 'small'}, false],
+    [
+      'explicit page size in KiB',
+      {
+        id: 0,
+        cpuset: [0, 1],
+        memory: 8192,
+        pages: [
+          {size_kb: 4, total: 1048576},
+          {size_kb: 2048, total: 1024},
+        ],
+      },
+      1,
+      2048,
+      {'hw:mem_page_size': '2048'},
+      true,
+    ],
+    [
+      'small pages count free pages',
+      {id: 0, cpuset: [0, 1], memory: 8192, pages: [{size_kb: 4, total: 2097152, used: 2097000}]},
+      1,
+      1024,
+      {'hw:mem_page_size': 'small'},
+      false,
+    ],
   ] as const)('%s', (_name, cell, vcpus, mem, specs, ok) => {
     expect(fit(topology(numaCell({...cell})), vcpus, mem, {...specs}).ok).toBe(ok)
   })
@@ -122,7 +226,10 @@ describe('memory and shared CPUs per cell (_numa_fit_instance_cell)', () => {
 
 describe('multi-node guests and cell order (numa_fit_instance_to_host)', () => {
   const cells = (a: Partial<Parameters<typeof numaCell>[0]>, b: Partial<Parameters<typeof numaCell>[0]>) =>
-    topology(numaCell({id: 0, cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7], siblings: [[4], [5], [6], [7]], ...a}), numaCell({id: 1, cpuset: [8, 9, 10, 11], pcpuset: [12, 13, 14, 15], siblings: [[12], [13], [14], [15]], ...b}))
+    topology(
+      numaCell({id: 0, cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7], siblings: [[4], [5], [6], [7]], ...a}),
+      numaCell({id: 1, cpuset: [8, 9, 10, 11], pcpuset: [12, 13, 14, 15], siblings: [[12], [13], [14], [15]], ...b}),
+    )
 
   it('hw:numa_nodes=2 puts one guest cell on each host cell', () => {
     const r = fit(cells({}, {}), 4, 4096, {'hw:numa_nodes': '2'})
@@ -133,7 +240,10 @@ describe('multi-node guests and cell order (numa_fit_instance_to_host)', () => {
   })
 
   it('more guest nodes than host cells', () => {
-    expect(fit(topology(numaCell({id: 0, cpuset: [0, 1]})), 2, 2048, {'hw:numa_nodes': '2'})).toEqual({ok: false, reason: 'instance wants 2 NUMA nodes, host has 1'})
+    expect(fit(topology(numaCell({id: 0, cpuset: [0, 1]})), 2, 2048, {'hw:numa_nodes': '2'})).toEqual({
+      ok: false,
+      reason: 'instance wants 2 NUMA nodes, host has 1',
+    })
   })
 
   it('dedicated multi-node: both cells need their share of free pCPUs', () => {
@@ -165,7 +275,17 @@ describe('multi-node guests and cell order (numa_fit_instance_to_host)', () => {
 
 describe('usage after a claim (numa_usage_from_instance_numa)', () => {
   it('adds the pinned pCPUs, reserved emulator pCPU, memory and small pages', () => {
-    const host = topology(numaCell({id: 0, pcpuset: [0, 1, 2, 3], siblings: [[0, 1], [2, 3]], memory: 4096}))
+    const host = topology(
+      numaCell({
+        id: 0,
+        pcpuset: [0, 1, 2, 3],
+        siblings: [
+          [0, 1],
+          [2, 3],
+        ],
+        memory: 4096,
+      }),
+    )
     const r = fit(host, 2, 1024, {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'})
     if (!r.ok) throw new Error(r.reason)
     const after = consumeNuma(host, r.cells)
@@ -174,7 +294,13 @@ describe('usage after a claim (numa_usage_from_instance_numa)', () => {
     // the snapshot's own topology is untouched
     expect(host.cells[0]?.pinned_cpus).toEqual([])
     // the next identical guest no longer fits: 1 free pCPU for 2 + 1
-    expect(fitInstanceToHost(after, instanceTopologyFor(2, 1024, {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'}, {}) as InstanceTopologyRequest, spread).ok).toBe(false)
+    expect(
+      fitInstanceToHost(
+        after,
+        instanceTopologyFor(2, 1024, {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'}, {}) as InstanceTopologyRequest,
+        spread,
+      ).ok,
+    ).toBe(false)
   })
 
   it('shared guests count CPU usage, not pins', () => {

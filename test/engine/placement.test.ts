@@ -11,7 +11,18 @@ import {emptyGroup, type PlacementRequest} from '../../src/lib/engine/placement-
 import {CloudBuilder, type HostSpec} from '../support/builders.js'
 
 const inv = (o: Partial<{total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number}>) =>
-  inventoryOf({id: 1, resource_provider_id: 1, resource_class_id: 0, total: 10, reserved: 0, min_unit: 1, max_unit: 10, step_size: 1, allocation_ratio: 1, ...o})
+  inventoryOf({
+    id: 1,
+    resource_provider_id: 1,
+    resource_class_id: 0,
+    total: 10,
+    reserved: 0,
+    min_unit: 1,
+    max_unit: 10,
+    step_size: 1,
+    allocation_ratio: 1,
+    ...o,
+  })
 
 describe('capacity rule (research_context._capacity_check_clause)', () => {
   it.each([
@@ -118,9 +129,16 @@ describe('allocation candidates', () => {
   it('unsuffixed group spreads over the tree and a sharing provider via MISC_SHARES_VIA_AGGREGATE', () => {
     // no local disk inventories; a shared DISK_GB provider in aggregate nfs
     const s = hosts(
-      [{host: 'n1', shared_storage: true, aggregates: ['nfs']}, {host: 'n2', shared_storage: true}],
+      [
+        {host: 'n1', shared_storage: true, aggregates: ['nfs']},
+        {host: 'n2', shared_storage: true},
+      ],
       (b) => {
-        b.addRootProvider({name: 'nfs-share', inventories: {DISK_GB: {total: 1000, min_unit: 10, max_unit: 500, step_size: 10}}, traits: ['MISC_SHARES_VIA_AGGREGATE']})
+        b.addRootProvider({
+          name: 'nfs-share',
+          inventories: {DISK_GB: {total: 1000, min_unit: 10, max_unit: 500, step_size: 10}},
+          traits: ['MISC_SHARES_VIA_AGGREGATE'],
+        })
         b.linkProviderToAggregate('nfs-share', 'nfs')
       },
       ['nfs'],
@@ -137,7 +155,15 @@ describe('allocation candidates', () => {
   })
 
   it('member_of any-of and all-of, required and forbidden traits', () => {
-    const s = hosts([{host: 'a', aggregates: ['x'], traits: ['CUSTOM_GOLD']}, {host: 'b', aggregates: ['y']}, {host: 'c', aggregates: ['x', 'y'], traits: ['HW_CPU_HYPERTHREADING']}], undefined, ['x', 'y'])
+    const s = hosts(
+      [
+        {host: 'a', aggregates: ['x'], traits: ['CUSTOM_GOLD']},
+        {host: 'b', aggregates: ['y']},
+        {host: 'c', aggregates: ['x', 'y'], traits: ['HW_CPU_HYPERTHREADING']},
+      ],
+      undefined,
+      ['x', 'y'],
+    )
     const {idx, usage} = noUsage(s)
     const [x, y] = s.nova_api.aggregates.map((a) => a.uuid as string)
     const run = (memberOf: string[][], req: string[] = [], forb: string[] = []) => {

@@ -32,10 +32,18 @@ describe('requestTraitNames: the traits the placement query names', () => {
     expect(names({flavor: 'plain'})).toEqual(['COMPUTE_STATUS_DISABLED', 'MISC_SHARES_VIA_AGGREGATE'])
   })
 
-  it('the flavor\'s required and forbidden traits, the image\'s, the request filters\'', () => {
+  it("the flavor's required and forbidden traits, the image's, the request filters'", () => {
     const cfg = {...defaultSchedulerConfig(), query_placement_for_image_type_support: true, image_metadata_prefilter: true}
     const got = names({flavor: 'avx', imageProperties: {'trait:STORAGE_DISK_SSD': 'required', hw_vif_model: 'virtio'}, imageDiskFormat: 'qcow2'}, cfg)
-    expect(got).toEqual(['COMPUTE_IMAGE_TYPE_QCOW2', 'COMPUTE_NET_VIF_MODEL_VIRTIO', 'COMPUTE_STATUS_DISABLED', 'HW_CPU_X86_AVX2', 'HW_NIC_SRIOV', 'MISC_SHARES_VIA_AGGREGATE', 'STORAGE_DISK_SSD'])
+    expect(got).toEqual([
+      'COMPUTE_IMAGE_TYPE_QCOW2',
+      'COMPUTE_NET_VIF_MODEL_VIRTIO',
+      'COMPUTE_STATUS_DISABLED',
+      'HW_CPU_X86_AVX2',
+      'HW_NIC_SRIOV',
+      'MISC_SHARES_VIA_AGGREGATE',
+      'STORAGE_DISK_SSD',
+    ])
   })
 
   it('what the stand-in cannot tell (a host it has no compute node of, an unknown flavor): every trait', () => {

@@ -18,7 +18,11 @@ describe('defaults per release', () => {
     const epoxy = defaultSchedulerConfig('2025.1')
     expect(zed.enabled_filters).toEqual([...ZED_DEFAULT_FILTERS])
     expect(epoxy.enabled_filters).toEqual(zed.enabled_filters)
-    expect(epoxy.weight_classes.filter((w) => !zed.weight_classes.includes(w))).toEqual(['HypervisorVersionWeigher', 'NumInstancesWeigher', 'ImagePropertiesWeigher'])
+    expect(epoxy.weight_classes.filter((w) => !zed.weight_classes.includes(w))).toEqual([
+      'HypervisorVersionWeigher',
+      'NumInstancesWeigher',
+      'ImagePropertiesWeigher',
+    ])
     expect([epoxy.hypervisor_version_weight_multiplier, epoxy.num_instances_weight_multiplier, epoxy.image_props_weight_multiplier]).toEqual([1, 0, 0])
     expect([epoxy.max_allocation_candidates, epoxy.allocation_candidates_generation_strategy]).toEqual([-1, 'depth-first'])
     // the default is still Zed's, for callers that name no release
@@ -28,9 +32,9 @@ describe('defaults per release', () => {
   it('a filter or weigher the release does not have is named, with why', () => {
     const epoxy = defaultSchedulerConfig('2025.1')
     expect(notInRelease(epoxy)).toEqual([])
-    expect(notInRelease({...epoxy, enabled_filters: [...epoxy.enabled_filters, 'nova.scheduler.filters.availability_zone_filter.AvailabilityZoneFilter']})).toEqual([
-      'AvailabilityZoneFilter (removed before 2025.1: availability zones are always mapped to placement aggregates)',
-    ])
+    expect(
+      notInRelease({...epoxy, enabled_filters: [...epoxy.enabled_filters, 'nova.scheduler.filters.availability_zone_filter.AvailabilityZoneFilter']}),
+    ).toEqual(['AvailabilityZoneFilter (removed before 2025.1: availability zones are always mapped to placement aggregates)'])
     const zed = defaultSchedulerConfig('zed')
     expect(notInRelease({...zed, enabled_filters: [...zed.enabled_filters, 'AvailabilityZoneFilter']})).toEqual([])
     expect(notInRelease({...zed, weight_classes: ['RAMWeigher', 'HypervisorVersionWeigher']})).toEqual(['HypervisorVersionWeigher (added after Zed)'])
@@ -120,7 +124,15 @@ describe('NUMA: where a pinned cell memory is checked', () => {
     version: '1.5',
     ...over,
   })
-  const pinned = (memory: number, pagesize: number | null = null): InstanceCellRequest => ({id: 0, cpuset: [], pcpuset: [0, 1], memory, pagesize, cpuPolicy: 'dedicated', threadPolicy: null})
+  const pinned = (memory: number, pagesize: number | null = null): InstanceCellRequest => ({
+    id: 0,
+    cpuset: [],
+    pcpuset: [0, 1],
+    memory,
+    pagesize,
+    cpuPolicy: 'dedicated',
+    threadPolicy: null,
+  })
 
   it('no page sizes reported: both refuse more than the free memory', () => {
     expect('reason' in fitInstanceCell(cell(), pinned(2048), null, 0, 'zed')).toBe(true)
@@ -140,14 +152,20 @@ describe('NUMA: where a pinned cell memory is checked', () => {
   })
 
   it('a requested page size: nova 31 no longer also asks for free small memory', () => {
-    const c = cell({mempages: [{size_kb: 4, total: 1048576, used: 1048576, reserved: 0}, {size_kb: 2048, total: 2048, used: 0, reserved: 0}]})
+    const c = cell({
+      mempages: [
+        {size_kb: 4, total: 1048576, used: 1048576, reserved: 0},
+        {size_kb: 2048, total: 2048, used: 0, reserved: 0},
+      ],
+    })
     expect('reason' in fitInstanceCell(c, pinned(2048, 2048), null, 0, 'zed')).toBe(true)
     expect('reason' in fitInstanceCell(c, pinned(2048, 2048), null, 0, '2025.1')).toBe(false)
   })
 })
 
 describe('which release a snapshot is simulated as', () => {
-  const snap = (nova: string, api: string, placement: string): SnapshotRelease => cloudRelease(databaseRelease('nova_api', api), databaseRelease('placement', placement), {c1: databaseRelease('nova', nova)})
+  const snap = (nova: string, api: string, placement: string): SnapshotRelease =>
+    cloudRelease(databaseRelease('nova_api', api), databaseRelease('placement', placement), {c1: databaseRelease('nova', nova)})
 
   it('detected 2025.1 and Zed; the flag wins; unknown is Zed; in between is Zed, said so', () => {
     expect(simulatedRelease(snap('2903cd72dc14', 'cdeec0c85668', 'a082b8bb98d0')).release).toBe('2025.1')
@@ -161,7 +179,9 @@ describe('which release a snapshot is simulated as', () => {
 
   it('2026.1 and 2026.2 by their services; a head several releases share takes the oldest, said so; 2025.2 (unread) takes 2025.1', () => {
     const withSv = (nova: string, sv: number | null): SnapshotRelease =>
-      cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {c1: databaseRelease('nova', nova, {serviceVersion: sv})})
+      cloudRelease(databaseRelease('nova_api', 'cdeec0c85668'), databaseRelease('placement', 'a082b8bb98d0'), {
+        c1: databaseRelease('nova', nova, {serviceVersion: sv}),
+      })
     expect(simulatedRelease(withSv('2903cd72dc14', 72))).toEqual({release: '2026.1', note: 'detected 2026.1'})
     expect(simulatedRelease(withSv('ab450ba04102', 74))).toEqual({release: '2026.2', note: 'detected 2026.2'})
     expect(simulatedRelease(withSv('ab450ba04102', null))).toEqual({release: '2026.2', note: 'detected 2026.2 or later'})
@@ -174,14 +194,16 @@ describe('which release a snapshot is simulated as', () => {
     expect(simulatedRelease(withSv('2903cd72dc14', 72), '2025.1')).toEqual({release: '2025.1', note: '--release 2025.1'})
   })
 
-  it('2026.1 and 2026.2 keep 2025.1\'s filters, weighers, multipliers and placement options', () => {
+  it("2026.1 and 2026.2 keep 2025.1's filters, weighers, multipliers and placement options", () => {
     const {release: _r, ...epoxy} = defaultSchedulerConfig('2025.1')
     for (const r of ['2026.1', '2026.2'] as const) {
       const {release, ...cfg} = defaultSchedulerConfig(r)
       expect(release).toBe(r)
       expect(cfg).toEqual(epoxy)
       expect(allWeighers(r)).toEqual(allWeighers('2025.1'))
-      expect(notInRelease({...defaultSchedulerConfig(r), enabled_filters: ['AvailabilityZoneFilter']})).toEqual([expect.stringMatching(/^AvailabilityZoneFilter \(removed before 2025\.1/)])
+      expect(notInRelease({...defaultSchedulerConfig(r), enabled_filters: ['AvailabilityZoneFilter']})).toEqual([
+        expect.stringMatching(/^AvailabilityZoneFilter \(removed before 2025\.1/),
+      ])
     }
   })
 })

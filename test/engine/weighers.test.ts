@@ -97,7 +97,12 @@ describe('each weigher: raw value, normalisation, default multiplier', () => {
     ]
     expect(defaults('zed')).toEqual(zed)
     // nova 31: three more weighers in nova/scheduler/weights, one of them on by default
-    expect(defaults('2025.1')).toEqual([...zed, ['HypervisorVersionWeigher', 1, false], ['NumInstancesWeigher', 0, false], ['ImagePropertiesWeigher', 0, false]])
+    expect(defaults('2025.1')).toEqual([
+      ...zed,
+      ['HypervisorVersionWeigher', 1, false],
+      ['NumInstancesWeigher', 0, false],
+      ['ImagePropertiesWeigher', 0, false],
+    ])
   })
 })
 
@@ -143,7 +148,9 @@ describe('2025.1 weighers (nova 31)', () => {
   it('ImagePropertiesWeigher weighs hosts by their instances when the multiplier is not 0, and is 0 everywhere at its default', () => {
     const hosts = [h('none', {instanceImageProps: []}), h('lin', {instanceImageProps: [{os_distro: 'linux'}, {os_distro: 'linux', hw_machine_type: 'pc'}]})]
     const spec = {image: {id: 'img', diskFormat: null, properties: {os_distro: 'linux'}}}
-    expect(weigh(['ImagePropertiesWeigher'], hosts, {spec, cfg: {image_props_weight_multiplier: 1}}).map((w) => [w.hs.host, w.parts?.[0]?.raw, w.weight])).toEqual([
+    expect(
+      weigh(['ImagePropertiesWeigher'], hosts, {spec, cfg: {image_props_weight_multiplier: 1}}).map((w) => [w.hs.host, w.parts?.[0]?.raw, w.weight]),
+    ).toEqual([
       ['lin', 2, 1],
       ['none', 0, 0],
     ])
@@ -165,7 +172,9 @@ describe('weight handler', () => {
 
   it('sums weighers with their multipliers (worked example)', () => {
     // RAM: 8192 / 16384 -> 0.5 / 1 (minval 0); IoOps: 1 / 3 -> 1/3, 1 x -1; multiplier ram 2
-    const out = weigh(['RAMWeigher', 'IoOpsWeigher'], [h('a', {freeRamMb: 8192, numIoOps: 1}), h('b', {freeRamMb: 16384, numIoOps: 3})], {cfg: {ram_weight_multiplier: 2}})
+    const out = weigh(['RAMWeigher', 'IoOpsWeigher'], [h('a', {freeRamMb: 8192, numIoOps: 1}), h('b', {freeRamMb: 16384, numIoOps: 3})], {
+      cfg: {ram_weight_multiplier: 2},
+    })
     expect(out.map((w) => w.hs.host)).toEqual(['b', 'a'])
     expect(out[0]?.weight).toBeCloseTo(2 - 1, 12)
     expect(out[1]?.weight).toBeCloseTo(1 - 1 / 3, 12)

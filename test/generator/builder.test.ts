@@ -72,7 +72,10 @@ describe('CloudBuilder', () => {
     expect([...tc.value.cells[0].cpu_pinning.values()]).toEqual([12, 13])
     const host = parseHostNumaTopology(s.nova.compute_nodes.find((x) => x.host === 'pin1')?.numa_topology ?? null)
     if (!host.ok || !host.value) throw new Error('unreadable')
-    expect(host.value.cells.map((x) => x.pinned_cpus)).toEqual([[4, 5, 6], [12, 13]])
+    expect(host.value.cells.map((x) => x.pinned_cpus)).toEqual([
+      [4, 5, 6],
+      [12, 13],
+    ])
     const b2 = small()
     b2.addInstance('pin1', 'm1.mixed')
     b2.addInstance('pin1', 'm1.mixed')
@@ -118,7 +121,13 @@ describe('CloudBuilder', () => {
   it('builds nested, sharing and ironic providers', () => {
     const b = small()
     b.addFlavor({name: 'g1.vgpu', vcpus: 2, memory_mb: 4096, root_gb: 20, extra_specs: {'resources:VGPU': '1'}})
-    b.addFlavor({name: 'bm.gold', vcpus: 32, memory_mb: 131072, root_gb: 400, extra_specs: {'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'}})
+    b.addFlavor({
+      name: 'bm.gold',
+      vcpus: 32,
+      memory_mb: 131072,
+      root_gb: 400,
+      extra_specs: {'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'},
+    })
     const gpu = b.addChildProvider('cmp1', {name: 'cmp1_pci_0000_81_00_0', inventories: {VGPU: {total: 4}}})
     b.addAggregate({name: 'nfs', hosts: ['cmp2']})
     b.addHost('cell1', {host: 'cmp3', vcpus: 16, memory_mb: 65536, local_gb: 0, shared_storage: true, aggregates: ['nfs']})
@@ -141,7 +150,11 @@ describe('CloudBuilder', () => {
     const b = small()
     expect(pyDumps({a: [1, 2], b: new PyFloat(1), c: null, d: 'é'})).toBe('{"a": [1, 2], "b": 1.0, "c": null, "d": "\\u00e9"}')
     const blob = instanceFlavorBlob(b.flavor('m1.pinned'))
-    expect(blob.startsWith('{"cur": {"nova_object.name": "Flavor", "nova_object.namespace": "nova", "nova_object.version": "1.2", "nova_object.data": {"id": 3, "name": "m1.pinned"')).toBe(true)
+    expect(
+      blob.startsWith(
+        '{"cur": {"nova_object.name": "Flavor", "nova_object.namespace": "nova", "nova_object.version": "1.2", "nova_object.data": {"id": 3, "name": "m1.pinned"',
+      ),
+    ).toBe(true)
     expect(blob).toContain('"rxtx_factor": 1.0')
     expect(blob.endsWith('"old": null, "new": null}')).toBe(true)
   })

@@ -13,7 +13,15 @@ describe('examples/demo-cloud.yaml', () => {
     const inc = JSON.parse(readFileSync('examples/demo-incidents.json', 'utf8'))
     const findings = runChecks(buildModel(s)).findings
     expect(findings.map((f) => f.code).sort()).toEqual(
-      ['allocation.consumer-deleted', 'allocation.evacuation-leftover', 'cell.instance-duplicate', 'pinning.leaked', 'provider.stale', 'provider.uuid-mismatch', 'usage.negative-free'].sort(),
+      [
+        'allocation.consumer-deleted',
+        'allocation.evacuation-leftover',
+        'cell.instance-duplicate',
+        'pinning.leaked',
+        'provider.stale',
+        'provider.uuid-mismatch',
+        'usage.negative-free',
+      ].sort(),
     )
     const by = (code: string) => findings.find((f) => f.code === code)?.subject
     expect(by('allocation.consumer-deleted')?.consumer_uuid).toBe(inc.deleted_while_down.instance_uuid)

@@ -48,14 +48,24 @@ describe('generateCloud', () => {
     const hit = findings.filter((f) => f.code === code)
     expect(hit.length).toBeGreaterThan(0)
     const keys = [p.subject.instance_uuid, p.subject.consumer_uuid, p.subject.provider_uuid, p.subject.host].filter((k) => k !== undefined)
-    expect(hit.some((f) => [f.subject.instance_uuid, f.subject.consumer_uuid, f.subject.provider_uuid, f.subject.host].some((k) => k !== undefined && keys.includes(k)))).toBe(true)
+    expect(
+      hit.some((f) =>
+        [f.subject.instance_uuid, f.subject.consumer_uuid, f.subject.provider_uuid, f.subject.host].some((k) => k !== undefined && keys.includes(k)),
+      ),
+    ).toBe(true)
     for (const f of findings) expect([code, ...(p.alsoExpected ?? [])]).toContain(f.code)
   })
 
   it('plants several faults at once, each recorded', () => {
     const faults = {'allocation.missing': 2, 'cell.instance-duplicate': 1, 'provider.stale': 1, 'usage.negative-free': 1}
     const {snapshot, planted} = generateCloud({...base, faults})
-    expect(planted.map((p) => p.code).sort()).toEqual(['allocation.missing', 'allocation.missing', 'cell.instance-duplicate', 'provider.stale', 'usage.negative-free'])
+    expect(planted.map((p) => p.code).sort()).toEqual([
+      'allocation.missing',
+      'allocation.missing',
+      'cell.instance-duplicate',
+      'provider.stale',
+      'usage.negative-free',
+    ])
     const codes = new Set<string>(runChecks(buildModel(snapshot)).findings.map((f) => f.code))
     for (const c of Object.keys(faults)) expect(codes.has(c)).toBe(true)
   })
@@ -69,10 +79,19 @@ describe('generateCloud', () => {
 })
 
 /** A parsed blob's value, null when it did not parse. */
-const valueOf = <T,>(p: {ok: true; value: T} | {ok: false; error: string}): T | null => (p.ok ? p.value : null)
+const valueOf = <T>(p: {ok: true; value: T} | {ok: false; error: string}): T | null => (p.ok ? p.value : null)
 
 describe("generateCloud shapes 'real'", () => {
-  const base = {seed: 7, cells: 2, hostsPerCell: 16, instances: 300, migrationsInProgress: 2, completedMigrations: 8, deletedInstances: 20, shapes: 'real' as const}
+  const base = {
+    seed: 7,
+    cells: 2,
+    hostsPerCell: 16,
+    instances: 300,
+    migrationsInProgress: 2,
+    completedMigrations: 8,
+    deletedInstances: 20,
+    shapes: 'real' as const,
+  }
 
   it('is fully consistent without faults, deleted instances and migrations included', () => {
     const {snapshot, planted} = generateCloud(base)

@@ -16,7 +16,11 @@ export function violations(s: Snapshot): string[] {
   const rpByUuid = new Map(s.placement.resource_providers.map((r) => [r.uuid, r]))
   const rpById = new Map(s.placement.resource_providers.map((r) => [r.id, r]))
   const cnByUuid = new Map(liveCn.map((c) => [c.uuid as string, c]))
-  const sharing = new Set(s.placement.resource_provider_traits.filter((t) => s.placement.traits.find((x) => x.id === t.trait_id)?.name === 'MISC_SHARES_VIA_AGGREGATE').map((t) => t.resource_provider_id))
+  const sharing = new Set(
+    s.placement.resource_provider_traits
+      .filter((t) => s.placement.traits.find((x) => x.id === t.trait_id)?.name === 'MISC_SHARES_VIA_AGGREGATE')
+      .map((t) => t.resource_provider_id),
+  )
 
   for (const cn of liveCn) {
     const rp = rpByUuid.get(cn.uuid as string)
@@ -64,7 +68,12 @@ export function violations(s: Snapshot): string[] {
   }
   const inProgress = s.nova.migrations.filter((m) => m.deleted === 0 && !DONE.has(m.status ?? ''))
   const usage = new Map<string, {vcpus: number; mem: number; disk: number; swap: number; n: number}>()
-  const track = (node: string | null, f: {vcpus: number; memory_mb: number; root_gb: number | null; ephemeral_gb: number | null; swap: number}, bfv: boolean, counted: boolean) => {
+  const track = (
+    node: string | null,
+    f: {vcpus: number; memory_mb: number; root_gb: number | null; ephemeral_gb: number | null; swap: number},
+    bfv: boolean,
+    counted: boolean,
+  ) => {
     if (!node) return
     let u = usage.get(node)
     if (!u) usage.set(node, (u = {vcpus: 0, mem: 0, disk: 0, swap: 0, n: 0}))
@@ -122,10 +131,12 @@ export function violations(s: Snapshot): string[] {
 
   // capacity
   const used = new Map<string, number>()
-  for (const a of s.placement.allocations) used.set(`${a.resource_provider_id}/${a.resource_class_id}`, (used.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
+  for (const a of s.placement.allocations)
+    used.set(`${a.resource_provider_id}/${a.resource_class_id}`, (used.get(`${a.resource_provider_id}/${a.resource_class_id}`) ?? 0) + a.used)
   for (const inv of s.placement.inventories) {
     const u = used.get(`${inv.resource_provider_id}/${inv.resource_class_id}`) ?? 0
-    if (u > (inv.total - inv.reserved) * inv.allocation_ratio) out.push(`provider: ${rpById.get(inv.resource_provider_id)?.name} over capacity on ${inv.resource_class_id}`)
+    if (u > (inv.total - inv.reserved) * inv.allocation_ratio)
+      out.push(`provider: ${rpById.get(inv.resource_provider_id)?.name} over capacity on ${inv.resource_class_id}`)
   }
 
   // compute node columns, inventories and pins
@@ -135,7 +146,8 @@ export function violations(s: Snapshot): string[] {
     if (cn.hypervisor_type === 'ironic') continue
     const mem = u.mem + 512
     const disk = Math.trunc(u.disk + u.swap / 1024)
-    if (cn.vcpus_used !== u.vcpus || cn.memory_mb_used !== mem || cn.local_gb_used !== disk || cn.running_vms !== u.n) out.push(`usage: ${node} columns ${cn.vcpus_used}/${cn.memory_mb_used}/${cn.local_gb_used}/${cn.running_vms} vs ${u.vcpus}/${mem}/${disk}/${u.n}`)
+    if (cn.vcpus_used !== u.vcpus || cn.memory_mb_used !== mem || cn.local_gb_used !== disk || cn.running_vms !== u.n)
+      out.push(`usage: ${node} columns ${cn.vcpus_used}/${cn.memory_mb_used}/${cn.local_gb_used}/${cn.running_vms} vs ${u.vcpus}/${mem}/${disk}/${u.n}`)
     if (cn.free_ram_mb !== cn.memory_mb - cn.memory_mb_used || cn.free_disk_gb !== cn.local_gb - cn.local_gb_used) out.push(`usage: ${node} free columns`)
     if ((cn.free_ram_mb ?? 0) < 0 || (cn.free_disk_gb ?? 0) < 0 || cn.vcpus_used > cn.vcpus) out.push(`usage: ${node} negative free`)
     const rp = rpByUuid.get(cn.uuid as string)
@@ -150,7 +162,8 @@ export function violations(s: Snapshot): string[] {
       const union = [...new Set(pins)].sort((a, b) => a - b)
       if (union.length !== pins.length) out.push(`pinning: ${node} cell ${hc.id} overlap`)
       if (pins.some((p) => !hc.pcpuset.includes(p))) out.push(`pinning: ${node} cell ${hc.id} outside dedicated set`)
-      if (JSON.stringify(union) !== JSON.stringify([...hc.pinned_cpus].sort((a, b) => a - b))) out.push(`pinning: ${node} cell ${hc.id} pinned_cpus ${hc.pinned_cpus} vs pins ${union}`)
+      if (JSON.stringify(union) !== JSON.stringify([...hc.pinned_cpus].sort((a, b) => a - b)))
+        out.push(`pinning: ${node} cell ${hc.id} pinned_cpus ${hc.pinned_cpus} vs pins ${union}`)
     }
   }
 

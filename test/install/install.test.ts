@@ -58,10 +58,14 @@ function overlay(name: string): Overlay {
     merged,
     run: async (args, opts = {}) => {
       // A login's environment, nothing of the host's (no node on PATH, no NODE_OPTIONS).
-      const r = await execa('chroot', [merged, 'env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', 'NO_COLOR=1', ...args], {
-        reject: opts.reject ?? false,
-        timeout: 120_000,
-      })
+      const r = await execa(
+        'chroot',
+        [merged, 'env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'LANG=C.UTF-8', 'NO_COLOR=1', ...args],
+        {
+          reject: opts.reject ?? false,
+          timeout: 120_000,
+        },
+      )
       return {exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr)}
     },
     close: () => {
@@ -169,12 +173,16 @@ describe.each(['deb', 'tarball'] as const)('installed from the %s on bare Debian
 describe('the npm tarball', () => {
   it('holds no source maps, no second copy of a bundled library, and the docs and demo cloud', (ctx) => {
     if (!existsSync(RELEASE) || !readdirSync(RELEASE).includes(`cloudctl-${pjson.version}.tgz`)) return ctx.skip('no npm tarball in release/ (npm run package)')
-    const files = execFileSync('tar', ['-tzf', join(RELEASE, `cloudctl-${pjson.version}.tgz`)], {encoding: 'utf8'}).trim().split('\n')
+    const files = execFileSync('tar', ['-tzf', join(RELEASE, `cloudctl-${pjson.version}.tgz`)], {encoding: 'utf8'})
+      .trim()
+      .split('\n')
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([])
     expect(files).toContain('package/docs/runbooks/pinned-cpus-stuck-full.md')
     expect(files).toContain('package/docs/checks.md')
     expect(files).toContain('package/examples/demo-cloud.yaml')
-    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(RELEASE, `cloudctl-${pjson.version}.tgz`), 'package/package.json'], {encoding: 'utf8'})) as {dependencies: Record<string, string>}
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(RELEASE, `cloudctl-${pjson.version}.tgz`), 'package/package.json'], {encoding: 'utf8'})) as {
+      dependencies: Record<string, string>
+    }
     // Bundled into dist/ by the build: installing them again would be a second, unused copy.
     for (const bundled of ['@oclif/core', 'mysql2', 'chalk']) expect(Object.keys(manifest.dependencies)).not.toContain(bundled)
   })

@@ -30,19 +30,52 @@ const EXPECTED: Array<{incident: string; code: string; severity: string; subject
     incident: 'deleted_while_down',
     code: 'allocation.consumer-deleted',
     severity: 'error',
-    subject: {instance_uuid: incidents.deleted_while_down.instance_uuid, consumer_uuid: incidents.deleted_while_down.instance_uuid, provider_uuid: incidents.host_died.provider_uuid},
+    subject: {
+      instance_uuid: incidents.deleted_while_down.instance_uuid,
+      consumer_uuid: incidents.deleted_while_down.instance_uuid,
+      provider_uuid: incidents.host_died.provider_uuid,
+    },
   },
   {
     incident: 'evacuated',
     code: 'allocation.evacuation-leftover',
     severity: 'warning',
-    subject: {instance_uuid: incidents.evacuated.instance_uuid, migration_uuid: incidents.evacuated.migration_uuid, provider_uuid: incidents.host_died.provider_uuid},
+    subject: {
+      instance_uuid: incidents.evacuated.instance_uuid,
+      migration_uuid: incidents.evacuated.migration_uuid,
+      provider_uuid: incidents.host_died.provider_uuid,
+    },
   },
-  {incident: 'host_died', code: 'provider.stale', severity: 'warning', subject: {host: incidents.host_died.host, provider_uuid: incidents.host_died.provider_uuid}},
-  {incident: 'uuid_mismatch', code: 'provider.uuid-mismatch', severity: 'error', subject: {node: incidents.uuid_mismatch.node, provider_uuid: incidents.uuid_mismatch.provider_uuid}},
-  {incident: 'duplicate', code: 'cell.instance-duplicate', severity: 'error', subject: {instance_uuid: incidents.duplicate.instance_uuid, host: incidents.duplicate.host, cell: 'cell1,cell0'}},
-  {incident: 'pinned_leak', code: 'pinning.leaked', severity: 'error', subject: {host: incidents.pinned_leak.host, provider_uuid: incidents.pinned_leak.provider_uuid}},
-  {incident: 'negative_free', code: 'usage.negative-free', severity: 'info', subject: {host: incidents.negative_free.host, provider_uuid: incidents.negative_free.provider_uuid}},
+  {
+    incident: 'host_died',
+    code: 'provider.stale',
+    severity: 'warning',
+    subject: {host: incidents.host_died.host, provider_uuid: incidents.host_died.provider_uuid},
+  },
+  {
+    incident: 'uuid_mismatch',
+    code: 'provider.uuid-mismatch',
+    severity: 'error',
+    subject: {node: incidents.uuid_mismatch.node, provider_uuid: incidents.uuid_mismatch.provider_uuid},
+  },
+  {
+    incident: 'duplicate',
+    code: 'cell.instance-duplicate',
+    severity: 'error',
+    subject: {instance_uuid: incidents.duplicate.instance_uuid, host: incidents.duplicate.host, cell: 'cell1,cell0'},
+  },
+  {
+    incident: 'pinned_leak',
+    code: 'pinning.leaked',
+    severity: 'error',
+    subject: {host: incidents.pinned_leak.host, provider_uuid: incidents.pinned_leak.provider_uuid},
+  },
+  {
+    incident: 'negative_free',
+    code: 'usage.negative-free',
+    severity: 'info',
+    subject: {host: incidents.negative_free.host, provider_uuid: incidents.negative_free.provider_uuid},
+  },
 ]
 
 async function auditJson(args: string[]): Promise<{exitCode: number; doc: AuditDoc}> {
@@ -149,9 +182,17 @@ describe('audit filters and exit codes on the demo snapshot', () => {
 
   it('--severity keeps findings at or above it', async () => {
     const errors = await auditJson(['all', '--severity', 'error'])
-    expect(codes(errors.doc.findings)).toEqual(EXPECTED.filter((e) => e.severity === 'error').map((e) => e.code).sort())
+    expect(codes(errors.doc.findings)).toEqual(
+      EXPECTED.filter((e) => e.severity === 'error')
+        .map((e) => e.code)
+        .sort(),
+    )
     const warnings = await auditJson(['all', '--severity', 'warning'])
-    expect(codes(warnings.doc.findings)).toEqual(EXPECTED.filter((e) => e.severity !== 'info').map((e) => e.code).sort())
+    expect(codes(warnings.doc.findings)).toEqual(
+      EXPECTED.filter((e) => e.severity !== 'info')
+        .map((e) => e.code)
+        .sort(),
+    )
   })
 
   it('exit 0 when only info findings remain (overcommit within the ratio is not a leak), 3 otherwise', async () => {

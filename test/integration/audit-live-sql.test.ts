@@ -40,8 +40,14 @@ beforeAll(async () => {
 
   const cell = (name: string) => s.cells.find((x) => x.name === name) as CellInfo
   const [cell1, cell2] = [cell('cell1'), cell('cell2')]
-  const shared = (cellInfo: CellInfo) => s.nova.compute_nodes.filter((cn) => cn.cell_uuid === cellInfo.uuid && cn.deleted === 0 && (cn.host ?? '').includes('-cmp'))
-  const nodeSubject = (cn: ComputeNode): FindingSubject => ({cell: cn.cell_uuid === cell1.uuid ? 'cell1' : 'cell2', cell_uuid: cn.cell_uuid, host: cn.host as string, node: cn.hypervisor_hostname as string})
+  const shared = (cellInfo: CellInfo) =>
+    s.nova.compute_nodes.filter((cn) => cn.cell_uuid === cellInfo.uuid && cn.deleted === 0 && (cn.host ?? '').includes('-cmp'))
+  const nodeSubject = (cn: ComputeNode): FindingSubject => ({
+    cell: cn.cell_uuid === cell1.uuid ? 'cell1' : 'cell2',
+    cell_uuid: cn.cell_uuid,
+    host: cn.host as string,
+    node: cn.hypervisor_hostname as string,
+  })
   const liveOn = (cn: ComputeNode) => s.nova.instances.find((i) => i.deleted === 0 && i.host === cn.host) as Instance
   const agg = (name: string) => s.nova_api.aggregates.find((a) => a.name === name) as (typeof s.nova_api.aggregates)[number]
   const az1 = agg('az1')
@@ -59,7 +65,11 @@ beforeAll(async () => {
   const archived = randomUUID()
 
   await sql(async (conn) => {
-    await conn.query(`INSERT INTO \`${db.api}\`.instance_mappings (instance_uuid, cell_id, project_id, created_at) VALUES (?, ?, ?, NOW())`, [archived, cell1.id, 'p-archived'])
+    await conn.query(`INSERT INTO \`${db.api}\`.instance_mappings (instance_uuid, cell_id, project_id, created_at) VALUES (?, ?, ?, NOW())`, [
+      archived,
+      cell1.id,
+      'p-archived',
+    ])
     planted.push({code: 'cell.instance-mapping-stale', subject: {cell: 'cell1', cell_uuid: cell1.uuid}})
 
     await conn.query(`INSERT INTO \`${db.api}\`.build_requests (project_id, instance_uuid, created_at) VALUES (?, ?, NOW())`, [built.project_id, built.uuid])
@@ -75,7 +85,10 @@ beforeAll(async () => {
     await conn.query(`INSERT INTO \`${db.api}\`.aggregate_hosts (aggregate_id, host, created_at) VALUES (?, ?, NOW())`, [az2.id, azHost.host])
     const rpId = await scalar<number>(conn, `SELECT id FROM \`${db.placement}\`.resource_providers WHERE uuid = ?`, [azHost.uuid])
     const az2PlacementId = await scalar<number>(conn, `SELECT id FROM \`${db.placement}\`.placement_aggregates WHERE uuid = ?`, [az2.uuid])
-    await conn.query(`INSERT INTO \`${db.placement}\`.resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) VALUES (?, ?, NOW())`, [rpId, az2PlacementId])
+    await conn.query(`INSERT INTO \`${db.placement}\`.resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) VALUES (?, ?, NOW())`, [
+      rpId,
+      az2PlacementId,
+    ])
     planted.push({code: 'aggregate.az-conflict', subject: {host: azHost.host as string, aggregate: 'az1,az2'}})
 
     await conn.query(`INSERT INTO \`${db.api}\`.aggregates (name, uuid, created_at) VALUES (?, NULL, NOW())`, ['legacy-racks'])
@@ -84,10 +97,16 @@ beforeAll(async () => {
   ;[cells, aggregates, allBefore] = await Promise.all([auditLive(c, 'cells'), auditLive(c, 'aggregates'), auditLive(c, 'all')])
 
   await sql(async (conn) => {
-    const [res] = (await conn.query(`UPDATE \`${db.cells.cell2}\`.instance_extra SET flavor = ? WHERE instance_uuid = ?`, ['{"cur": {"nova_object.name": "Flavor", "nova_object.data": {"vcpus": 2', blobInst.uuid])) as unknown as [{affectedRows: number}]
+    const [res] = (await conn.query(`UPDATE \`${db.cells.cell2}\`.instance_extra SET flavor = ? WHERE instance_uuid = ?`, [
+      '{"cur": {"nova_object.name": "Flavor", "nova_object.data": {"vcpus": 2',
+      blobInst.uuid,
+    ])) as unknown as [{affectedRows: number}]
     expect(res.affectedRows).toBe(1)
   })
-  blob = {code: 'snapshot.unreadable-blob', subject: {cell: 'cell2', cell_uuid: cell2.uuid, host: blobInst.host as string, node: blobInst.node as string, instance_uuid: blobInst.uuid}}
+  blob = {
+    code: 'snapshot.unreadable-blob',
+    subject: {cell: 'cell2', cell_uuid: cell2.uuid, host: blobInst.host as string, node: blobInst.node as string, instance_uuid: blobInst.uuid},
+  }
   ;[leaksAfter, allAfter] = await Promise.all([auditLive(c, 'leaks'), auditLive(c, 'all')])
 })
 
@@ -106,10 +125,14 @@ describe('cloudctl audit on live databases: faults planted with SQL', () => {
   })
 
   it('audit cells reports exactly the three cells faults; audit aggregates the three aggregates faults; audit all nothing else', () => {
-    const expectCodes = (run: AuditRun, codes: string[]) => expect(run.doc.findings.map((f) => f.code).sort(), run.doc.findings.map(brief).join('\n')).toEqual(codes.sort())
+    const expectCodes = (run: AuditRun, codes: string[]) =>
+      expect(run.doc.findings.map((f) => f.code).sort(), run.doc.findings.map(brief).join('\n')).toEqual(codes.sort())
     expectCodes(cells, ['cell.instance-mapping-stale', 'cell.build-request-stale', 'cell.host-mapped-wrong-cell'])
     expectCodes(aggregates, ['aggregate.host-not-found', 'aggregate.az-conflict', 'aggregate.no-uuid'])
-    expectCodes(allBefore, planted.map((p) => p.code))
+    expectCodes(
+      allBefore,
+      planted.map((p) => p.code),
+    )
     expect([cells.exitCode, aggregates.exitCode, allBefore.exitCode]).toEqual([3, 3, 3])
   })
 

@@ -52,18 +52,21 @@ describe('cloudctl audit on live databases with an unreachable cell', () => {
     expect(leak.subject.cell).toBe('cell1')
   })
 
-  it.each(Object.entries(UNDECIDED).map(([check, code]) => ({check, code})))('audit $check: one $code for cell2 and no conclusion about it', ({check, code}) => {
-    const run = runs.get(check) as AuditRun
-    expect(run.exitCode).toBe(3)
-    const unknown = run.doc.findings.filter((f) => f.severity === 'unknown')
-    expect(unknown.map((f) => [f.code, f.subject.cell, f.subject.cell_uuid])).toEqual([[code, 'cell2', cell2.uuid]])
-    const known = run.doc.findings.filter((f) => f.severity !== 'unknown')
-    // Only the real leak of cell1; nothing about cell2's hosts, providers, mappings or consumers.
-    expect(known.map(brief)).toEqual(check === 'leaks' ? [expect.stringContaining(`allocation.consumer-deleted cell=cell1`)] : [])
-    expect(run.doc.unavailable_cells.map((u) => [u.uuid, u.name])).toEqual([[cell2.uuid, 'cell2']])
-    expect(run.doc.unavailable_cells[0].error).toBeTruthy()
-    expect(JSON.stringify(run.doc) + run.stderr).not.toContain('Very-S3cret')
-  })
+  it.each(Object.entries(UNDECIDED).map(([check, code]) => ({check, code})))(
+    'audit $check: one $code for cell2 and no conclusion about it',
+    ({check, code}) => {
+      const run = runs.get(check) as AuditRun
+      expect(run.exitCode).toBe(3)
+      const unknown = run.doc.findings.filter((f) => f.severity === 'unknown')
+      expect(unknown.map((f) => [f.code, f.subject.cell, f.subject.cell_uuid])).toEqual([[code, 'cell2', cell2.uuid]])
+      const known = run.doc.findings.filter((f) => f.severity !== 'unknown')
+      // Only the real leak of cell1; nothing about cell2's hosts, providers, mappings or consumers.
+      expect(known.map(brief)).toEqual(check === 'leaks' ? [expect.stringContaining(`allocation.consumer-deleted cell=cell1`)] : [])
+      expect(run.doc.unavailable_cells.map((u) => [u.uuid, u.name])).toEqual([[cell2.uuid, 'cell2']])
+      expect(run.doc.unavailable_cells[0].error).toBeTruthy()
+      expect(JSON.stringify(run.doc) + run.stderr).not.toContain('Very-S3cret')
+    },
+  )
 
   it('the leak in the readable cell keeps its subject; cell2 consumers are counted as undecided, not leaked', () => {
     const leaks = (runs.get('leaks') as AuditRun).doc

@@ -45,7 +45,12 @@ function mutated(file: ts.SourceFile, name: string): boolean {
   let found = false
   const visit = (node: ts.Node): void => {
     if (found) return
-    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && ts.isIdentifier(node.expression.expression) && node.expression.expression.text === name) {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      ts.isIdentifier(node.expression.expression) &&
+      node.expression.expression.text === name
+    ) {
       if (/^(set|add|delete|clear|push|pop|shift|unshift|splice|sort|reverse|fill|copyWithin)$/.test(node.expression.name.text)) found = true
     }
     if (ts.isBinaryExpression(node) && node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && node.operatorToken.kind <= ts.SyntaxKind.LastAssignment) {
@@ -74,11 +79,13 @@ export function moduleState(path: string, text: string): string[] {
     for (const d of list.declarations) {
       const name = d.name.getText(file)
       if (!isConst) found.push(`${name}: a module-level ${list.flags & ts.NodeFlags.Let ? 'let' : 'var'}`)
-      else if (ts.isIdentifier(d.name) && mutableContainer(d.initializer) && mutated(file, d.name.text)) found.push(`${name}: a module-level container the module mutates`)
+      else if (ts.isIdentifier(d.name) && mutableContainer(d.initializer) && mutated(file, d.name.text))
+        found.push(`${name}: a module-level container the module mutates`)
     }
   }
   const visit = (node: ts.Node): void => {
-    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken && /^globalThis\b/.test(node.left.getText(file))) found.push(`${node.left.getText(file)}: a write to globalThis`)
+    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken && /^globalThis\b/.test(node.left.getText(file)))
+      found.push(`${node.left.getText(file)}: a write to globalThis`)
     ts.forEachChild(node, visit)
   }
   visit(file)
@@ -96,15 +103,25 @@ describe('no module-level mutable state in src/lib/cli and src/lib/output', () =
   })
 
   it('every allow-list entry still names state that exists', () => {
-    const all = new Set(sources().flatMap((path) => moduleState(path, readFileSync(path, 'utf8')).map((e) => `${relative(ROOT, path)}: ${e.slice(0, e.indexOf(': '))}`)))
+    const all = new Set(
+      sources().flatMap((path) => moduleState(path, readFileSync(path, 'utf8')).map((e) => `${relative(ROOT, path)}: ${e.slice(0, e.indexOf(': '))}`)),
+    )
     for (const key of Object.keys(ALLOWED)) expect(all).toContain(key)
   })
 
   it.each([
     ['a let', 'let width: number | undefined\nexport function set(w: number) { width = w }', ['width: a module-level let']],
     ['a var', 'var on = true', ['on: a module-level var']],
-    ['a Map the module fills', 'const cache = new Map<string, number>()\nexport const f = (k: string) => cache.set(k, 1)', ['cache: a module-level container the module mutates']],
-    ['an object written through', 'const state = {on: true}\nexport function off() { state.on = false }', ['state: a module-level container the module mutates']],
+    [
+      'a Map the module fills',
+      'const cache = new Map<string, number>()\nexport const f = (k: string) => cache.set(k, 1)',
+      ['cache: a module-level container the module mutates'],
+    ],
+    [
+      'an object written through',
+      'const state = {on: true}\nexport function off() { state.on = false }',
+      ['state: a module-level container the module mutates'],
+    ],
     ['a globalThis write', 'export function f() { globalThis.x = 1 }', ['globalThis.x: a write to globalThis']],
     ['a read-only Set', "const KNOWN = new Set(['a'])\nexport const f = (k: string) => KNOWN.has(k)", []],
     ['a let inside a function', 'export function f() { let n = 0; n++; return n }', []],

@@ -15,12 +15,11 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * Known uses, each owned by a change in flight (issue 30); remove the line when it lands — the
  * test fails on a line that no longer matches, so this list cannot outlive the use.
  */
-const KNOWN: Array<{file: string; use: string; why: string}> = [
-]
+const KNOWN: Array<{file: string; use: string; why: string}> = []
 
 /** Underscore members that are a public contract: declared public or protected in the package's typings. */
 const DECLARED: Record<string, string> = {
-  _run: "@oclif/core Command._run is declared protected: the entry a Command subclass overrides",
+  _run: '@oclif/core Command._run is declared protected: the entry a Command subclass overrides',
 }
 
 function files(dir: string, exts: RegExp): string[] {
@@ -130,6 +129,8 @@ describe("other packages' internals", () => {
     expect(exported('@oclif/core', './command')).toBe(true)
     expect(exported('@oclif/core', './lib/config/plugin.js')).toBe(false)
     expect(exported('cli-table3', './src/utils.js')).toBe(false)
-    expect([...code("q._rowParser = x; Object.hasOwn(q, '_rowParser')").matchAll(/\.(_[A-Za-z]\w*)\b|['"](_[A-Za-z]\w*)['"]/g)].map((m) => m[1] ?? m[2])).toEqual(['_rowParser', '_rowParser'])
+    expect(
+      [...code("q._rowParser = x; Object.hasOwn(q, '_rowParser')").matchAll(/\.(_[A-Za-z]\w*)\b|['"](_[A-Za-z]\w*)['"]/g)].map((m) => m[1] ?? m[2]),
+    ).toEqual(['_rowParser', '_rowParser'])
   })
 })

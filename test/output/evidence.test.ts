@@ -48,7 +48,10 @@ describe('capEvidence', () => {
   })
 
   it('cuts an array that is the evidence itself, and arrays inside the rows it keeps', () => {
-    const {evidence, truncated} = capEvidence(Array.from({length: 22}, () => ({ids: rows(21)})), 20)
+    const {evidence, truncated} = capEvidence(
+      Array.from({length: 22}, () => ({ids: rows(21)})),
+      20,
+    )
     expect(evidence).toHaveLength(20)
     expect(Object.keys(truncated ?? {})).toHaveLength(21)
     expect(truncated?.['']).toEqual({shown: 20, total: 22})
@@ -65,9 +68,17 @@ describe('capEvidence', () => {
 })
 
 describe('capFinding and the JSON view', () => {
-  const finding = {check: 'providers', code: 'provider.stale', severity: 'warning', subject: {}, message: 'm', evidence: {blocking_allocations: rows(30)}, repair: 'r'}
+  const finding = {
+    check: 'providers',
+    code: 'provider.stale',
+    severity: 'warning',
+    subject: {},
+    message: 'm',
+    evidence: {blocking_allocations: rows(30)},
+    repair: 'r',
+  }
 
-  it('adds evidence_truncated after the finding\'s own fields, only when something was cut; no limit prints it whole', () => {
+  it("adds evidence_truncated after the finding's own fields, only when something was cut; no limit prints it whole", () => {
     const cut = capFinding(finding)
     expect(Object.keys(cut)).toEqual(['check', 'code', 'severity', 'subject', 'message', 'evidence', 'repair', 'evidence_truncated'])
     expect(cut).toMatchObject({evidence_truncated: {'/blocking_allocations': {shown: 20, total: 30}}})

@@ -10,7 +10,11 @@ const LONG = `Instance ${UUID} is deleted in cell cell1 but still holds VCPU=2, 
 const head = ['Severity', 'Code', 'Subject', 'Finding']
 const rows = [['error', 'allocation.consumer-deleted', `rp=${UUID}`, LONG]]
 const width = (t: string) => Math.max(...t.split('\n').map((l) => l.length))
-const words = (t: string) => t.replace(/[│┌┐└┘├┤┬┴┼─]/g, ' ').split(/\s+/).filter(Boolean)
+const words = (t: string) =>
+  t
+    .replace(/[│┌┐└┘├┤┬┴┼─]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
 
 describe('renderTable', () => {
   it('keeps a finding on one line when --max-width 0 asks for no fitting', () => {
@@ -59,7 +63,10 @@ describe('renderTable', () => {
     const t = renderTable(fixedDisplay(60), head, rows, {wrap: [3]})
     expect(width(t)).toBeLessThanOrEqual(60)
     expect(t).not.toContain('…')
-    const joined = t.split('\n').map((l) => l.split('│').map((c) => c.trim())).filter((c) => c.length > 3)
+    const joined = t
+      .split('\n')
+      .map((l) => l.split('│').map((c) => c.trim()))
+      .filter((c) => c.length > 3)
     const column = (i: number) => joined.map((r) => r[i] ?? '').join('')
     expect(column(3)).toContain(`rp=${UUID}`)
     expect(column(2)).toContain('allocation.consumer-deleted')
@@ -119,13 +126,37 @@ describe('drawTable draws what cli-table3 draws (its public API, as the oracle)'
 
   it('a header alone, and rows without a header', () => {
     expect(drawTable(['a', 'bb'], [], undefined, undefined, 'unicode')).toBe(oracle(['a', 'bb'], []))
-    expect(drawTable([], [['x', 'y\nz'], ['1', '2']], undefined, undefined, 'unicode')).toBe(oracle([], [['x', 'y\nz'], ['1', '2']]))
+    expect(
+      drawTable(
+        [],
+        [
+          ['x', 'y\nz'],
+          ['1', '2'],
+        ],
+        undefined,
+        undefined,
+        'unicode',
+      ),
+    ).toBe(
+      oracle(
+        [],
+        [
+          ['x', 'y\nz'],
+          ['1', '2'],
+        ],
+      ),
+    )
   })
 
   it('ASCII borders: the same layout, character for character', () => {
     const unicode = drawTable(heads, body, undefined, undefined, 'unicode')
     const ascii = drawTable(heads, body, undefined, undefined, 'ascii')
-    expect(ascii).toBe(unicode.replace(/[┌┬┐├┼┤└┴┘]/g, '+').replace(/─/g, '-').replace(/│/g, '|'))
+    expect(ascii).toBe(
+      unicode
+        .replace(/[┌┬┐├┼┤└┴┘]/g, '+')
+        .replace(/─/g, '-')
+        .replace(/│/g, '|'),
+    )
     expect(ascii).not.toMatch(/[\u2500-\u257F]/)
   })
 })
@@ -168,7 +199,15 @@ describe('textWidth', () => {
     expect(n).toBe(95 + 7 + 160)
   })
 
-  it.each(['', 'host=cmp-1.example.org', '\u001B[31merror\u001B[39m allocation.consumer-deleted', '宿主机-1', 'emoji 🚀 and #️⃣', 'e\u0301 combining', 'compute-0001  VCPU=2 → 4 … ×2'])('%j as string-width measures it', (text) => {
+  it.each([
+    '',
+    'host=cmp-1.example.org',
+    '\u001B[31merror\u001B[39m allocation.consumer-deleted',
+    '宿主机-1',
+    'emoji 🚀 and #️⃣',
+    'e\u0301 combining',
+    'compute-0001  VCPU=2 → 4 … ×2',
+  ])('%j as string-width measures it', (text) => {
     expect(textWidth(text)).toBe(stringWidth(text))
   })
 })

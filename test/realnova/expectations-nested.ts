@@ -14,7 +14,10 @@ export const NESTED_SCENARIOS: Record<string, Scenario> = {
   qos_bandwidth: {
     driver: 'driver_nested',
     codes: ['allocation.evacuation-leftover'],
-    repairs: [['repair', 'leaks'], ['repair', 'usage']],
+    repairs: [
+      ['repair', 'leaks'],
+      ['repair', 'usage'],
+    ],
     planted: [{note: 'evacuated', key: 'server', code: 'allocation.evacuation-leftover', tree: 'host2', sharing: false, children: 2}],
   },
   // vGPU children and a DISK_GB sharing provider (every root disk there): resizes confirmed and
@@ -26,7 +29,10 @@ export const NESTED_SCENARIOS: Record<string, Scenario> = {
   vgpu_sharing: {
     driver: 'driver_nested',
     codes: ['allocation.evacuation-leftover', 'allocation.migration-finished'],
-    repairs: [['repair', 'leaks'], ['repair', 'usage']],
+    repairs: [
+      ['repair', 'leaks'],
+      ['repair', 'usage'],
+    ],
     planted: [
       {note: 'leaked_migration', key: 'migration', code: 'allocation.migration-finished', tree: 'host2', sharing: true, children: 1},
       {note: 'evacuated', key: 'server', code: 'allocation.evacuation-leftover', tree: 'host3', sharing: false, children: 0},
@@ -41,7 +47,10 @@ export const NESTED_SCENARIOS: Record<string, Scenario> = {
   pci_placement: {
     driver: 'driver_nested',
     codes: ['allocation.evacuation-leftover'],
-    repairs: [['repair', 'leaks'], ['repair', 'usage']],
+    repairs: [
+      ['repair', 'leaks'],
+      ['repair', 'usage'],
+    ],
     planted: [{note: 'evacuated', key: 'server', code: 'allocation.evacuation-leftover', tree: 'host3', sharing: false, children: 1, manageBlind: 1}],
   },
 }

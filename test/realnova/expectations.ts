@@ -74,9 +74,22 @@ export const SCENARIOS: Record<string, Scenario> = {
   in_flight: {codes: [], repairs: []},
   // The dead source's row still counts the evacuated instances: pinning.leaked and usage.node-drift
   // at info (its nova-compute is down and recomputes the row when it starts), repaired all the same.
-  evacuated_host_down: {codes: ['allocation.evacuation-leftover'], repairs: [['repair', 'leaks'], ['repair', 'pinning'], ['repair', 'usage']]},
+  evacuated_host_down: {
+    codes: ['allocation.evacuation-leftover'],
+    repairs: [
+      ['repair', 'leaks'],
+      ['repair', 'pinning'],
+      ['repair', 'usage'],
+    ],
+  },
   // The API deleted locally (rows and allocations); only the dead host's row is behind (info).
-  deleted_while_down: {codes: [], repairs: [['repair', 'pinning'], ['repair', 'usage']]},
+  deleted_while_down: {
+    codes: [],
+    repairs: [
+      ['repair', 'pinning'],
+      ['repair', 'usage'],
+    ],
+  },
   // Live servers still sit on the deleted service's host: the provider holds their allocations and
   // cloudctl refuses to drop them (nova-manage placement audit calls them orphaned: its compute node
   // is gone). The operator deletes or rebuilds those servers with nova first.
@@ -88,18 +101,29 @@ export const SCENARIOS: Record<string, Scenario> = {
   // would (usage and pins, --force: nova-compute is up).
   hostname_change: {
     codes: ['aggregate.missing-in-placement', 'provider.duplicate-name'],
-    repairs: [['repair', 'aggregates'], ['repair', 'providers'], ['repair', 'pinning', '--force'], ['repair', 'usage', '--force']],
+    repairs: [
+      ['repair', 'aggregates'],
+      ['repair', 'providers'],
+      ['repair', 'pinning', '--force'],
+      ['repair', 'usage', '--force'],
+    ],
   },
   // nova-compute is up and reporting (its periodic hung): the repairs need --force.
   // The play's pinned boot onto host2 got NoValidHost from the real scheduler (NUMATopologyFilter).
-  pinned_leak: {codes: ['pinning.leaked', 'usage.node-drift'], repairs: [['repair', 'pinning', '--force'], ['repair', 'usage', '--force']], blockedBoot: true},
+  pinned_leak: {
+    codes: ['pinning.leaked', 'usage.node-drift'],
+    repairs: [
+      ['repair', 'pinning', '--force'],
+      ['repair', 'usage', '--force'],
+    ],
+    blockedBoot: true,
+  },
   usage_drift: {codes: ['usage.node-drift'], repairs: [['repair', 'usage', '--force']]},
   // Seed 004's other half: buried in cell0 (ERROR, NoValidHost) and ACTIVE in cell1, mapped to cell0.
   // map-instances points the mapping at the live copy and soft-deletes the cell0 one.
   cell0_duplicate: {codes: ['cell.instance-duplicate'], repairs: [['cells', 'map-instances']], duplicate: {before: 'cell0', after: 'cell1'}},
   ...COMPUTE_SCENARIOS,
 }
-
 
 /** Where a release's own nova plays a scenario differently, the whole expectation for it there and why. */
 const RENAME_REFUSED: Scenario & {why: string} = {

@@ -27,16 +27,64 @@ interface Dump {
   placement: Record<string, Table>
 }
 
-const rowsOf = (t: Table | undefined): Array<Record<string, unknown>> => (t?.rows ?? []).map((r) => Object.fromEntries(t?.columns.map((c, i) => [c, r[i]]) ?? []))
+const rowsOf = (t: Table | undefined): Array<Record<string, unknown>> =>
+  (t?.rows ?? []).map((r) => Object.fromEntries(t?.columns.map((c, i) => [c, r[i]]) ?? []))
 
 /** CPU flags of a Cascade Lake server as os_traits names them (those os_traits defines are kept). */
 const CASCADE_LAKE_FLAGS = [
-  'ABM', 'AVX', 'AVX2', 'AVX512BW', 'AVX512CD', 'AVX512DQ', 'AVX512F', 'AVX512VL', 'AVX512VNNI', 'BMI', 'BMI2', 'CLWB', 'F16C',
-  'FMA3', 'MMX', 'MPX', 'PCLMULQDQ', 'SSE', 'SSE2', 'SSE3', 'SSE41', 'SSE42', 'SSSE3', 'SHA', 'FSGSBASE', 'RDRAND',
-  'ADX', 'MOVBE', 'POPCNT', 'INVPCID', 'XSAVE', 'XSAVEOPT', 'XSAVEC', 'XSAVES', 'PDPE1GB', 'RDSEED', 'SMAP', 'SMEP', 'PKU',
+  'ABM',
+  'AVX',
+  'AVX2',
+  'AVX512BW',
+  'AVX512CD',
+  'AVX512DQ',
+  'AVX512F',
+  'AVX512VL',
+  'AVX512VNNI',
+  'BMI',
+  'BMI2',
+  'CLWB',
+  'F16C',
+  'FMA3',
+  'MMX',
+  'MPX',
+  'PCLMULQDQ',
+  'SSE',
+  'SSE2',
+  'SSE3',
+  'SSE41',
+  'SSE42',
+  'SSSE3',
+  'SHA',
+  'FSGSBASE',
+  'RDRAND',
+  'ADX',
+  'MOVBE',
+  'POPCNT',
+  'INVPCID',
+  'XSAVE',
+  'XSAVEOPT',
+  'XSAVEC',
+  'XSAVES',
+  'PDPE1GB',
+  'RDSEED',
+  'SMAP',
+  'SMEP',
+  'PKU',
 ].map((f) => `HW_CPU_X86_${f}`)
 /** Beside the CPU flags: what a libvirt compute on real hardware also reports. */
-const HOST_EXTRAS = ['COMPUTE_STATUS_DISABLED', 'COMPUTE_NET_VIF_MODEL_LAN9118', 'COMPUTE_NET_VIF_MODEL_SMC91C111', 'COMPUTE_GRAPHICS_MODEL_GOP', 'COMPUTE_GRAPHICS_MODEL_NONE', 'COMPUTE_STORAGE_BUS_IDE', 'COMPUTE_SECURITY_TPM_1_2', 'COMPUTE_SECURITY_TPM_2_0', 'COMPUTE_ADDRESS_SPACE_PASSTHROUGH', 'COMPUTE_ADDRESS_SPACE_EMULATED']
+const HOST_EXTRAS = [
+  'COMPUTE_STATUS_DISABLED',
+  'COMPUTE_NET_VIF_MODEL_LAN9118',
+  'COMPUTE_NET_VIF_MODEL_SMC91C111',
+  'COMPUTE_GRAPHICS_MODEL_GOP',
+  'COMPUTE_GRAPHICS_MODEL_NONE',
+  'COMPUTE_STORAGE_BUS_IDE',
+  'COMPUTE_SECURITY_TPM_1_2',
+  'COMPUTE_SECURITY_TPM_2_0',
+  'COMPUTE_ADDRESS_SPACE_PASSTHROUGH',
+  'COMPUTE_ADDRESS_SPACE_EMULATED',
+]
 
 function main(): void {
   const [dumpPath, outArg] = process.argv.slice(2)
@@ -61,7 +109,14 @@ function main(): void {
     const kind = String(inst.display_name).startsWith('g') ? 'group-member' : String(flavor?.name)
     if (kind in instances) continue
     const {id: _id, created_at: _c, updated_at: _u, instance_uuid: _i, ...extra} = extras.get(inst.uuid) ?? {}
-    instances[kind] = {flavor: flavor?.name, instance_uuid: inst.uuid, project_id: inst.project_id, user_id: inst.user_id, extra, request_spec: specs.get(inst.uuid)}
+    instances[kind] = {
+      flavor: flavor?.name,
+      instance_uuid: inst.uuid,
+      project_id: inst.project_id,
+      user_id: inst.user_id,
+      extra,
+      request_spec: specs.get(inst.uuid),
+    }
   }
   const traitNames = new Map(rowsOf(dump.placement.traits).map((t) => [t.id, String(t.name)]))
   const providers = rowsOf(dump.placement.resource_providers)
@@ -70,9 +125,15 @@ function main(): void {
     .filter((t) => t.resource_provider_id === rp?.id)
     .map((t) => traitNames.get(t.trait_id) as string)
     .sort()
-  const osTraits = new Set(JSON.parse(execFileSync('/usr/bin/python3', ['-c', 'import json, os_traits; print(json.dumps(os_traits.get_traits()))'], {encoding: 'utf8'})) as string[])
+  const osTraits = new Set(
+    JSON.parse(execFileSync('/usr/bin/python3', ['-c', 'import json, os_traits; print(json.dumps(os_traits.get_traits()))'], {encoding: 'utf8'})) as string[],
+  )
   const added = [...CASCADE_LAKE_FLAGS, ...HOST_EXTRAS].filter((t) => osTraits.has(t) && !reported.includes(t) && t !== 'COMPUTE_STATUS_DISABLED')
-  const versions = execFileSync('dpkg-query', ['-W', '-f', '${Package}=${Version}\\n', 'python3-nova', 'python3-placement', 'python3-os-traits'], {encoding: 'utf8'}).trim().split('\n')
+  const versions = execFileSync('dpkg-query', ['-W', '-f', '${Package}=${Version}\\n', 'python3-nova', 'python3-placement', 'python3-os-traits'], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
   const fixture = {
     recorded: {
       by: 'test/realnova/driver_shapes.py ShapesClouds.test_production_shapes, picked out by test/realnova/record-shapes.ts',

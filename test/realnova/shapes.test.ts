@@ -28,7 +28,11 @@ const SCENARIOS = ['healthy', 'in_flight', 'pinned_leak', 'service_deleted', 'ho
  * matched by column and the start of its text.
  */
 const NOT_EXERCISED: Array<{column: string; what: string; why: string}> = [
-  {column: 'nova_api.flavors.description', what: 'set in', why: 'the API stores a description when given (microversion 2.55); the plays create flavors without one'},
+  {
+    column: 'nova_api.flavors.description',
+    what: 'set in',
+    why: 'the API stores a description when given (microversion 2.55); the plays create flavors without one',
+  },
   {column: 'nova.instances.os_type', what: 'set in', why: "nova copies the image's os_type property; the harness's images have none"},
 ]
 
@@ -49,9 +53,19 @@ async function novaEnums(): Promise<Record<string, string[]>> {
 }
 
 const demoPath = fileURLToPath(new URL('../../examples/demo-cloud.yaml', import.meta.url))
-const benchCloud = () => generateCloud({seed: 3, cells: 2, hostsPerCell: 6, requestSpecs: true, pinnedHostFraction: 0.4, migrationsInProgress: 3, completedMigrations: 3}).snapshot
+const benchCloud = () =>
+  generateCloud({seed: 3, cells: 2, hostsPerCell: 6, requestSpecs: true, pinnedHostFraction: 0.4, migrationsInProgress: 3, completedMigrations: 3}).snapshot
 const realisticCloud = () =>
-  generateCloud({seed: 3, cells: 2, hostsPerCell: 6, shapes: 'real', pinnedHostFraction: 0.4, migrationsInProgress: 3, completedMigrations: 3, deletedInstances: 5})
+  generateCloud({
+    seed: 3,
+    cells: 2,
+    hostsPerCell: 6,
+    shapes: 'real',
+    pinnedHostFraction: 0.4,
+    migrationsInProgress: 3,
+    completedMigrations: 3,
+    deletedInstances: 5,
+  })
 
 describe.runIf(available)('rows of our clouds have the shape nova writes', () => {
   let nova: Shape
@@ -125,7 +139,10 @@ describe('the realistic cloud writes the blobs real nova wrote (fixture)', () =>
   /** Paths of ours nova never wrote, and paths nova always wrote that some blob of ours lacks. */
   const differences = (ours: Array<string | null | undefined>, theirs: Array<string | null | undefined>) => {
     const real = union(theirs)
-    const always = theirs.filter((t): t is string => typeof t === 'string').map(blobPaths).reduce((a, b) => new Set([...a].filter((p) => b.has(p))))
+    const always = theirs
+      .filter((t): t is string => typeof t === 'string')
+      .map(blobPaths)
+      .reduce((a, b) => new Set([...a].filter((p) => b.has(p))))
     const mine = ours.filter((t): t is string => typeof t === 'string')
     const extra = [...union(mine)].filter((p) => !real.has(p))
     const missing = [...always].filter((p) => mine.some((t) => !blobPaths(t).has(p)))
@@ -137,7 +154,11 @@ describe('the realistic cloud writes the blobs real nova wrote (fixture)', () =>
     ['instance_extra.numa_topology', () => s.nova.instances.map((i) => i.extra?.numa_topology), recorded.map((r) => r.extra.numa_topology)],
     ['instance_extra.flavor', () => s.nova.instances.map((i) => i.extra?.flavor), recorded.map((r) => r.extra.flavor)],
     ['instance_extra.vcpu_model', () => s.nova.instances.map((i) => g.instanceExtra?.values(i)[0]), recorded.map((r) => r.extra.vcpu_model)],
-    ['instance_extra.keypairs', () => s.nova.instances.filter((i) => !i.extra?.numa_topology?.includes('isolate')).map((i) => g.instanceExtra?.values(i)[1]), recorded.filter((r) => r.extra.keypairs).map((r) => r.extra.keypairs)],
+    [
+      'instance_extra.keypairs',
+      () => s.nova.instances.filter((i) => !i.extra?.numa_topology?.includes('isolate')).map((i) => g.instanceExtra?.values(i)[1]),
+      recorded.filter((r) => r.extra.keypairs).map((r) => r.extra.keypairs),
+    ],
     ['request_specs.spec', () => (s.nova_api.request_specs ?? []).map((r) => r.spec), recorded.map((r) => r.request_spec)],
   ] as const)('%s', (_column, ours, theirs) => {
     const blobs = ours()
@@ -149,7 +170,10 @@ describe('the realistic cloud writes the blobs real nova wrote (fixture)', () =>
     const spec = JSON.parse(fx.instances['p.medium']?.request_spec ?? '{}')
     spec['nova_object.data'].bogus = 1
     delete spec['nova_object.data'].limits
-    const d = differences([JSON.stringify(spec)], recorded.map((r) => r.request_spec))
+    const d = differences(
+      [JSON.stringify(spec)],
+      recorded.map((r) => r.request_spec),
+    )
     expect(d.extra).toEqual(['<RequestSpec 1.14>.bogus'])
     expect(d.missing).toEqual(expect.arrayContaining(['<RequestSpec 1.14>.limits']))
   })

@@ -107,12 +107,12 @@ function rows(shape: Shape, table: string, list: unknown[]): void {
 export function shapeOf(...snapshots: Snapshot[]): Shape {
   const shape: Shape = new Map()
   for (const s of snapshots)
-  for (const [group, tables] of [
-    ['nova_api', s.nova_api],
-    ['nova', s.nova],
-    ['placement', s.placement],
-  ] as const)
-    for (const [t, list] of Object.entries(tables as unknown as Record<string, unknown>)) if (Array.isArray(list)) rows(shape, `${group}.${t}`, list)
+    for (const [group, tables] of [
+      ['nova_api', s.nova_api],
+      ['nova', s.nova],
+      ['placement', s.placement],
+    ] as const)
+      for (const [t, list] of Object.entries(tables as unknown as Record<string, unknown>)) if (Array.isArray(list)) rows(shape, `${group}.${t}`, list)
   return shape
 }
 
@@ -132,15 +132,19 @@ export function compareShapes(nova: Shape, ours: Shape, allowed: Record<string, 
   for (const [column, mine] of ours) {
     const real = nova.get(column)
     if (!real || real.nulls + real.values === 0 || mine.nulls + mine.values === 0) continue
-    if (real.values === 0 && mine.values > 0) out.push({column, what: `set in ${mine.values} row(s); nova leaves it NULL (e.g. ${[...mine.distinct].slice(0, 3).join(', ')})`})
+    if (real.values === 0 && mine.values > 0)
+      out.push({column, what: `set in ${mine.values} row(s); nova leaves it NULL (e.g. ${[...mine.distinct].slice(0, 3).join(', ')})`})
     if (real.nulls === 0 && mine.nulls > 0) out.push({column, what: `NULL in ${mine.nulls} row(s); nova always writes it`})
     if (real.json > 0 && mine.json > 0) {
       for (const p of mine.paths) if (!real.paths.has(p)) out.push({column, what: `JSON path ${p} nova does not write`})
-      for (const p of real.alwaysPaths ?? []) if (!(mine.alwaysPaths ?? new Set()).has(p)) out.push({column, what: `JSON path ${p}: nova writes it in every blob, ours not always`})
+      for (const p of real.alwaysPaths ?? [])
+        if (!(mine.alwaysPaths ?? new Set()).has(p)) out.push({column, what: `JSON path ${p}: nova writes it in every blob, ours not always`})
     }
     if (real.json > 0 && mine.json === 0 && mine.values > 0) out.push({column, what: 'not JSON; nova writes JSON'})
     const enumValues = allowed[column]
-    if (enumValues) for (const v of mine.distinct) if (!enumValues.includes(v)) out.push({column, what: `value ${JSON.stringify(v)} nova does not write (${enumValues.join(', ')})`})
+    if (enumValues)
+      for (const v of mine.distinct)
+        if (!enumValues.includes(v)) out.push({column, what: `value ${JSON.stringify(v)} nova does not write (${enumValues.join(', ')})`})
   }
   return out.sort((a, b) => a.column.localeCompare(b.column) || a.what.localeCompare(b.what))
 }

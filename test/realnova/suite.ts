@@ -17,7 +17,18 @@ import {cloudctl} from '../support/cli.js'
 import type {DbKey} from '../../src/lib/repairs/plan.js'
 import {type Dump, type RowChange, closeConnection, diffDumps, dumpAll, openConnection} from '../repairs/support.js'
 import {type Scenario, scenariosOf} from './expectations.js'
-import {type PlacementServer, type PlayDriver, type RealCloud, type RealNovaRelease, novaManage, playScenarios, realCloud, rebootRepaired, repairedRows, startPlacement} from './support.js'
+import {
+  type PlacementServer,
+  type PlayDriver,
+  type RealCloud,
+  type RealNovaRelease,
+  novaManage,
+  playScenarios,
+  realCloud,
+  rebootRepaired,
+  repairedRows,
+  startPlacement,
+} from './support.js'
 
 interface Finding {
   code: string
@@ -45,7 +56,8 @@ const summarize = (r: {exitCode: number; output: string}): ManageSummary => ({
   orphaned: [...r.output.matchAll(/Allocations for consumer UUID \S+ on Resource Provider \S+ can be deleted/g)].length,
   nodeless: [...r.output.matchAll(/The compute node for UUID \S+ can not be\s+found/g)].length,
 })
-const manageText = (m?: ManageSummary) => (m ? `exit ${m.exit}: ${m.orphaned} orphaned allocation(s), ${m.nodeless} provider(s) without compute node` : 'not run')
+const manageText = (m?: ManageSummary) =>
+  m ? `exit ${m.exit}: ${m.orphaned} orphaned allocation(s), ${m.nodeless} provider(s) without compute node` : 'not run'
 
 const incidents = (fs: Finding[]): string[] => [...new Set(fs.filter((f) => f.severity === 'error' || f.severity === 'warning').map((f) => f.code))].sort()
 
@@ -100,7 +112,9 @@ async function sharingHeld(cloud: RealCloud): Promise<{providers: Set<string>; h
     try {
       const [inst] = await c.query('SELECT uuid FROM instances WHERE deleted = 0')
       for (const r of inst as Array<{uuid: string}>) live.add(r.uuid)
-      const [migs] = await c.query("SELECT uuid FROM migrations WHERE deleted = 0 AND status IN ('queued', 'pre-migrating', 'migrating', 'post-migrating', 'finished', 'running', 'preparing', 'accepted')")
+      const [migs] = await c.query(
+        "SELECT uuid FROM migrations WHERE deleted = 0 AND status IN ('queued', 'pre-migrating', 'migrating', 'post-migrating', 'finished', 'running', 'preparing', 'accepted')",
+      )
       for (const r of migs as Array<{uuid: string}>) live.add(r.uuid)
     } finally {
       await closeConnection(c)
@@ -137,13 +151,24 @@ function allocationsIn(dump: Dump, consumer: string): TreeRow[] {
   const rowsOf = (table: string) => [...(dump.get(`placement/${table}`)?.values() ?? [])].map((r) => JSON.parse(r) as Record<string, unknown>)
   const providers = new Map(rowsOf('resource_providers').map((r) => [Number(r.id), r]))
   const sharingTrait = rowsOf('traits').find((t) => t.name === 'MISC_SHARES_VIA_AGGREGATE')?.id
-  const sharing = new Set(rowsOf('resource_provider_traits').filter((t) => t.trait_id === sharingTrait).map((t) => Number(t.resource_provider_id)))
+  const sharing = new Set(
+    rowsOf('resource_provider_traits')
+      .filter((t) => t.trait_id === sharingTrait)
+      .map((t) => Number(t.resource_provider_id)),
+  )
   return rowsOf('allocations')
     .filter((a) => a.consumer_id === consumer)
     .map((a) => {
       const rp = providers.get(Number(a.resource_provider_id))
       const root = providers.get(Number(rp?.root_provider_id))
-      return {id: Number(a.id), provider_uuid: String(rp?.uuid), resource_provider_id: Number(a.resource_provider_id), parent_provider_id: (rp?.parent_provider_id as number | null) ?? null, root_name: (root?.name as string | null) ?? null, sharing: sharing.has(Number(a.resource_provider_id)) ? 1 : 0}
+      return {
+        id: Number(a.id),
+        provider_uuid: String(rp?.uuid),
+        resource_provider_id: Number(a.resource_provider_id),
+        parent_provider_id: (rp?.parent_provider_id as number | null) ?? null,
+        root_name: (root?.name as string | null) ?? null,
+        sharing: sharing.has(Number(a.resource_provider_id)) ? 1 : 0,
+      }
     })
     .sort((x, y) => x.id - y.id)
 }
@@ -202,13 +227,20 @@ function changesBetween(a: Dump, b: Dump): RowChange[] {
     for (const k of keys) if (!same(k)) moves.add(Date.parse(String(c.after[k])) - Date.parse(String(c.before[k])))
   }
   expect([...moves].length, `heartbeats moved by different times: ${[...moves].join(', ')} ms`).toBeLessThanOrEqual(1)
-  expect([...moves].every((ms) => ms > 0), 'a heartbeat moved back').toBe(true)
+  expect(
+    [...moves].every((ms) => ms > 0),
+    'a heartbeat moved back',
+  ).toBe(true)
   return out
 }
 
 /** Every database of the cloud, for row-by-row comparisons. */
 const databasesOf = (cloud: RealCloud): Map<DbKey, string> =>
-  new Map<DbKey, string>([['nova_api', cloud.api], ['placement', cloud.placement], ...Object.entries(cloud.cells).map(([name, url]) => [`cell:${name}`, url] as [DbKey, string])])
+  new Map<DbKey, string>([
+    ['nova_api', cloud.api],
+    ['placement', cloud.placement],
+    ...Object.entries(cloud.cells).map(([name, url]) => [`cell:${name}`, url] as [DbKey, string]),
+  ])
 
 /**
  * What nova's instance_destroy (Zed and nova 31 alike, nova/db/main/api.py) soft-deletes with an instance, by the column
@@ -260,7 +292,15 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
   const REPORT = reportPath
   const report: Record<
     string,
-    {before?: string[]; repairs?: string[]; after?: string[]; manageBefore?: ManageSummary; manageAfter?: ManageSummary; manageMissed?: string[]; manageWrongAfter?: string[]}
+    {
+      before?: string[]
+      repairs?: string[]
+      after?: string[]
+      manageBefore?: ManageSummary
+      manageAfter?: ManageSummary
+      manageMissed?: string[]
+      manageWrongAfter?: string[]
+    }
   > = {}
 
   // A fresh machine plays the uncached scenarios two at a time before the first cloud is loaded.
@@ -275,8 +315,19 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
   afterAll(() => {
     if (!REPORT || Object.keys(report).length === 0) return
     writeFileSync(REPORT, `${JSON.stringify(report, null, 1)}\n`)
-    const rows = Object.entries(report).map(([name, r]) => `| ${name} | ${r.before?.join(', ') || 'none'} | ${r.repairs?.join('; ') || 'none'} | ${r.after?.join(', ') || 'none'} | ${manageText(r.manageBefore)}${r.manageMissed?.length ? `; blind to ${r.manageMissed.length} planted part(s)` : ''} | ${manageText(r.manageAfter)}${r.manageWrongAfter?.length ? ` (${r.manageWrongAfter.length} of them live rows on a sharing provider)` : ''} |`)
-    writeFileSync(`${REPORT}.md`, ['| scenario | codes before | repairs | codes after repairs | nova-manage placement audit before | after |', '|---|---|---|---|---|---|', ...rows, ''].join('\n'))
+    const rows = Object.entries(report).map(
+      ([name, r]) =>
+        `| ${name} | ${r.before?.join(', ') || 'none'} | ${r.repairs?.join('; ') || 'none'} | ${r.after?.join(', ') || 'none'} | ${manageText(r.manageBefore)}${r.manageMissed?.length ? `; blind to ${r.manageMissed.length} planted part(s)` : ''} | ${manageText(r.manageAfter)}${r.manageWrongAfter?.length ? ` (${r.manageWrongAfter.length} of them live rows on a sharing provider)` : ''} |`,
+    )
+    writeFileSync(
+      `${REPORT}.md`,
+      [
+        '| scenario | codes before | repairs | codes after repairs | nova-manage placement audit before | after |',
+        '|---|---|---|---|---|---|',
+        ...rows,
+        '',
+      ].join('\n'),
+    )
   })
 
   describe.runIf(available).each(Object.entries(scenarios))(`real nova ${release === 'zed' ? '' : `${release} `}scenario %s`, (scenario, spec) => {
@@ -305,7 +356,11 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
     it(`audit all names the release ${release} and reports exactly ${spec.codes.length === 0 ? 'no error or warning' : spec.codes.join(', ')}`, async () => {
       const {exitCode, findings, release: found} = await audit(cloud as RealCloud)
       expect(found?.name).toBe(release)
-      report[scenario] = {before: incidents(findings), repairs: spec.repairs.map((r) => r.slice(1).join(' ')), after: spec.repairs.length === 0 ? incidents(findings) : undefined}
+      report[scenario] = {
+        before: incidents(findings),
+        repairs: spec.repairs.map((r) => r.slice(1).join(' ')),
+        after: spec.repairs.length === 0 ? incidents(findings) : undefined,
+      }
       expect(incidents(findings)).toEqual(spec.codes)
       if (findings.length === 0) expect(exitCode).toBe(0)
     })
@@ -337,7 +392,9 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
         placement ??= await startPlacement(cloud as RealCloud, release)
         const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release)
         ;(report[scenario] ??= {}).manageBefore = summarize(audited)
-        const flagged = new Set([...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => `${m[1]} ${m[2]}`))
+        const flagged = new Set(
+          [...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => `${m[1]} ${m[2]}`),
+        )
         for (const p of spec.planted ?? []) {
           // nova-manage's unit is one consumer on one provider: each provider of the leak is a part.
           const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
@@ -350,82 +407,140 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       600_000,
     )
 
-    it.runIf(spec.planted !== undefined)('every planted leak is found whole: its rows on the compute node, its children and the sharing providers', async () => {
-      const {findings} = await audit(cloud as RealCloud)
-      for (const p of spec.planted ?? []) {
+    it.runIf(spec.planted !== undefined)(
+      'every planted leak is found whole: its rows on the compute node, its children and the sharing providers',
+      async () => {
+        const {findings} = await audit(cloud as RealCloud)
+        for (const p of spec.planted ?? []) {
+          const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+          const want = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
+          const found = findings.filter((f) => f.code === p.code && f.subject.consumer_uuid === consumer)
+          const ids = found.flatMap((f) => ((f as unknown as {evidence: {allocations?: Array<{id: number}>}}).evidence.allocations ?? []).map((a) => a.id))
+          expect(
+            ids.sort((a, b) => a - b),
+            `${p.code} of ${consumer}`,
+          ).toEqual(want.map((r) => r.id))
+          expect(
+            new Set(want.filter((r) => r.parent_provider_id !== null && r.sharing === 0).map((r) => r.resource_provider_id)).size,
+            `child providers of ${consumer}'s leak`,
+          ).toBe(p.children)
+          if (p.sharing)
+            expect(
+              want.some((r) => r.sharing > 0),
+              `${consumer}'s leak on a sharing provider`,
+            ).toBe(true)
+        }
+      },
+    )
+
+    it.runIf(spec.planted !== undefined)(
+      'a leak repair racing a write on one provider of the tree (its generation moves) is rolled back whole',
+      async () => {
+        const p = (spec.planted ?? []).find((x) => x.children > 0) ?? (spec.planted ?? [])[0]
         const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
-        const want = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
-        const found = findings.filter((f) => f.code === p.code && f.subject.consumer_uuid === consumer)
-        const ids = found.flatMap((f) => ((f as unknown as {evidence: {allocations?: Array<{id: number}>}}).evidence.allocations ?? []).map((a) => a.id))
-        expect(ids.sort((a, b) => a - b), `${p.code} of ${consumer}`).toEqual(want.map((r) => r.id))
-        expect(new Set(want.filter((r) => r.parent_provider_id !== null && r.sharing === 0).map((r) => r.resource_provider_id)).size, `child providers of ${consumer}'s leak`).toBe(p.children)
-        if (p.sharing) expect(want.some((r) => r.sharing > 0), `${consumer}'s leak on a sharing provider`).toBe(true)
-      }
-    })
-
-    it.runIf(spec.planted !== undefined)('a leak repair racing a write on one provider of the tree (its generation moves) is rolled back whole', async () => {
-      const p = (spec.planted ?? []).find((x) => x.children > 0) ?? (spec.planted ?? [])[0]
-      const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
-      const rows = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
-      const child = rows.find((r) => r.parent_provider_id !== null && r.sharing === 0) ?? rows[0]
-      await (cloud as RealCloud).freshen()
-      const before = await dumpAll(databasesOf(cloud as RealCloud))
-      const raceDir = join(stateDir, 'race')
-      const cli = startCli(['repair', 'leaks', ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', raceDir, '--audit-log', join(raceDir, 'audit.log')], 'after-begin:5000')
-      await paused(cli)
-      // What nova (or neutron) does to a child provider meanwhile: any write there moves its generation.
-      const pc = await openConnection((cloud as RealCloud).placement)
-      try {
-        await pc.query('UPDATE resource_providers SET generation = generation + 1 WHERE id = ?', [child.resource_provider_id])
-        const r = await cli.done
-        expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5)
-        const changes = changesBetween(before, await dumpAll(databasesOf(cloud as RealCloud)))
-        expect(changes.map((c) => [c.table, c.before?.id, Number(c.after?.generation) - Number(c.before?.generation)])).toEqual([['placement/resource_providers', child.resource_provider_id, 1]])
-      } finally {
-        await pc.query('UPDATE resource_providers SET generation = generation - 1 WHERE id = ?', [child.resource_provider_id])
-        await closeConnection(pc)
-      }
-    }, 300_000)
-
-    it.runIf(spec.repairs.length > 0)(`repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`, async () => {
-      if (spec.duplicate || spec.planted) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
-      if (spec.planted) placementSums = await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]})
-      for (const args of spec.repairs) {
+        const rows = plantedRows(await allocationTree(cloud as RealCloud, consumer), p)
+        const child = rows.find((r) => r.parent_provider_id !== null && r.sharing === 0) ?? rows[0]
         await (cloud as RealCloud).freshen()
-        const r = await cloudctl([...args, ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', stateDir, '--audit-log', join(stateDir, 'audit.log')])
-        expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
-        for (const f of readdirSync(stateDir).filter((x) => x.endsWith('.json')).sort()) if (!undoFiles.includes(join(stateDir, f))) undoFiles.push(join(stateDir, f))
-      }
-      const {findings} = await audit(cloud as RealCloud)
-      ;(report[scenario] ??= {}).after = incidents(findings)
-      expect(incidents(findings)).toEqual(spec.after ?? [])
-      if (beforeRepairs) repairChanges = changesBetween(beforeRepairs, await dumpAll(databasesOf(cloud as RealCloud)))
-    }, 300_000)
+        const before = await dumpAll(databasesOf(cloud as RealCloud))
+        const raceDir = join(stateDir, 'race')
+        const cli = startCli(
+          ['repair', 'leaks', ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', raceDir, '--audit-log', join(raceDir, 'audit.log')],
+          'after-begin:5000',
+        )
+        await paused(cli)
+        // What nova (or neutron) does to a child provider meanwhile: any write there moves its generation.
+        const pc = await openConnection((cloud as RealCloud).placement)
+        try {
+          await pc.query('UPDATE resource_providers SET generation = generation + 1 WHERE id = ?', [child.resource_provider_id])
+          const r = await cli.done
+          expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5)
+          const changes = changesBetween(before, await dumpAll(databasesOf(cloud as RealCloud)))
+          expect(changes.map((c) => [c.table, c.before?.id, Number(c.after?.generation) - Number(c.before?.generation)])).toEqual([
+            ['placement/resource_providers', child.resource_provider_id, 1],
+          ])
+        } finally {
+          await pc.query('UPDATE resource_providers SET generation = generation - 1 WHERE id = ?', [child.resource_provider_id])
+          await closeConnection(pc)
+        }
+      },
+      300_000,
+    )
 
-    it.runIf(spec.planted !== undefined)("the leak repairs removed every planted row and bumped, guarded by its generation, every provider they held", async () => {
-      const records: Array<{db: string; table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}> = []
-      const {readFile} = await import('node:fs/promises')
-      for (const f of undoFiles) records.push(...(JSON.parse(await readFile(f, 'utf8')) as {records: typeof records}).records)
-      const deleted = records.filter((r) => r.table === 'allocations' && r.after === null).map((r) => r.before as {id: number; resource_provider_id: number})
-      const bumps = new Map(records.filter((r) => r.table === 'resource_providers' && r.before && r.after).map((r) => [Number(r.before?.id), [Number(r.before?.generation), Number(r.after?.generation)]]))
-      for (const p of spec.planted ?? []) {
-        const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
-        const held = plantedRows(allocationsIn(beforeRepairs as Dump, consumer), p)
-        expect(held.length).toBeGreaterThan(0)
-        for (const r of held) expect(deleted.map((d) => d.id), `row ${r.id} of ${consumer}`).toContain(r.id)
-      }
-      for (const d of deleted) {
-        const g = bumps.get(d.resource_provider_id)
-        expect(g, `provider ${d.resource_provider_id}`).toBeDefined()
-        expect((g as number[])[1]).toBe((g as number[])[0] + 1)
-      }
-    })
+    it.runIf(spec.repairs.length > 0)(
+      `repairs (${spec.repairs.map((r) => r.slice(1).join(' ')).join('; ')}) leave ${spec.after?.join(', ') ?? 'no error or warning'}`,
+      async () => {
+        if (spec.duplicate || spec.planted) beforeRepairs = await dumpAll(databasesOf(cloud as RealCloud))
+        if (spec.planted) placementSums = await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]})
+        for (const args of spec.repairs) {
+          await (cloud as RealCloud).freshen()
+          const r = await cloudctl([
+            ...args,
+            ...src(cloud as RealCloud),
+            '--apply',
+            '--yes',
+            '--undo-dir',
+            stateDir,
+            '--audit-log',
+            join(stateDir, 'audit.log'),
+          ])
+          expect([0, 3, 4], `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode)
+          for (const f of readdirSync(stateDir)
+            .filter((x) => x.endsWith('.json'))
+            .sort())
+            if (!undoFiles.includes(join(stateDir, f))) undoFiles.push(join(stateDir, f))
+        }
+        const {findings} = await audit(cloud as RealCloud)
+        ;(report[scenario] ??= {}).after = incidents(findings)
+        expect(incidents(findings)).toEqual(spec.after ?? [])
+        if (beforeRepairs) repairChanges = changesBetween(beforeRepairs, await dumpAll(databasesOf(cloud as RealCloud)))
+      },
+      300_000,
+    )
+
+    it.runIf(spec.planted !== undefined)(
+      'the leak repairs removed every planted row and bumped, guarded by its generation, every provider they held',
+      async () => {
+        const records: Array<{db: string; table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}> = []
+        const {readFile} = await import('node:fs/promises')
+        for (const f of undoFiles) records.push(...(JSON.parse(await readFile(f, 'utf8')) as {records: typeof records}).records)
+        const deleted = records.filter((r) => r.table === 'allocations' && r.after === null).map((r) => r.before as {id: number; resource_provider_id: number})
+        const bumps = new Map(
+          records
+            .filter((r) => r.table === 'resource_providers' && r.before && r.after)
+            .map((r) => [Number(r.before?.id), [Number(r.before?.generation), Number(r.after?.generation)]]),
+        )
+        for (const p of spec.planted ?? []) {
+          const consumer = String((cloud as RealCloud).notes[p.note]?.[p.key])
+          const held = plantedRows(allocationsIn(beforeRepairs as Dump, consumer), p)
+          expect(held.length).toBeGreaterThan(0)
+          for (const r of held)
+            expect(
+              deleted.map((d) => d.id),
+              `row ${r.id} of ${consumer}`,
+            ).toContain(r.id)
+        }
+        for (const d of deleted) {
+          const g = bumps.get(d.resource_provider_id)
+          expect(g, `provider ${d.resource_provider_id}`).toBeDefined()
+          expect((g as number[])[1]).toBe((g as number[])[0] + 1)
+        }
+      },
+    )
 
     it.runIf(spec.duplicate !== undefined)("map-instances takes from the cell0 copy exactly what nova's instance_destroy would, and nothing else", () => {
       const uuid = String((cloud as RealCloud).notes.duplicate?.server)
       const buried = rowsOfInstance(beforeRepairs as Dump, 'cell:cell0', uuid)
       // The play buried the copy with what nova writes in cell0 for it: every such row must go.
-      expect([...buried.keys()].sort()).toEqual(['block_device_mapping', 'instance_extra', 'instance_faults', 'instance_id_mappings', 'instance_info_caches', 'instance_system_metadata', 'instances', 'tags'])
+      expect([...buried.keys()].sort()).toEqual([
+        'block_device_mapping',
+        'instance_extra',
+        'instance_faults',
+        'instance_id_mappings',
+        'instance_info_caches',
+        'instance_system_metadata',
+        'instances',
+        'tags',
+      ])
       const expected: string[] = []
       for (const [table, rows] of buried) {
         for (const row of rows) {
@@ -445,7 +560,11 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(mapping.map((c) => [c.before?.instance_uuid, c.after?.instance_uuid])).toEqual([[uuid, uuid]])
       expected.push('nova_api/instance_mappings updated')
       const seen = repairChanges.map((c) =>
-        c.table === 'nova_api/instance_mappings' ? `${c.table} updated` : c.after === null ? `${c.table} deleted ${JSON.stringify(c.before)}` : `${c.table} soft-deleted ${String(c.before?.id)}`,
+        c.table === 'nova_api/instance_mappings'
+          ? `${c.table} updated`
+          : c.after === null
+            ? `${c.table} deleted ${JSON.stringify(c.before)}`
+            : `${c.table} soft-deleted ${String(c.before?.id)}`,
       )
       expect(seen.sort()).toEqual(expected.sort())
     })
@@ -457,15 +576,19 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(sim.result.instances.map((i) => i.host)).toEqual([host])
     })
 
-    it.runIf(spec.blockedBoot === true)('real nova boots it there once it reads the repaired rows (the same play, the rows the repairs wrote, the same request through the API)', async () => {
-      const blocked = (cloud as RealCloud).notes.blocked_boot as {host: string}
-      const rows = await repairedRows(undoFiles)
-      // The pinning and usage repairs write host2's compute node row, and nothing else.
-      expect(rows.map((r) => [r.table, r.key])).toEqual([['compute_nodes', {host: blocked.host, hypervisor_hostname: blocked.host}]])
-      const outcome = await rebootRepaired(scenario, rows, release)
-      expect(outcome.before_repair.fault).toMatch(/^No valid host was found/)
-      expect(outcome.after_repair, JSON.stringify(outcome)).toMatchObject({status: 'ACTIVE', host: blocked.host, fault: null})
-    }, 900_000)
+    it.runIf(spec.blockedBoot === true)(
+      'real nova boots it there once it reads the repaired rows (the same play, the rows the repairs wrote, the same request through the API)',
+      async () => {
+        const blocked = (cloud as RealCloud).notes.blocked_boot as {host: string}
+        const rows = await repairedRows(undoFiles)
+        // The pinning and usage repairs write host2's compute node row, and nothing else.
+        expect(rows.map((r) => [r.table, r.key])).toEqual([['compute_nodes', {host: blocked.host, hypervisor_hostname: blocked.host}]])
+        const outcome = await rebootRepaired(scenario, rows, release)
+        expect(outcome.before_repair.fault).toMatch(/^No valid host was found/)
+        expect(outcome.after_repair, JSON.stringify(outcome)).toMatchObject({status: 'ACTIVE', host: blocked.host, fault: null})
+      },
+      900_000,
+    )
 
     it.runIf(spec.duplicate !== undefined)(`real nova-manage cell_v2 verify_instance afterwards: the API uses the ${spec.duplicate?.after} copy`, async () => {
       const v = await verifyDuplicate(cloud as RealCloud, release)
@@ -473,55 +596,91 @@ export function realNovaSuite(release: RealNovaRelease, available: boolean, repo
       expect(v.exitCode, v.output).toBe(0)
     })
 
-    it.runIf(spec.after === undefined)('real nova-manage afterwards: no orphaned allocation, no provider without compute node, nothing to heal', async () => {
-      placement ??= await startPlacement(cloud as RealCloud, release)
-      const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release)
-      ;(report[scenario] ??= {}).manageAfter = summarize(audited)
-      // nova-manage judges an instance's allocations by its host alone: during a live migration the
-      // instance consumer holds the destination (the migration consumer holds the source), and nova-manage
-      // calls that "can be deleted" (deleting it would free a running guest's destination). Those, and
-      // only those, are its known false positives; cloudctl reports nothing for them (audit above).
-      const flagged = [...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map((m) => [m[1], m[2]] as const)
-      const falsePositives = await liveMigrationDestinations(cloud as RealCloud)
-      // A sharing provider is its own root: nova-manage finds no compute node for it and calls every
-      // row there orphaned, live servers' DISK_GB included (deleting them frees disks in use). Only
-      // on scenarios that say so, and only those rows and those providers.
-      const sharing = spec.manageWrong?.sharing ? await sharingHeld(cloud as RealCloud) : {providers: new Set<string>(), held: new Set<string>()}
-      expect(flagged.filter(([consumer, rp]) => !falsePositives.has(`${consumer} ${rp}`) && !sharing.held.has(`${consumer} ${rp}`)), audited.output).toEqual([])
-      if (spec.manageWrong?.sharing) {
-        const wrong = flagged.filter(([consumer, rp]) => sharing.held.has(`${consumer} ${rp}`))
-        ;(report[scenario] ??= {}).manageWrongAfter = wrong.map(([consumer, rp]) => `${consumer} ${rp}`)
-        expect(wrong.length, audited.output).toBe(sharing.held.size)
-      }
-      const nodeless = [...audited.output.matchAll(/The compute node for UUID (\S+) can not be\s+found/g)].map((m) => m[1])
-      expect(nodeless.sort(), audited.output).toEqual([...sharing.providers].sort())
-      expect(audited.output).not.toMatch(/Unexpected|Traceback/)
-      expect(audited.exitCode, audited.output).toBe(flagged.length === 0 ? 0 : 3)
-      const healed = await novaManage(cloud as RealCloud, placement.url, ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'], release)
-      expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
-      // heal_allocations refuses an instance with a vGPU request and stops there (exit 8): on such a
-      // cloud it never gets past the first vGPU guest of a cell (manageWrong.heal says so).
-      if (spec.manageWrong?.heal) expect(healed.output).toMatch(spec.manageWrong.heal.message)
-      expect(healed.exitCode, healed.output).toBe(spec.manageWrong?.heal?.exit ?? 4)
-    }, 600_000)
+    it.runIf(spec.after === undefined)(
+      'real nova-manage afterwards: no orphaned allocation, no provider without compute node, nothing to heal',
+      async () => {
+        placement ??= await startPlacement(cloud as RealCloud, release)
+        const audited = await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release)
+        ;(report[scenario] ??= {}).manageAfter = summarize(audited)
+        // nova-manage judges an instance's allocations by its host alone: during a live migration the
+        // instance consumer holds the destination (the migration consumer holds the source), and nova-manage
+        // calls that "can be deleted" (deleting it would free a running guest's destination). Those, and
+        // only those, are its known false positives; cloudctl reports nothing for them (audit above).
+        const flagged = [...audited.output.matchAll(/Allocations for consumer UUID (\S+) on Resource Provider (\S+) can be deleted/g)].map(
+          (m) => [m[1], m[2]] as const,
+        )
+        const falsePositives = await liveMigrationDestinations(cloud as RealCloud)
+        // A sharing provider is its own root: nova-manage finds no compute node for it and calls every
+        // row there orphaned, live servers' DISK_GB included (deleting them frees disks in use). Only
+        // on scenarios that say so, and only those rows and those providers.
+        const sharing = spec.manageWrong?.sharing ? await sharingHeld(cloud as RealCloud) : {providers: new Set<string>(), held: new Set<string>()}
+        expect(
+          flagged.filter(([consumer, rp]) => !falsePositives.has(`${consumer} ${rp}`) && !sharing.held.has(`${consumer} ${rp}`)),
+          audited.output,
+        ).toEqual([])
+        if (spec.manageWrong?.sharing) {
+          const wrong = flagged.filter(([consumer, rp]) => sharing.held.has(`${consumer} ${rp}`))
+          ;(report[scenario] ??= {}).manageWrongAfter = wrong.map(([consumer, rp]) => `${consumer} ${rp}`)
+          expect(wrong.length, audited.output).toBe(sharing.held.size)
+        }
+        const nodeless = [...audited.output.matchAll(/The compute node for UUID (\S+) can not be\s+found/g)].map((m) => m[1])
+        expect(nodeless.sort(), audited.output).toEqual([...sharing.providers].sort())
+        expect(audited.output).not.toMatch(/Unexpected|Traceback/)
+        expect(audited.exitCode, audited.output).toBe(flagged.length === 0 ? 0 : 3)
+        const healed = await novaManage(
+          cloud as RealCloud,
+          placement.url,
+          ['placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations'],
+          release,
+        )
+        expect(healed.output).not.toMatch(/\[dry-run\]|Traceback/)
+        // heal_allocations refuses an instance with a vGPU request and stops there (exit 8): on such a
+        // cloud it never gets past the first vGPU guest of a cell (manageWrong.heal says so).
+        if (spec.manageWrong?.heal) expect(healed.output).toMatch(spec.manageWrong.heal.message)
+        expect(healed.exitCode, healed.output).toBe(spec.manageWrong?.heal?.exit ?? 4)
+      },
+      600_000,
+    )
 
-    it.runIf(REPORT !== undefined && spec.after !== undefined)('report: real nova-manage placement audit after the repairs', async () => {
-      placement ??= await startPlacement(cloud as RealCloud, release)
-      ;(report[scenario] ??= {}).manageAfter = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release))
-    }, 600_000)
+    it.runIf(REPORT !== undefined && spec.after !== undefined)(
+      'report: real nova-manage placement audit after the repairs',
+      async () => {
+        placement ??= await startPlacement(cloud as RealCloud, release)
+        ;(report[scenario] ??= {}).manageAfter = summarize(await novaManage(cloud as RealCloud, placement.url, ['placement', 'audit', '--verbose'], release))
+      },
+      600_000,
+    )
 
-    it.runIf(spec.duplicate !== undefined || spec.planted !== undefined)('repair undo puts every row back as it was before the repairs', async () => {
-      // Latest first: each file name starts with its time stamp.
-      const files = readdirSync(stateDir).filter((f) => f.endsWith('.json')).sort().reverse()
-      expect(files).toHaveLength(spec.repairs.length)
-      for (const file of files) {
-        const r = await cloudctl(['repair', 'undo', join(stateDir, file), ...src(cloud as RealCloud), '--apply', '--yes', '--undo-dir', join(stateDir, 'undo-of-undo'), '--audit-log', join(stateDir, 'audit.log')])
-        expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(4)
-      }
-      expect(changesBetween(beforeRepairs as Dump, await dumpAll(databasesOf(cloud as RealCloud)))).toEqual([])
-      // Placement, which nothing but the repairs and their undo wrote: every table's CHECKSUM as it was.
-      if (placementSums) expect(changedTables(placementSums, await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]}))).toEqual([])
-    }, 300_000)
+    it.runIf(spec.duplicate !== undefined || spec.planted !== undefined)(
+      'repair undo puts every row back as it was before the repairs',
+      async () => {
+        // Latest first: each file name starts with its time stamp.
+        const files = readdirSync(stateDir)
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .reverse()
+        expect(files).toHaveLength(spec.repairs.length)
+        for (const file of files) {
+          const r = await cloudctl([
+            'repair',
+            'undo',
+            join(stateDir, file),
+            ...src(cloud as RealCloud),
+            '--apply',
+            '--yes',
+            '--undo-dir',
+            join(stateDir, 'undo-of-undo'),
+            '--audit-log',
+            join(stateDir, 'audit.log'),
+          ])
+          expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(4)
+        }
+        expect(changesBetween(beforeRepairs as Dump, await dumpAll(databasesOf(cloud as RealCloud)))).toEqual([])
+        // Placement, which nothing but the repairs and their undo wrote: every table's CHECKSUM as it was.
+        if (placementSums) expect(changedTables(placementSums, await checksums({allDatabases: () => [placementDb(cloud as RealCloud)]}))).toEqual([])
+      },
+      300_000,
+    )
   })
 
   describe.runIf(available && (!only || only.includes('healthy')))(`real nova${release === 'zed' ? '' : ` ${release}`}, one cell unreachable`, () => {

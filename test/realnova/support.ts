@@ -85,7 +85,10 @@ export type PlayDriver = 'driver' | 'boot_windows' | `driver_${string}`
 
 export async function realCloud(scenario: string, release: RealNovaRelease = 'zed', driver: PlayDriver = 'driver'): Promise<RealCloud> {
   const prefix = `rn_${scenario.slice(0, 12)}_${randomBytes(3).toString('hex')}`
-  const {beat_at, ...out} = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix, '--driver', driver], 900_000, release)) as Omit<RealCloud, 'drop' | 'prefix' | 'freshen'> & {beat_at: string}
+  const {beat_at, ...out} = JSON.parse(await factory(['cloud', '--scenario', scenario, '--prefix', prefix, '--driver', driver], 900_000, release)) as Omit<
+    RealCloud,
+    'drop' | 'prefix' | 'freshen'
+  > & {beat_at: string}
   let since = beat_at
   const freshen = async (): Promise<void> => {
     since = (JSON.parse(await factory(['beat', '--prefix', prefix, '--since', since])) as {beat_at: string}).beat_at
@@ -113,7 +116,9 @@ export async function repairedRows(undoFiles: string[]): Promise<RepairedRow[]> 
   const {readFile} = await import('node:fs/promises')
   const out = new Map<string, RepairedRow>()
   for (const file of undoFiles) {
-    const undo = JSON.parse(await readFile(file, 'utf8')) as {records: Array<{table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}>}
+    const undo = JSON.parse(await readFile(file, 'utf8')) as {
+      records: Array<{table: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null}>
+    }
     for (const r of undo.records) {
       const cols = NATURAL_KEYS[r.table]
       if (!cols || !r.before || !r.after) throw new Error(`the reboot cannot carry ${r.before && r.after ? 'an update' : 'an insert or delete'} of ${r.table}`)
@@ -196,14 +201,21 @@ async function toolbox(release: RealNovaRelease): Promise<{dir: string; inside: 
 export async function startPlacement(cloud: RealCloud, release: RealNovaRelease = 'zed'): Promise<PlacementServer> {
   const {writeFile, rm} = await import('node:fs/promises')
   const box = await toolbox(release)
-  await writeFile(`${box.dir}/placement.conf`, `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`, {mode: 0o600})
+  await writeFile(
+    `${box.dir}/placement.conf`,
+    `[DEFAULT]\nlog_dir =\n[placement_database]\nconnection = ${cloud.placement}\n[api]\nauth_strategy = noauth2\n`,
+    {mode: 0o600},
+  )
   const port = await freePort()
   // placement 15+ ship no /usr/bin/placement-api (pbr's wsgi scripts are gone): the same WSGI
   // application, placement.wsgi.api, served by the standard library as that script did.
   const root = release === 'zed' ? '' : RELEASE_CHROOTS[release]
   const script = existsSync(`${root}/usr/bin/placement-api`)
     ? ['/usr/bin/placement-api', '--port', String(port), '--host', '127.0.0.1']
-    : ['-c', `import sys, wsgiref.simple_server as w; sys.argv = sys.argv[:1]; from placement.wsgi.api import application; w.make_server('127.0.0.1', ${port}, application).serve_forever()`]
+    : [
+        '-c',
+        `import sys, wsgiref.simple_server as w; sys.argv = sys.argv[:1]; from placement.wsgi.api import application; w.make_server('127.0.0.1', ${port}, application).serve_forever()`,
+      ]
   const [cmd, args] = box.argv(PYTHON, ...script)
   const proc = execa(cmd, args, {env: {OS_PLACEMENT_CONFIG_DIR: box.inside}, reject: false, all: true})
   const url = `http://127.0.0.1:${port}`
@@ -228,7 +240,12 @@ export async function startPlacement(cloud: RealCloud, release: RealNovaRelease 
 }
 
 /** Real nova-manage of `release` with a nova.conf for this cloud whose [placement] is the given noauth2 placement. */
-export async function novaManage(cloud: RealCloud, placementUrl: string, args: string[], release: RealNovaRelease = 'zed'): Promise<{exitCode: number; output: string}> {
+export async function novaManage(
+  cloud: RealCloud,
+  placementUrl: string,
+  args: string[],
+  release: RealNovaRelease = 'zed',
+): Promise<{exitCode: number; output: string}> {
   const {writeFile, rm} = await import('node:fs/promises')
   const box = await toolbox(release)
   const dir = box.dir

@@ -23,7 +23,8 @@ import {createReleaseCloud, releaseUnavailable, type TestRelease} from './suppor
 const savedEnv = {...process.env}
 beforeAll(() => {
   process.env.XDG_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'cloudctl-cfg-'))
-  for (const k of Object.keys(process.env)) if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && !/^CLOUDCTL_[A-Z]+_CHROOT$/.test(k)) delete process.env[k]
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && !/^CLOUDCTL_[A-Z]+_CHROOT$/.test(k)) delete process.env[k]
 })
 afterAll(() => {
   process.env = savedEnv
@@ -125,8 +126,8 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
     // Epoxy's extra tables and columns (share_mapping, console_auth_tokens.tls_port...) are fine;
     // the optional columns cloudctl reads appear exactly where the schema has them.
     const epoxy = release !== 'zed'
-    expect(snap.nova.instances.every((i) => ('compute_id' in i) === epoxy && (i.compute_id ?? null) === null)).toBe(true)
-    expect(snap.nova.migrations.every((m) => ('dest_compute_id' in m) === epoxy)).toBe(true)
+    expect(snap.nova.instances.every((i) => 'compute_id' in i === epoxy && (i.compute_id ?? null) === null)).toBe(true)
+    expect(snap.nova.migrations.every((m) => 'dest_compute_id' in m === epoxy)).toBe(true)
     expect(withoutComputeIds(snap)).toEqual({
       ...seeded,
       captured_at: snap.captured_at,
@@ -136,25 +137,28 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
     })
   })
 
-  it.skipIf(skip)(`without a live service names what the schema alone says (${NAMED[release]}); a service version newer than cloudctl knows does not narrow it`, async () => {
-    const cells = Object.values(cloud.cellUrls)
-    for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted + 1000000')
-    try {
-      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
-      expect(snap.release?.name).toBe(NAMED[release])
-      for (const c of snap.cells) expect(snap.release?.cells[c.uuid]).toMatchObject({alembic_version: HEADS[release].nova, name: NAMED[release]})
-    } finally {
-      for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted - 1000000')
-    }
-    if (release === 'zed') return
-    for (const c of cells) await exec(c, 'UPDATE services SET version = 99 WHERE version IS NOT NULL')
-    try {
-      const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
-      expect(snap.release?.name).toBe(NAMED[release])
-    } finally {
-      for (const c of cells) await exec(c, `UPDATE services SET version = ${SERVICE_VERSION[release]} WHERE version IS NOT NULL`)
-    }
-  })
+  it.skipIf(skip)(
+    `without a live service names what the schema alone says (${NAMED[release]}); a service version newer than cloudctl knows does not narrow it`,
+    async () => {
+      const cells = Object.values(cloud.cellUrls)
+      for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted + 1000000')
+      try {
+        const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+        expect(snap.release?.name).toBe(NAMED[release])
+        for (const c of snap.cells) expect(snap.release?.cells[c.uuid]).toMatchObject({alembic_version: HEADS[release].nova, name: NAMED[release]})
+      } finally {
+        for (const c of cells) await exec(c, 'UPDATE services SET deleted = deleted - 1000000')
+      }
+      if (release === 'zed') return
+      for (const c of cells) await exec(c, 'UPDATE services SET version = 99 WHERE version IS NOT NULL')
+      try {
+        const snap = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
+        expect(snap.release?.name).toBe(NAMED[release])
+      } finally {
+        for (const c of cells) await exec(c, `UPDATE services SET version = ${SERVICE_VERSION[release]} WHERE version IS NOT NULL`)
+      }
+    },
+  )
 
   it.skipIf(skip)('names the release in snapshot show, cells list and every --json result, and stores it in the snapshot file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cloudctl-rel-'))
@@ -166,7 +170,9 @@ describe.each(RELEASES)('capture from real %s schemas', (release) => {
     const show = await cloudctl(['snapshot', 'show', file])
     expect(show.exitCode, show.stderr).toBe(0)
     expect(show.stdout).toContain(`Release ${release} (nova_api`)
-    const showJson = JSON.parse((await cloudctl(['snapshot', 'show', file, '--json'])).stdout) as {release: {name: string; cells: Record<string, {alembic_version: string}>}}
+    const showJson = JSON.parse((await cloudctl(['snapshot', 'show', file, '--json'])).stdout) as {
+      release: {name: string; cells: Record<string, {alembic_version: string}>}
+    }
     expect(showJson.release.name).toBe(release)
     expect(showJson.release.cells[CELL1_UUID].alembic_version).toBe(HEADS[release].nova)
 
@@ -206,10 +212,14 @@ describe('real 2025.1 schemas: compute_id, missing columns, old schemas', () => 
     const before = await captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl})
     const linked = before.nova.instances.filter((i) => i.cell_uuid === CELL1_UUID && i.compute_id !== null)
     expect(linked.length).toBeGreaterThan(0)
-    const cn = before.nova.compute_nodes.find((n) => n.cell_uuid === CELL1_UUID && n.deleted === 0 && linked.some((i) => i.compute_id === n.id && i.deleted === 0 && !i.hidden))
+    const cn = before.nova.compute_nodes.find(
+      (n) => n.cell_uuid === CELL1_UUID && n.deleted === 0 && linked.some((i) => i.compute_id === n.id && i.deleted === 0 && !i.hidden),
+    )
     expect(cn).toBeDefined()
     const node = cn!
-    const onNode = buildModel(before).instancesOnNode(node.host, node.hypervisor_hostname).map((i) => i.uuid)
+    const onNode = buildModel(before)
+      .instancesOnNode(node.host, node.hypervisor_hostname)
+      .map((i) => i.uuid)
     expect(onNode.length).toBeGreaterThan(0)
 
     // The hypervisor now reports its FQDN: the instances' node column keeps the short name.

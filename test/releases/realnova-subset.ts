@@ -11,7 +11,17 @@ export const SUBSET_BETWEEN: string[] | undefined =
   process.env.CLOUDCTL_REALNOVA_ALL === '1' ? undefined : ['healthy', 'hostname_change', 'pinned_leak', 'cell0_duplicate']
 
 /** The nine scenarios of driver.py: what 2026.2 plays (the newest release; Zed plays every one). */
-export const DRIVER_NINE = ['healthy', 'in_flight', 'evacuated_host_down', 'deleted_while_down', 'service_deleted', 'hostname_change', 'pinned_leak', 'usage_drift', 'cell0_duplicate']
+export const DRIVER_NINE = [
+  'healthy',
+  'in_flight',
+  'evacuated_host_down',
+  'deleted_while_down',
+  'service_deleted',
+  'hostname_change',
+  'pinned_leak',
+  'usage_drift',
+  'cell0_duplicate',
+]
 
 /**
  * 2025.1 also plays the nested and sharing trees (driver_nested.py), whose suite checks were written

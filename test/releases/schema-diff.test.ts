@@ -19,10 +19,13 @@ const CHANGES: Record<Newer, Record<string, string>> = {
   '2026.1': {},
   '2026.2': {
     '+ cell.migrations index migrations_by_dest_host_nodes_and_status_idx (deleted,dest_compute,dest_node,status)':
-      'ignored: an index (nova 34, ab450ba04102) speeding nova\'s own lookups of moves by host and node; capture reads every migrations row by primary key, so nothing it returns changes',
-    '+ cell.migrations index migrations_by_src_host_nodes_and_status_idx (deleted,source_compute,source_node,status)': 'ignored: the same migration, for the source side',
-    '+ cell0.migrations index migrations_by_dest_host_nodes_and_status_idx (deleted,dest_compute,dest_node,status)': 'ignored: cell0 is synced by the same migration',
-    '+ cell0.migrations index migrations_by_src_host_nodes_and_status_idx (deleted,source_compute,source_node,status)': 'ignored: cell0 is synced by the same migration',
+      "ignored: an index (nova 34, ab450ba04102) speeding nova's own lookups of moves by host and node; capture reads every migrations row by primary key, so nothing it returns changes",
+    '+ cell.migrations index migrations_by_src_host_nodes_and_status_idx (deleted,source_compute,source_node,status)':
+      'ignored: the same migration, for the source side',
+    '+ cell0.migrations index migrations_by_dest_host_nodes_and_status_idx (deleted,dest_compute,dest_node,status)':
+      'ignored: cell0 is synced by the same migration',
+    '+ cell0.migrations index migrations_by_src_host_nodes_and_status_idx (deleted,source_compute,source_node,status)':
+      'ignored: cell0 is synced by the same migration',
   },
 }
 
@@ -53,12 +56,16 @@ const NEWER: Newer[] = ['2026.1', '2026.2']
 const skip = (r: Newer): boolean => releaseUnavailable('2025.1') !== undefined || releaseUnavailable(r) !== undefined
 
 describe.each(NEWER)('the %s schemas against 2025.1', (release) => {
-  it.skipIf(skip(release))('differ exactly where listed, each difference with what cloudctl does with it', async () => {
-    const base = await describeSchema('2025.1')
-    const mine = await describeSchema(release)
-    const found = [...[...mine].filter((x) => !base.has(x)).map((x) => `+ ${x}`), ...[...base].filter((x) => !mine.has(x)).map((x) => `- ${x}`)].sort()
-    expect(found).toEqual(Object.keys(CHANGES[release]).sort())
-    // the comparison saw the whole schema (shadow tables included), not an empty database
-    expect(mine.size).toBeGreaterThan(2500)
-  }, 900_000)
+  it.skipIf(skip(release))(
+    'differ exactly where listed, each difference with what cloudctl does with it',
+    async () => {
+      const base = await describeSchema('2025.1')
+      const mine = await describeSchema(release)
+      const found = [...[...mine].filter((x) => !base.has(x)).map((x) => `+ ${x}`), ...[...base].filter((x) => !mine.has(x)).map((x) => `- ${x}`)].sort()
+      expect(found).toEqual(Object.keys(CHANGES[release]).sort())
+      // the comparison saw the whole schema (shadow tables included), not an empty database
+      expect(mine.size).toBeGreaterThan(2500)
+    },
+    900_000,
+  )
 })

@@ -22,7 +22,8 @@ import {createReleaseCloud, sourceUnavailable, type SourceRelease} from './suppo
 const savedEnv = {...process.env}
 beforeAll(() => {
   process.env.XDG_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'cloudctl-cfg-'))
-  for (const k of Object.keys(process.env)) if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && !/^CLOUDCTL_[A-Z]+_(CHROOT|GIT)$/.test(k)) delete process.env[k]
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('CLOUDCTL_') && k !== 'CLOUDCTL_TEST_DSN' && !/^CLOUDCTL_[A-Z]+_(CHROOT|GIT)$/.test(k)) delete process.env[k]
 })
 afterAll(() => {
   process.env = savedEnv
@@ -71,8 +72,8 @@ describe.each(RELEASES)('capture from %s schemas made by its own migrations', (r
     expect(snap.release?.placement.alembic_version).toBe(e.placement)
     for (const c of snap.cells) expect(snap.release?.cells[c.uuid]?.alembic_version).toBe(e.nova)
     // compute_id / dest_compute_id came with 2023.2 (1acf2c98e646): read where the schema has them
-    expect(snap.nova.instances.every((i) => ('compute_id' in i) === e.computeId)).toBe(true)
-    expect(snap.nova.migrations.every((m) => ('dest_compute_id' in m) === e.computeId)).toBe(true)
+    expect(snap.nova.instances.every((i) => 'compute_id' in i === e.computeId)).toBe(true)
+    expect(snap.nova.migrations.every((m) => 'dest_compute_id' in m === e.computeId)).toBe(true)
     const plain: Snapshot = {
       ...snap,
       nova: {
@@ -81,6 +82,12 @@ describe.each(RELEASES)('capture from %s schemas made by its own migrations', (r
         migrations: snap.nova.migrations.map(({dest_compute_id: _d, ...rest}) => rest),
       },
     }
-    expect(plain).toEqual({...seeded, captured_at: snap.captured_at, source: snap.source, release: snap.release, cells: await capturedCells(seeded.cells, cloud)})
+    expect(plain).toEqual({
+      ...seeded,
+      captured_at: snap.captured_at,
+      source: snap.source,
+      release: snap.release,
+      cells: await capturedCells(seeded.cells, cloud),
+    })
   })
 })

@@ -41,7 +41,9 @@ export function releaseUnavailable(release: TestRelease): string | undefined {
     return undefined
   }
   const missing = missingNova().filter((p) => p.endsWith('-manage') || p.includes('pymysql'))
-  return missing.length === 0 ? undefined : `nova Zed (real schema) tests skipped: ${missing.join(', ')} missing; install python3-nova python3-placement python3-pymysql (or run .ci/run)`
+  return missing.length === 0
+    ? undefined
+    : `nova Zed (real schema) tests skipped: ${missing.join(', ')} missing; install python3-nova python3-placement python3-pymysql (or run .ci/run)`
 }
 
 async function schemas(args: string[]): Promise<string> {
@@ -52,7 +54,10 @@ async function schemas(args: string[]): Promise<string> {
 
 /** An empty cloud on the real schemas of `release`: nova_api, placement, cell0 and `cells`. */
 export async function createReleaseCloud(release: SchemaRelease, prefix: string, cells: string[] = ['cell1']): Promise<TestCloud> {
-  const base = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 20)}_${randomBytes(3).toString('hex')}`
+  const base = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 20)}_${randomBytes(3).toString('hex')}`
   const out = JSON.parse(await schemas(['cloud', '--release', release, '--prefix', base, '--cells', cells.join(',')])) as {
     api: string
     placement: string

@@ -34,7 +34,10 @@ function expectRepaired(before: Snapshot, plan: RepairPlan): Snapshot {
   const left = runChecks(model).findings.filter((f) => plan.findings.some((p) => p.code === f.code && p.message === f.message))
   expect(left.map((f) => f.code)).toEqual([])
   const was = findingKeys(before)
-  expect([...findingKeys(after)].filter((k) => !was.has(k)), 'new findings').toEqual([])
+  expect(
+    [...findingKeys(after)].filter((k) => !was.has(k)),
+    'new findings',
+  ).toEqual([])
   return after
 }
 
@@ -69,7 +72,7 @@ describe('applyPlan on the demo', async () => {
     expect(row?.extra).toBeNull()
   })
 
-  it('an inserted row takes the next id and the snapshot\'s types', () => {
+  it("an inserted row takes the next id and the snapshot's types", () => {
     const g = generateCloud({seed: 3, hosts: 4, instances: 10, pinnedHostFraction: 0, faults: {'cell.instance-unmapped': 2}})
     const after = expectRepaired(g.snapshot, planMapInstances(buildModel(g.snapshot), {now: at}))
     const top = Math.max(...g.snapshot.nova_api.instance_mappings.map((m) => m.id))
@@ -90,7 +93,13 @@ describe('applyPlan on the demo', async () => {
 
 describe('simulate --apply-repairs frees what repair leaks removes, no more', () => {
   it('an allocation planLeaks refuses to remove (it would strand a running instance) stays', () => {
-    const g = generateCloud({seed: 71, hosts: 5, instances: 16, pinnedHostFraction: 0, faults: {'allocation.wrong-provider': 1, 'allocation.consumer-deleted': 1}})
+    const g = generateCloud({
+      seed: 71,
+      hosts: 5,
+      instances: 16,
+      pinnedHostFraction: 0,
+      faults: {'allocation.wrong-provider': 1, 'allocation.consumer-deleted': 1},
+    })
     const model = buildModel(g.snapshot)
     const wrong = runChecks(model, {checks: ['leaks']}).findings.find((f) => f.code === 'allocation.wrong-provider')!
     const plan = planLeaks(model)
@@ -105,15 +114,28 @@ describe('simulate --apply-repairs frees what repair leaks removes, no more', ()
     // Exactly the rows the repair deletes are gone, and what is reported freed is their sum.
     const deleted = new Set(plan.steps.flatMap((s) => (s.op === 'delete' && s.table === 'allocations' ? [Number(s.key.id)] : [])))
     expect(deleted.size).toBeGreaterThan(0)
-    expect(g.snapshot.placement.allocations.filter((a) => !ids.has(a.id)).map((a) => a.id).sort()).toEqual([...deleted].sort())
+    expect(
+      g.snapshot.placement.allocations
+        .filter((a) => !ids.has(a.id))
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual([...deleted].sort())
     expect(r.removedAllocations).toBe(deleted.size)
-    expect(Object.values(r.freed).reduce((n, x) => n + x, 0)).toBe(g.snapshot.placement.allocations.filter((a) => deleted.has(a.id)).reduce((n, a) => n + a.used, 0))
+    expect(Object.values(r.freed).reduce((n, x) => n + x, 0)).toBe(
+      g.snapshot.placement.allocations.filter((a) => deleted.has(a.id)).reduce((n, a) => n + a.used, 0),
+    )
   })
 })
 
 describe('--max-count batches', () => {
   it('each batch holds whole findings, at most N, and the batches add up to the whole plan', () => {
-    const g = generateCloud({seed: 5, hosts: 6, instances: 20, pinnedHostFraction: 0, faults: {'allocation.consumer-deleted': 3, 'allocation.consumer-unknown': 2}})
+    const g = generateCloud({
+      seed: 5,
+      hosts: 6,
+      instances: 20,
+      pinnedHostFraction: 0,
+      faults: {'allocation.consumer-deleted': 3, 'allocation.consumer-unknown': 2},
+    })
     const whole = planLeaks(buildModel(g.snapshot), {now: '2026-01-02T03:04:05.000Z'})
     expect(whole.partial).toBeUndefined()
     const consumers = new Set(whole.steps.flatMap((s) => (s.op === 'delete' && s.table === 'allocations' ? [s.why.split(' of ').pop()] : [])))

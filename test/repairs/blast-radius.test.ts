@@ -24,7 +24,9 @@ describe('blast radius', () => {
     const plan = planLeaks(model)
     const [c] = blastRadius(model, plan)
     expect(c).toEqual({what: 'allocations', verb: 'deletes', planned: 120, total: 150, limit: 100, explicit: false})
-    expect(overLimit(model, plan).map(describeOverLimit)).toEqual(['the plan deletes 120 of 150 allocations (80 %); the limit is 100 (10 % of 150, at least 100)'])
+    expect(overLimit(model, plan).map(describeOverLimit)).toEqual([
+      'the plan deletes 120 of 150 allocations (80 %); the limit is 100 (10 % of 150, at least 100)',
+    ])
   })
 
   it('--max-delete replaces the default for every kind, upwards or downwards', () => {
@@ -35,7 +37,9 @@ describe('blast radius', () => {
     // Within the default, a lower explicit limit still refuses.
     const small = leaky(10, 5)
     expect(overLimit(small, planLeaks(small))).toEqual([])
-    expect(overLimit(small, planLeaks(small), 0).map(describeOverLimit)).toEqual(['the plan deletes 15 of 45 allocations (33 %); the limit is 0 (--max-delete)'])
+    expect(overLimit(small, planLeaks(small), 0).map(describeOverLimit)).toEqual([
+      'the plan deletes 15 of 45 allocations (33 %); the limit is 0 (--max-delete)',
+    ])
   })
 
   it('a batch (--max-count) within the limit passes', () => {
@@ -54,7 +58,9 @@ describe('blast radius', () => {
     for (const hm of s.nova_api.host_mappings) hm.cell_id = cell2.id
     const model = buildModel(s)
     const plan = planDiscoverHosts(model)
-    expect(overLimit(model, plan).map(describeOverLimit)).toEqual(['the plan deletes or remaps 150 of 150 host mappings (100 %); the limit is 100 (10 % of 150, at least 100)'])
+    expect(overLimit(model, plan).map(describeOverLimit)).toEqual([
+      'the plan deletes or remaps 150 of 150 host mappings (100 %); the limit is 100 (10 % of 150, at least 100)',
+    ])
     expect(overLimit(model, planDiscoverHosts(model, {maxCount: 100}))).toEqual([])
   })
 

@@ -108,7 +108,13 @@ describe('cells repairs (MariaDB)', () => {
     expect(a.updated_at).toBe(b.updated_at) // oslo.db soft_delete keeps updated_at
     const extra = tableChanges(changes, 'cell:00000000-0000-0000-0000-000000000000/instance_extra')
     expect(extra.map((c) => (c.after as {deleted: number; id: number}).deleted)).toEqual(extra.map((c) => (c.after as {id: number}).id))
-    expect(new Set(changes.map((c) => c.table))).toEqual(new Set(['nova_api/instance_mappings', 'cell:00000000-0000-0000-0000-000000000000/instances', 'cell:00000000-0000-0000-0000-000000000000/instance_extra']))
+    expect(new Set(changes.map((c) => c.table))).toEqual(
+      new Set([
+        'nova_api/instance_mappings',
+        'cell:00000000-0000-0000-0000-000000000000/instances',
+        'cell:00000000-0000-0000-0000-000000000000/instance_extra',
+      ]),
+    )
 
     expect(await findingsOf(world, ['cell.instance-unmapped', 'cell.instance-mapped-wrong-cell', 'cell.instance-duplicate'])).toEqual([])
     expect(planMapInstances(await world.model()).steps.filter((s) => s.op !== 'check')).toEqual([])

@@ -22,11 +22,21 @@ export function addAllocations(s: Snapshot, consumer: string, rpName: string, am
     out.push(a)
   }
   if (!s.placement.consumers.some((c) => c.uuid === consumer))
-    s.placement.consumers.push({id: nextId(s.placement.consumers), uuid: consumer, project_id: s.placement.projects[0].id, user_id: s.placement.users[0].id, generation: 1, consumer_type_id: null})
+    s.placement.consumers.push({
+      id: nextId(s.placement.consumers),
+      uuid: consumer,
+      project_id: s.placement.projects[0].id,
+      user_id: s.placement.users[0].id,
+      generation: 1,
+      consumer_type_id: null,
+    })
   return out
 }
 
-export function addMigrationRow(s: Snapshot, m: Partial<Migration> & {instance_uuid: string; uuid: string; status: string; migration_type: Migration['migration_type']}): Migration {
+export function addMigrationRow(
+  s: Snapshot,
+  m: Partial<Migration> & {instance_uuid: string; uuid: string; status: string; migration_type: Migration['migration_type']},
+): Migration {
   const cell = s.nova.instances.find((i) => i.uuid === m.instance_uuid)?.cell_uuid ?? s.cells[1].uuid
   const row: Migration = {
     cell_uuid: cell,

@@ -23,7 +23,14 @@ describe('repair leaks --heal (CLI, MariaDB, generated cloud)', () => {
   let state: string[]
 
   beforeAll(async () => {
-    const g = generateCloud({seed: 61, hosts: 4, instances: 16, pinnedHostFraction: 0, now: formatTs(Date.now()), faults: {'allocation.missing': 1, 'allocation.amount-mismatch': 1}})
+    const g = generateCloud({
+      seed: 61,
+      hosts: 4,
+      instances: 16,
+      pinnedHostFraction: 0,
+      now: formatTs(Date.now()),
+      faults: {'allocation.missing': 1, 'allocation.amount-mismatch': 1},
+    })
     planted = g.planted.map((p) => ({code: p.code, uuid: p.subject.instance_uuid as string}))
     world = await repairWorld('rheal', g.snapshot)
     const tmp = mkdtempSync(join(tmpdir(), 'cloudctl-heal-'))
@@ -57,7 +64,9 @@ describe('repair leaks --heal (CLI, MariaDB, generated cloud)', () => {
     // Missing: rows created for the instance only, one per resource of its flavor, on its node's provider.
     const inst = model.liveInstances(missing)[0]
     const rp = model.providersByName.get(inst.node as string)![0]
-    const created = allocs.filter((c) => c.before === null).map((c) => c.after as {consumer_id: string; resource_provider_id: number; resource_class_id: number; used: number})
+    const created = allocs
+      .filter((c) => c.before === null)
+      .map((c) => c.after as {consumer_id: string; resource_provider_id: number; resource_class_id: number; used: number})
     expect(new Set(created.map((a) => a.consumer_id))).toEqual(new Set([missing]))
     expect(created.every((a) => a.resource_provider_id === rp.id)).toBe(true)
     const flavor = model.flavorsById.get(inst.instance_type_id as number)!
@@ -81,9 +90,7 @@ describe('repair leaks --heal (CLI, MariaDB, generated cloud)', () => {
     const consumers = tableChanges(changes, 'placement/consumers')
     const bumped = consumers.find((c) => (c.after as {uuid: string}).uuid === mismatch)!
     expect((bumped.after as {generation: number}).generation).toBe((bumped.before as {generation: number}).generation + 1)
-    expect(consumers.filter((c) => c.before === null).map((c) => (c.after as {uuid: string}).uuid)).toEqual(
-      model.consumersByUuid.has(missing) ? [] : [missing],
-    )
+    expect(consumers.filter((c) => c.before === null).map((c) => (c.after as {uuid: string}).uuid)).toEqual(model.consumersByUuid.has(missing) ? [] : [missing])
     expect(new Set(changes.map((c) => c.table))).toEqual(new Set(['placement/allocations', 'placement/consumers', 'placement/resource_providers']))
 
     expect(await findingsOf(world, HEAL)).toEqual([])

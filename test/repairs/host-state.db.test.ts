@@ -28,7 +28,9 @@ function hostCloud(): Snapshot {
   // Seed 004: pinned_cpus still lists every dedicated CPU after the instances went away.
   for (const cn of s.nova.compute_nodes) {
     if (cn.host !== 'numa1' && cn.host !== 'live1') continue
-    cn.numa_topology = (cn.numa_topology as string).replace(/("pinned_cpus": )\[[^\]]*\]/g, (_m, h: string) => `${h}[]`).replace(/("pcpuset": \[)([^\]]*)(\][^]*?"pinned_cpus": )\[\]/g, (_m, a: string, set: string, c: string) => `${a}${set}${c}[${set}]`)
+    cn.numa_topology = (cn.numa_topology as string)
+      .replace(/("pinned_cpus": )\[[^\]]*\]/g, (_m, h: string) => `${h}[]`)
+      .replace(/("pcpuset": \[)([^\]]*)(\][^]*?"pinned_cpus": )\[\]/g, (_m, a: string, set: string, c: string) => `${a}${set}${c}[${set}]`)
   }
   // Deleted instances still counted in the usage columns.
   const plain = s.nova.compute_nodes.find((cn) => cn.host === 'plain1')!
@@ -56,8 +58,11 @@ describe('host state repairs (MariaDB)', () => {
   })
 
   it('rewritePinnedCpus touches only the pinned_cpus arrays', () => {
-    const text = '{"nova_object.version": "1.2", "nova_object.data": {"cells": [{"nova_object.data": {"pcpuset": [4, 5], "pinned_cpus": [4, 5], "id": 0}}, {"nova_object.data": {"pinned_cpus": [], "id": 1}}]}}'
-    expect(rewritePinnedCpus(text, [[5], [6, 7]])).toBe(text.replace('"pinned_cpus": [4, 5]', '"pinned_cpus": [5]').replace('"pinned_cpus": []', '"pinned_cpus": [6, 7]'))
+    const text =
+      '{"nova_object.version": "1.2", "nova_object.data": {"cells": [{"nova_object.data": {"pcpuset": [4, 5], "pinned_cpus": [4, 5], "id": 0}}, {"nova_object.data": {"pinned_cpus": [], "id": 1}}]}}'
+    expect(rewritePinnedCpus(text, [[5], [6, 7]])).toBe(
+      text.replace('"pinned_cpus": [4, 5]', '"pinned_cpus": [5]').replace('"pinned_cpus": []', '"pinned_cpus": [6, 7]'),
+    )
     expect(rewritePinnedCpus(text, [[5]])).toBeUndefined()
   })
 
@@ -101,9 +106,13 @@ describe('host state repairs (MariaDB)', () => {
     const before = await world.dump()
     const result = await world.apply(plan)
     const changes = diffDumps(before, await world.dump())
-    expect(new Set(changes.map((c) => c.table))).toEqual(new Set(['placement/placement_aggregates', 'placement/resource_provider_aggregates', 'placement/resource_providers']))
+    expect(new Set(changes.map((c) => c.table))).toEqual(
+      new Set(['placement/placement_aggregates', 'placement/resource_provider_aggregates', 'placement/resource_providers']),
+    )
     const gen = tableChanges(changes, 'placement/resource_providers')
-    expect(gen.map((c) => [(c.before as {id: number}).id, (c.after as {generation: number}).generation - (c.before as {generation: number}).generation])).toEqual([[rp.id, 1]])
+    expect(
+      gen.map((c) => [(c.before as {id: number}).id, (c.after as {generation: number}).generation - (c.before as {generation: number}).generation]),
+    ).toEqual([[rp.id, 1]])
     expect(await findingsOf(world, ['aggregate.missing-in-placement'])).toEqual([])
     expect(buildModel(await world.capture()).aggregatesOf(rp.id).size).toBe(1)
     await world.apply(planUndo(validateUndoFile(JSON.parse(readFileSync(result.undo_file, 'utf8')))))

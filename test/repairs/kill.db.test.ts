@@ -39,7 +39,9 @@ async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, m
  * not INNODB_TRX: MariaDB does not always list a waiting transaction there.)
  */
 async function lockWaiter(conn: Awaited<ReturnType<typeof openConnection>>): Promise<number | undefined> {
-  const [rows] = await conn.query("SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%FOR UPDATE%' AND TIME >= 1")
+  const [rows] = await conn.query(
+    "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%FOR UPDATE%' AND TIME >= 1",
+  )
   return (rows as Array<{id: number}>)[0]?.id
 }
 
@@ -140,7 +142,9 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
     const rerun = await cloudctl(['cells', 'discover-hosts', ...src, '--apply', '--yes', '--json', ...stateFor('k7r')])
     expect(rerun.exitCode, rerun.stderr).toBe(4)
     const done = diffDumps(before, await world.dump())
-    expect(done.filter((c) => c.table.endsWith('/compute_nodes')).map((c) => [(c.before as {mapped: number}).mapped, (c.after as {mapped: number}).mapped])).toEqual([[0, 1]])
+    expect(
+      done.filter((c) => c.table.endsWith('/compute_nodes')).map((c) => [(c.before as {mapped: number}).mapped, (c.after as {mapped: number}).mapped]),
+    ).toEqual([[0, 1]])
     expect((await cloudctl(['cells', 'discover-hosts', ...src])).exitCode).toBe(0)
     for (const name of ['k7r', 'k7']) {
       const f = readdirSync(join(tmp, name))[0]
@@ -159,7 +163,7 @@ describe('killed processes and connections (CLI, MariaDB)', {timeout: 180_000}, 
     // Its transaction on placement is open (rows locked, writes done): kill that connection from outside.
     const admin = await openConnection(world.cloud.placementUrl)
     const [rows] = await admin.query(
-      "SELECT p.ID AS id FROM information_schema.PROCESSLIST p JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()",
+      'SELECT p.ID AS id FROM information_schema.PROCESSLIST p JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()',
     )
     const ids = (rows as Array<{id: number}>).map((r) => r.id)
     expect(ids).toHaveLength(1)

@@ -28,9 +28,27 @@ function leakyCloud(): {snapshot: Snapshot; ids: Record<string, string>} {
   const migration = 'feedface-0000-4000-8000-000000000002'
   addAllocations(s, unknown, 'compute1', {0: 1, 1: 512})
   addAllocations(s, wrong, 'compute2', {0: 2})
-  addMigrationRow(s, {uuid: migration, instance_uuid: moved, status: 'confirmed', migration_type: 'resize', source_compute: 'compute1', source_node: 'compute1', dest_compute: 'compute2', dest_node: 'compute2'})
+  addMigrationRow(s, {
+    uuid: migration,
+    instance_uuid: moved,
+    status: 'confirmed',
+    migration_type: 'resize',
+    source_compute: 'compute1',
+    source_node: 'compute1',
+    dest_compute: 'compute2',
+    dest_node: 'compute2',
+  })
   addAllocations(s, migration, 'compute1', {0: 2, 1: 2048, 2: 20})
-  addMigrationRow(s, {uuid: 'abcdabcd-0000-4000-8000-000000000003', instance_uuid: evacuated, status: 'done', migration_type: 'evacuation', source_compute: 'compute1', source_node: 'compute1', dest_compute: 'compute2', dest_node: 'compute2'})
+  addMigrationRow(s, {
+    uuid: 'abcdabcd-0000-4000-8000-000000000003',
+    instance_uuid: evacuated,
+    status: 'done',
+    migration_type: 'evacuation',
+    source_compute: 'compute1',
+    source_node: 'compute1',
+    dest_compute: 'compute2',
+    dest_node: 'compute2',
+  })
   addAllocations(s, evacuated, 'compute1', {0: 2, 1: 2048, 2: 20})
   return {snapshot: s, ids: {deleted, wrong, moved, evacuated, unknown, migration}}
 }
@@ -145,7 +163,10 @@ describe('repair leaks (MariaDB)', () => {
     expect(planLeaks(await world.model()).steps.filter((s) => s.op !== 'check')).toEqual([]) // idempotent
 
     // Audit log line, undo file restores everything.
-    const log = readFileSync(`${world.tmp}/audit.log`, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const log = readFileSync(`${world.tmp}/audit.log`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(log.at(-1)).toMatchObject({kind: 'leaks', outcome: 'applied', plan_id: result.plan_id})
     const undo = validateUndoFile(JSON.parse(readFileSync(result.undo_file, 'utf8')) as UndoFile)
     await world.apply(planUndo(undo))

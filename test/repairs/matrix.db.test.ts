@@ -57,8 +57,16 @@ const CASES: Case[] = [
   {code: 'pinning.leaked', args: ['repair', 'pinning', '--force'], tables: ['cell/compute_nodes'], pinned: true},
   {code: 'pinning.unaccounted', args: ['repair', 'pinning', '--force'], tables: ['cell/compute_nodes'], pinned: true},
   {code: 'usage.node-drift', args: ['repair', 'usage', '--force'], tables: ['cell/compute_nodes']},
-  {code: 'aggregate.missing-in-placement', args: ['repair', 'aggregates'], tables: ['placement/resource_provider_aggregates', 'placement/placement_aggregates', 'placement/resource_providers']},
-  {code: 'aggregate.extra-in-placement', args: ['repair', 'aggregates', '--prune'], tables: ['placement/resource_provider_aggregates', 'placement/resource_providers']},
+  {
+    code: 'aggregate.missing-in-placement',
+    args: ['repair', 'aggregates'],
+    tables: ['placement/resource_provider_aggregates', 'placement/placement_aggregates', 'placement/resource_providers'],
+  },
+  {
+    code: 'aggregate.extra-in-placement',
+    args: ['repair', 'aggregates', '--prune'],
+    tables: ['placement/resource_provider_aggregates', 'placement/resource_providers'],
+  },
 ]
 
 /** 'cell:<uuid>/instances' -> 'cell/instances'. */
@@ -110,7 +118,10 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
     const before = await world.dump()
     const snapshotBefore = await world.capture()
     const findingsBefore = findingKeys(snapshotBefore)
-    expect([...findingsBefore].some((k) => k.startsWith(`${c.code} `)), `${c.code} planted`).toBe(true)
+    expect(
+      [...findingsBefore].some((k) => k.startsWith(`${c.code} `)),
+      `${c.code} planted`,
+    ).toBe(true)
 
     if (c.refusedWithout) {
       const plain = await cloudctl([...c.refusedWithout, ...src])
@@ -135,8 +146,14 @@ describe('every repairable finding code through the CLI (MariaDB)', () => {
     checkGenerations(changes)
 
     const findingsAfter = findingKeys(await world.capture())
-    expect([...findingsAfter].filter((k) => gone.has(k.split(' ')[0])), 'repaired codes left').toEqual([])
-    expect([...findingsAfter].filter((k) => !findingsBefore.has(k)), 'new findings').toEqual([])
+    expect(
+      [...findingsAfter].filter((k) => gone.has(k.split(' ')[0])),
+      'repaired codes left',
+    ).toEqual([])
+    expect(
+      [...findingsAfter].filter((k) => !findingsBefore.has(k)),
+      'new findings',
+    ).toEqual([])
 
     const again = await cloudctl([...c.args, ...src])
     expect(again.exitCode, again.stdout).toBe(0)

@@ -28,7 +28,13 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  {name: 'repair leaks', args: ['repair', 'leaks'], faults: {'allocation.consumer-deleted': 3, 'allocation.consumer-unknown': 2}, codes: ['allocation.consumer-deleted', 'allocation.consumer-unknown'], units: 5},
+  {
+    name: 'repair leaks',
+    args: ['repair', 'leaks'],
+    faults: {'allocation.consumer-deleted': 3, 'allocation.consumer-unknown': 2},
+    codes: ['allocation.consumer-deleted', 'allocation.consumer-unknown'],
+    units: 5,
+  },
   {name: 'repair providers', args: ['repair', 'providers'], faults: {'provider.stale': 3}, codes: ['provider.stale'], units: 3},
 ]
 

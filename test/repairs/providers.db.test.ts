@@ -17,7 +17,15 @@ import {addAllocations, baseCloud} from './faults.js'
 import {type RepairWorld, type RowChange, closeConnection, diffDumps, findingsOf, openConnection, repairWorld, tableChanges} from './support.js'
 
 const PROVIDER_CODES = ['provider.stale', 'provider.uuid-mismatch', 'provider.missing']
-const ALL_ALLOC_CODES = ['allocation.consumer-deleted', 'allocation.consumer-unknown', 'allocation.migration-finished', 'allocation.evacuation-leftover', 'allocation.wrong-provider', 'allocation.missing', 'allocation.amount-mismatch']
+const ALL_ALLOC_CODES = [
+  'allocation.consumer-deleted',
+  'allocation.consumer-unknown',
+  'allocation.migration-finished',
+  'allocation.evacuation-leftover',
+  'allocation.wrong-provider',
+  'allocation.missing',
+  'allocation.amount-mismatch',
+]
 
 function providersCloud(): {snapshot: Snapshot; ids: Record<string, string>} {
   const {b} = baseCloud(51)
@@ -49,7 +57,9 @@ function providersCloud(): {snapshot: Snapshot; ids: Record<string, string>} {
 
 /** Every provider and allocation finding as 'code host consumer', for before/after comparisons. */
 async function findingKeys(world: RepairWorld): Promise<string[]> {
-  return (await findingsOf(world, [...PROVIDER_CODES, ...ALL_ALLOC_CODES])).map((f) => `${f.code} ${f.subject.host ?? f.subject.node} ${f.subject.consumer_uuid ?? ''}`.trim()).sort()
+  return (await findingsOf(world, [...PROVIDER_CODES, ...ALL_ALLOC_CODES]))
+    .map((f) => `${f.code} ${f.subject.host ?? f.subject.node} ${f.subject.consumer_uuid ?? ''}`.trim())
+    .sort()
 }
 
 const keyed = (changes: RowChange[], table: string, side: 'before' | 'after') =>
@@ -61,7 +71,13 @@ describe('repair providers refusals (pure)', () => {
   it('move refuses live allocations on a child provider; a stale provider whose compute node is live is left alone', () => {
     const {snapshot: s, ids} = providersCloud()
     const child = s.placement.resource_providers.find((p) => p.name === 'renamed1_pci_0000_81_00_0')!
-    s.placement.allocations.push({id: 9000, resource_provider_id: child.id, consumer_id: ids.resident, resource_class_id: s.placement.inventories.find((i) => i.resource_provider_id === child.id)!.resource_class_id, used: 1})
+    s.placement.allocations.push({
+      id: 9000,
+      resource_provider_id: child.id,
+      consumer_id: ids.resident,
+      resource_class_id: s.placement.inventories.find((i) => i.resource_provider_id === child.id)!.resource_class_id,
+      used: 1,
+    })
     const compute2 = s.nova.services.find((x) => x.host === 'compute2' && x.binary === 'nova-compute')!
     compute2.deleted = compute2.id
     const plan = planProviders(buildModel(s), {strategy: 'move'})
@@ -87,7 +103,12 @@ describe('repair providers (MariaDB)', () => {
 
   it('plants both stale providers and the uuid mismatch', async () => {
     const f = await findingsOf(world, PROVIDER_CODES)
-    expect(f.filter((x) => x.code === 'provider.stale').map((x) => x.subject.host).sort()).toEqual(['busy1', 'dead1'])
+    expect(
+      f
+        .filter((x) => x.code === 'provider.stale')
+        .map((x) => x.subject.host)
+        .sort(),
+    ).toEqual(['busy1', 'dead1'])
     expect(f.filter((x) => x.code === 'provider.uuid-mismatch').map((x) => x.subject.host)).toEqual(['renamed1'])
     expect(f.filter((x) => x.code === 'provider.missing')).toEqual([])
   })
@@ -128,11 +149,18 @@ describe('repair providers (MariaDB)', () => {
     const result = await world.apply(plan)
     const changes = diffDumps(before, await world.dump())
 
-    expect(keyed(changes, 'placement/resource_providers', 'before').filter((r) => changes.some((c) => c.before === r && c.after === null)).map((r) => r.id).sort()).toEqual([dead.id, child.id].sort())
+    expect(
+      keyed(changes, 'placement/resource_providers', 'before')
+        .filter((r) => changes.some((c) => c.before === r && c.after === null))
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([dead.id, child.id].sort())
     expect(tableChanges(changes, 'placement/resource_providers').every((c) => c.after === null)).toBe(true) // no generation bumps elsewhere: only dead1's tree lost allocations
     expect(keyed(changes, 'placement/allocations', 'before').every((a) => a.resource_provider_id === dead.id || a.resource_provider_id === child.id)).toBe(true)
     expect(tableChanges(changes, 'placement/allocations').every((c) => c.after === null)).toBe(true)
-    expect(new Set(keyed(changes, 'placement/allocations', 'before').map((a) => a.consumer_id))).toEqual(new Set([ids.evacuated, ids.gone, 'deadbeef-0000-4000-8000-0000000000d1']))
+    expect(new Set(keyed(changes, 'placement/allocations', 'before').map((a) => a.consumer_id))).toEqual(
+      new Set([ids.evacuated, ids.gone, 'deadbeef-0000-4000-8000-0000000000d1']),
+    )
     // The evacuated instance keeps its allocation on compute2; its consumer generation is bumped.
     const evac = tableChanges(changes, 'placement/consumers').find((c) => (c.before as {uuid: string}).uuid === ids.evacuated)!
     expect((evac.after as {generation: number}).generation).toBe((evac.before as {generation: number}).generation + 1)
@@ -142,11 +170,19 @@ describe('repair providers (MariaDB)', () => {
     expect(new Set(keyed(changes, 'placement/inventories', 'before').map((t) => t.resource_provider_id))).toEqual(new Set([dead.id, child.id]))
     expect(changes.every((c) => c.after === null || c.table === 'placement/consumers')).toBe(true)
     expect(new Set(changes.map((c) => c.table))).toEqual(
-      new Set(['placement/allocations', 'placement/consumers', 'placement/inventories', 'placement/resource_provider_aggregates', 'placement/resource_provider_traits', 'placement/resource_providers']),
+      new Set([
+        'placement/allocations',
+        'placement/consumers',
+        'placement/inventories',
+        'placement/resource_provider_aggregates',
+        'placement/resource_provider_traits',
+        'placement/resource_providers',
+      ]),
     )
 
     // Everything about dead1 is gone; busy1 (refused) and renamed1 (no --strategy) are still reported.
-    const repaired = (k: string) => k.startsWith('provider.stale dead1') || [ids.evacuated, ids.gone, 'deadbeef-0000-4000-8000-0000000000d1'].some((c) => k.endsWith(c))
+    const repaired = (k: string) =>
+      k.startsWith('provider.stale dead1') || [ids.evacuated, ids.gone, 'deadbeef-0000-4000-8000-0000000000d1'].some((c) => k.endsWith(c))
     expect(findingsBefore.filter(repaired).length).toBe(4)
     expect(await findingKeys(world)).toEqual(findingsBefore.filter((k) => !repaired(k)))
     expect(planProviders(await world.model()).steps.filter((s) => s.op !== 'check')).toEqual([]) // idempotent
@@ -167,7 +203,13 @@ describe('repair providers (MariaDB)', () => {
     expect(changes).toHaveLength(1)
     const {uuid, generation, updated_at: _u, ...rest} = changes[0].after as Record<string, unknown>
     const {uuid: oldUuid, generation: oldGen, updated_at: _u2, ...restBefore} = changes[0].before as Record<string, unknown>
-    expect([changes[0].table, changes[0].key, oldUuid, uuid, generation]).toEqual(['placement/resource_providers', String(rp.id), rp.uuid, ids.cnUuid, Number(oldGen) + 1])
+    expect([changes[0].table, changes[0].key, oldUuid, uuid, generation]).toEqual([
+      'placement/resource_providers',
+      String(rp.id),
+      rp.uuid,
+      ids.cnUuid,
+      Number(oldGen) + 1,
+    ])
     expect(rest).toEqual(restBefore)
     expect(await findingKeys(world)).toEqual(findingsBefore.filter((k) => k !== 'provider.uuid-mismatch renamed1'))
     expect(planProviders(await world.model(), {strategy: 'rekey', provider: 'renamed1'}).steps.filter((s) => s.op !== 'check')).toEqual([])
@@ -189,7 +231,12 @@ describe('repair providers (MariaDB)', () => {
     expect(created).toHaveLength(1)
     const fresh = created[0].after as {id: number; uuid: string; name: string; root_provider_id: number; parent_provider_id: number | null}
     expect(fresh).toMatchObject({uuid: ids.cnUuid, name: 'renamed1', root_provider_id: fresh.id, parent_provider_id: null})
-    expect(tableChanges(changes, 'placement/resource_providers').filter((c) => c.after === null).map((c) => (c.before as {id: number}).id).sort()).toEqual([old.id, oldChild.id].sort())
+    expect(
+      tableChanges(changes, 'placement/resource_providers')
+        .filter((c) => c.after === null)
+        .map((c) => (c.before as {id: number}).id)
+        .sort(),
+    ).toEqual([old.id, oldChild.id].sort())
     // The resident instance's allocations moved, row for row; its consumer generation + 1.
     const moved = tableChanges(changes, 'placement/allocations')
     expect(moved.length).toBeGreaterThan(0)
@@ -204,10 +251,21 @@ describe('repair providers (MariaDB)', () => {
     const invAdded = keyed(changes, 'placement/inventories', 'after')
     const invRemoved = keyed(changes, 'placement/inventories', 'before').filter((i) => i.resource_provider_id === old.id)
     expect(strip(invAdded)).toEqual(strip(invRemoved))
-    expect(keyed(changes, 'placement/resource_provider_traits', 'after').map((t) => t.trait_id)).toEqual(keyed(changes, 'placement/resource_provider_traits', 'before').map((t) => t.trait_id))
-    expect(keyed(changes, 'placement/resource_provider_aggregates', 'after').map((t) => t.aggregate_id)).toEqual(keyed(changes, 'placement/resource_provider_aggregates', 'before').map((t) => t.aggregate_id))
+    expect(keyed(changes, 'placement/resource_provider_traits', 'after').map((t) => t.trait_id)).toEqual(
+      keyed(changes, 'placement/resource_provider_traits', 'before').map((t) => t.trait_id),
+    )
+    expect(keyed(changes, 'placement/resource_provider_aggregates', 'after').map((t) => t.aggregate_id)).toEqual(
+      keyed(changes, 'placement/resource_provider_aggregates', 'before').map((t) => t.aggregate_id),
+    )
     expect(new Set(changes.map((c) => c.table))).toEqual(
-      new Set(['placement/allocations', 'placement/consumers', 'placement/inventories', 'placement/resource_provider_aggregates', 'placement/resource_provider_traits', 'placement/resource_providers']),
+      new Set([
+        'placement/allocations',
+        'placement/consumers',
+        'placement/inventories',
+        'placement/resource_provider_aggregates',
+        'placement/resource_provider_traits',
+        'placement/resource_providers',
+      ]),
     )
     expect(tableChanges(changes, 'placement/consumers').map((c) => (c.after as {uuid: string}).uuid)).toEqual([ids.resident])
 
@@ -235,12 +293,22 @@ function renamedCloud(): {snapshot: Snapshot; ids: Record<string, string>} {
   const oldRp = s.placement.resource_providers.find((rp) => rp.name === 'ren1')!
   const uuid = '0e9a1c55-7f4e-4c2b-9d3a-5e0f1a2b3c4d'
   const nodeId = Math.max(...s.nova.compute_nodes.map((cn) => cn.id)) + 1
-  s.nova.compute_nodes.push({...old, id: nodeId, uuid, hypervisor_hostname: 'ren1.example.com', vcpus_used: 0, memory_mb_used: 512, local_gb_used: 0, running_vms: 0})
+  s.nova.compute_nodes.push({
+    ...old,
+    id: nodeId,
+    uuid,
+    hypervisor_hostname: 'ren1.example.com',
+    vcpus_used: 0,
+    memory_mb_used: 512,
+    local_gb_used: 0,
+    running_vms: 0,
+  })
   old.deleted = old.id
   const rpId = Math.max(...s.placement.resource_providers.map((rp) => rp.id)) + 1
   s.placement.resource_providers.push({...oldRp, id: rpId, uuid, name: 'ren1.example.com', generation: 1, root_provider_id: rpId, parent_provider_id: null})
   let invId = Math.max(...s.placement.inventories.map((i) => i.id))
-  for (const inv of s.placement.inventories.filter((i) => i.resource_provider_id === oldRp.id)) s.placement.inventories.push({...inv, id: ++invId, resource_provider_id: rpId})
+  for (const inv of s.placement.inventories.filter((i) => i.resource_provider_id === oldRp.id))
+    s.placement.inventories.push({...inv, id: ++invId, resource_provider_id: rpId})
   return {snapshot: s, ids: {resident, gone, uuid}}
 }
 
@@ -271,7 +339,9 @@ describe('repair providers, duplicate name (MariaDB)', () => {
 
     const cell1 = `cell:${model.snapshot.cells.find((c) => c.name === 'cell1')!.uuid}/instances`
     const instances = tableChanges(changes, cell1)
-    expect(instances.map((c) => [(c.before as {uuid: string}).uuid, (c.before as {node: string}).node, (c.after as {node: string}).node])).toEqual([[ids.resident, 'ren1', 'ren1.example.com']])
+    expect(instances.map((c) => [(c.before as {uuid: string}).uuid, (c.before as {node: string}).node, (c.after as {node: string}).node])).toEqual([
+      [ids.resident, 'ren1', 'ren1.example.com'],
+    ])
     const after = await world.model()
     expect(after.providersByName.get('ren1')).toBeUndefined()
     expect(after.allocationsByConsumer.get(ids.resident)!.map((a) => a.resource_provider_id)).toEqual([live.id, live.id, live.id])
@@ -279,7 +349,14 @@ describe('repair providers, duplicate name (MariaDB)', () => {
     expect(after.providersById.get(live.id)!.generation).toBe((live.generation ?? 0) + 1)
     expect(keyed(changes, 'placement/resource_provider_traits', 'before').every((t) => t.resource_provider_id === old.id)).toBe(true)
     expect(new Set(changes.map((c) => c.table))).toEqual(
-      new Set([cell1, 'placement/allocations', 'placement/consumers', 'placement/inventories', 'placement/resource_provider_traits', 'placement/resource_providers']),
+      new Set([
+        cell1,
+        'placement/allocations',
+        'placement/consumers',
+        'placement/inventories',
+        'placement/resource_provider_traits',
+        'placement/resource_providers',
+      ]),
     )
     expect(await findingsOf(world, [...PROVIDER_CODES, 'provider.duplicate-name', ...ALL_ALLOC_CODES])).toEqual([])
     expect(planProviders(after).steps.filter((s) => s.op !== 'check')).toEqual([]) // idempotent

@@ -63,7 +63,15 @@ export async function repairWorld(prefix: string, snapshot: Snapshot, cells: str
     capture: () => captureLive({apiDb: cloud.apiUrl, placementDb: cloud.placementUrl}),
     model: async () => buildModel(await world.capture()),
     dump: () => dumpAll(urls),
-    apply: (plan, hooks) => executePlan(plan, {connect, undoFile: join(tmp, `undo-${Date.now()}-${Math.random().toString(16).slice(2)}.json`), auditLog: join(tmp, 'audit.log'), operator: 'test', hooks, lockName: world.lockName}),
+    apply: (plan, hooks) =>
+      executePlan(plan, {
+        connect,
+        undoFile: join(tmp, `undo-${Date.now()}-${Math.random().toString(16).slice(2)}.json`),
+        auditLog: join(tmp, 'audit.log'),
+        operator: 'test',
+        hooks,
+        lockName: world.lockName,
+      }),
     drop: () => cloud.drop(),
   }
   return world

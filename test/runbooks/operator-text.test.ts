@@ -17,7 +17,9 @@ function offending(texts: Array<[where: string, text: string]>): string[] {
 }
 
 function walk(dir: string, ext: string): string[] {
-  return readdirSync(dir, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name), ext) : e.name.endsWith(ext) ? [join(dir, e.name)] : []))
+  return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name), ext) : e.name.endsWith(ext) ? [join(dir, e.name)] : [],
+  )
 }
 
 /** A source file without its comments: what is left is code and the strings it prints. */
@@ -64,7 +66,16 @@ describe('operator-facing text has no internal references', () => {
   it('--help: descriptions, summaries, examples and flag/arg help in the oclif manifest', () => {
     // The manifest is what `--help` prints (built by `npm run build`).
     const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {
-      commands: Record<string, {description?: string; summary?: string; examples?: unknown[]; flags?: Record<string, {summary?: string; description?: string; helpGroup?: string}>; args?: Record<string, {description?: string}>}>
+      commands: Record<
+        string,
+        {
+          description?: string
+          summary?: string
+          examples?: unknown[]
+          flags?: Record<string, {summary?: string; description?: string; helpGroup?: string}>
+          args?: Record<string, {description?: string}>
+        }
+      >
     }
     const texts: Array<[string, string]> = []
     for (const [id, c] of Object.entries(manifest.commands)) {
@@ -86,7 +97,9 @@ describe('operator-facing text has no internal references', () => {
   })
 
   it('strings in src/ (finding messages, plan notes, errors, hints), comments aside', () => {
-    const texts = walk(join(ROOT, 'src'), '.ts').flatMap((f) => withoutComments(readFileSync(f, 'utf8')).map((l, i): [string, string] => [`${relative(ROOT, f)} (code line ${i + 1})`, l]))
+    const texts = walk(join(ROOT, 'src'), '.ts').flatMap((f) =>
+      withoutComments(readFileSync(f, 'utf8')).map((l, i): [string, string] => [`${relative(ROOT, f)} (code line ${i + 1})`, l]),
+    )
     expect(texts.length).toBeGreaterThan(1000)
     expect(offending(texts)).toEqual([])
   })

@@ -156,7 +156,10 @@ const SCENARIOS: Scenario[] = [
       const s = b.build()
       // Seed 004: every dedicated pCPU listed in pinned_cpus although only one instance pins two of them.
       for (const cn of s.nova.compute_nodes)
-        cn.numa_topology = (cn.numa_topology as string).replace(/("pcpuset": \[)([^\]]*)(\][^]*?"pinned_cpus": )\[[^\]]*\]/g, (_m, a: string, set: string, c: string) => `${a}${set}${c}[${set}]`)
+        cn.numa_topology = (cn.numa_topology as string).replace(
+          /("pcpuset": \[)([^\]]*)(\][^]*?"pinned_cpus": )\[[^\]]*\]/g,
+          (_m, a: string, set: string, c: string) => `${a}${set}${c}[${set}]`,
+        )
       return {snapshot: s, vars: {}}
     },
     after: (world) => serviceReportsNow(world, 'live1'),
@@ -164,7 +167,14 @@ const SCENARIOS: Scenario[] = [
   {
     page: 'negative-free-resources.md',
     build: () => {
-      const g = generateCloud({seed: 106, hosts: 4, instances: 12, pinnedHostFraction: 0, now: formatTs(Date.now()), faults: {'usage.negative-free': 1, 'usage.node-drift': 1}})
+      const g = generateCloud({
+        seed: 106,
+        hosts: 4,
+        instances: 12,
+        pinnedHostFraction: 0,
+        now: formatTs(Date.now()),
+        faults: {'usage.negative-free': 1, 'usage.node-drift': 1},
+      })
       const drift = g.planted.find((p) => p.code === 'usage.node-drift')!.subject.host as string
       const negative = g.planted.find((p) => p.code === 'usage.negative-free')!.subject.host as string
       return {snapshot: g.snapshot, vars: {'drifting host': drift, 'overcommitted host': negative}}
@@ -207,7 +217,9 @@ const SCENARIOS: Scenario[] = [
       // compute2's provider lost the placement aggregate (a host added while placement was unreachable).
       const rp = s.placement.resource_providers.find((p) => p.name === 'compute2')!
       const pagg = s.placement.placement_aggregates.find((a) => a.uuid === agg.uuid)!
-      s.placement.resource_provider_aggregates = s.placement.resource_provider_aggregates.filter((l) => !(l.resource_provider_id === rp.id && l.aggregate_id === pagg.id))
+      s.placement.resource_provider_aggregates = s.placement.resource_provider_aggregates.filter(
+        (l) => !(l.resource_provider_id === rp.id && l.aggregate_id === pagg.id),
+      )
       return {snapshot: s, vars: {'aggregate uuid': agg.uuid as string, 'compute2 provider uuid': rp.uuid as string}}
     },
     after: everyServiceReportsNow,
@@ -227,7 +239,10 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
 
   it.each(SCENARIOS.map((s) => [s.page] as const))('%s opens with the symptom, brackets the work with snapshots, cross-checks with nova tools', (page) => {
     const md = readFileSync(join(DIR, page), 'utf8')
-    const intro = md.split('\n').slice(1).find((l) => l.trim() !== '')
+    const intro = md
+      .split('\n')
+      .slice(1)
+      .find((l) => l.trim() !== '')
     expect(intro, 'the first paragraph is what the operator sees').toMatch(/^\*\*What you see:\*\*/)
     expect(md).toContain('Capture a snapshot first (`cloudctl snapshot capture -o before.cloudctl`), `cloudctl snapshot diff` after.')
     const steps = parseRunbook(md)
@@ -240,7 +255,10 @@ describe('runbooks (docs/runbooks, CLI, MariaDB)', () => {
   it.each(SCENARIOS.map((s) => [s.page, s] as const))('%s', async (_page, scenario) => {
     const steps = parseRunbook(readFileSync(join(DIR, scenario.page), 'utf8'))
     expect(steps.length).toBeGreaterThan(2)
-    expect(steps.every((s) => s.exitCode !== undefined), 'every command says its exit code').toBe(true)
+    expect(
+      steps.every((s) => s.exitCode !== undefined),
+      'every command says its exit code',
+    ).toBe(true)
     const {snapshot, vars, cells} = scenario.build()
     const world = await repairWorld(`rb_${scenario.page.slice(0, 12).replace(/\W/g, '_')}`, snapshot, cells)
     worlds.push(world)

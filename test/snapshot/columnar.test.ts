@@ -30,8 +30,38 @@ function awkward(): Snapshot {
   s.cells.push({id: 1, uuid: CELL0_UUID, name: 'cell0', database_connection: null, transport_url: null, disabled: false, is_cell0: true, status: 'available'})
   s.nova_api.flavors.push(
     // memory_mb beyond int32 (a float64 column), a description with astral and combining characters, an empty string
-    {id: 1, flavorid: 'f1', name: 'big', memory_mb: 2 ** 40, vcpus: 1, swap: 0, root_gb: 0, ephemeral_gb: null, rxtx_factor: 1.5, vcpu_weight: null, disabled: false, is_public: null, description: 'Ünïcode 🚀 e\u0301', extra_specs: {'hw:cpu_policy': 'dedicated', 'trait:HW_CPU_X86_AVX2': 'required'}},
-    {id: 2, flavorid: 'f2', name: '', memory_mb: 512, vcpus: 2, swap: 0, root_gb: 1, ephemeral_gb: 0, rxtx_factor: null, vcpu_weight: 0, disabled: true, is_public: true, description: null, extra_specs: {}},
+    {
+      id: 1,
+      flavorid: 'f1',
+      name: 'big',
+      memory_mb: 2 ** 40,
+      vcpus: 1,
+      swap: 0,
+      root_gb: 0,
+      ephemeral_gb: null,
+      rxtx_factor: 1.5,
+      vcpu_weight: null,
+      disabled: false,
+      is_public: null,
+      description: 'Ünïcode 🚀 e\u0301',
+      extra_specs: {'hw:cpu_policy': 'dedicated', 'trait:HW_CPU_X86_AVX2': 'required'},
+    },
+    {
+      id: 2,
+      flavorid: 'f2',
+      name: '',
+      memory_mb: 512,
+      vcpus: 2,
+      swap: 0,
+      root_gb: 1,
+      ephemeral_gb: 0,
+      rxtx_factor: null,
+      vcpu_weight: 0,
+      disabled: true,
+      is_public: true,
+      description: null,
+      extra_specs: {},
+    },
   )
   s.nova_api.aggregates.push({id: 1, uuid: 'agg-1', name: 'a', hosts: ['cmp1', 'cmp2'], metadata: {availability_zone: 'az1'}})
   for (let i = 0; i < 300; i++) {
@@ -65,7 +95,10 @@ function awkward(): Snapshot {
       deleted_at: null,
       hidden: i % 2 === 0 ? false : null,
       // A key some objects lack (pci_requests): files from other tools may omit it.
-      extra: i % 5 === 0 ? null : ({flavor: `{"cur": ${i % 3}}`, numa_topology: i % 4 === 0 ? null : '{}', ...(i % 6 === 0 ? {} : {pci_requests: '[]'})} as InstanceExtra),
+      extra:
+        i % 5 === 0
+          ? null
+          : ({flavor: `{"cur": ${i % 3}}`, numa_topology: i % 4 === 0 ? null : '{}', ...(i % 6 === 0 ? {} : {pci_requests: '[]'})} as InstanceExtra),
       // An optional key most rows lack.
       ...(i % 4 === 0 ? {compute_id: i} : {}),
     })
@@ -92,7 +125,9 @@ describe('columnar snapshot files (.cloudctl)', () => {
     const s = awkward()
     // A few dozen characters per segment: every text and JSON column spans many segments, some rows longer than one.
     const parts = encodeColumnar(s, {segmentChars: 40})
-    const header = JSON.parse(Buffer.concat(parts).toString('utf8', COLUMNAR_MAGIC.length + 6, COLUMNAR_MAGIC.length + 6 + parts[0].readUInt32LE(COLUMNAR_MAGIC.length + 2))) as {
+    const header = JSON.parse(
+      Buffer.concat(parts).toString('utf8', COLUMNAR_MAGIC.length + 6, COLUMNAR_MAGIC.length + 6 + parts[0].readUInt32LE(COLUMNAR_MAGIC.length + 2)),
+    ) as {
       sections: Array<{tables: Array<{name: string; columns: Array<{name: string; segments?: unknown[]}>}>}>
     }
     const instances = header.sections.flatMap((x) => x.tables).find((t) => t.name === 'instances')
@@ -101,8 +136,24 @@ describe('columnar snapshot files (.cloudctl)', () => {
   })
 
   it('round-trips a generated cloud with planted faults, and the demo cloud', async () => {
-    const faults = {'allocation.missing': 2, 'cell.instance-duplicate': 1, 'provider.stale': 1, 'usage.negative-free': 1, 'allocation.consumer-deleted': 1, 'pinning.leaked': 1}
-    const generated = generateCloud({seed: 7, cells: 2, hostsPerCell: 16, instances: 200, migrationsInProgress: 2, completedMigrations: 3, requestSpecs: true, faults}).snapshot
+    const faults = {
+      'allocation.missing': 2,
+      'cell.instance-duplicate': 1,
+      'provider.stale': 1,
+      'usage.negative-free': 1,
+      'allocation.consumer-deleted': 1,
+      'pinning.leaked': 1,
+    }
+    const generated = generateCloud({
+      seed: 7,
+      cells: 2,
+      hostsPerCell: 16,
+      instances: 200,
+      migrationsInProgress: 2,
+      completedMigrations: 3,
+      requestSpecs: true,
+      faults,
+    }).snapshot
     expect(asJson(await roundTrip(generated, 'gen.cloudctl'))).toEqual(asJson(await roundTrip(generated, 'gen.json')))
     const demo = await readSnapshotFile('examples/demo-cloud.yaml')
     expect(asJson(await roundTrip(demo, 'demo.cloudctl.gz'))).toEqual(asJson(demo))

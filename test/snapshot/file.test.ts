@@ -16,33 +16,97 @@ afterAll(() => rmSync(dir, {recursive: true, force: true}))
 function sample(): Snapshot {
   const s = emptySnapshot({kind: 'live', description: 'mysql://nova:hunter2@db1:3306/nova_api'}, '2026-11-22T10:00:00.000Z')
   s.cells.push(
-    {id: 1, uuid: CELL0_UUID, name: 'cell0', database_connection: 'mysql+pymysql://nova:hunter2@db1/nova_cell0', transport_url: 'none:/', disabled: false, is_cell0: true, status: 'available'},
-    {id: 2, uuid: 'c1', name: 'cell1', database_connection: 'mysql+pymysql://nova:hunter2@db2/nova', transport_url: 'rabbit://openstack:hunter2@mq1:5672/', disabled: false, is_cell0: false, status: 'unavailable', error: 'connect ECONNREFUSED'},
+    {
+      id: 1,
+      uuid: CELL0_UUID,
+      name: 'cell0',
+      database_connection: 'mysql+pymysql://nova:hunter2@db1/nova_cell0',
+      transport_url: 'none:/',
+      disabled: false,
+      is_cell0: true,
+      status: 'available',
+    },
+    {
+      id: 2,
+      uuid: 'c1',
+      name: 'cell1',
+      database_connection: 'mysql+pymysql://nova:hunter2@db2/nova',
+      transport_url: 'rabbit://openstack:hunter2@mq1:5672/',
+      disabled: false,
+      is_cell0: false,
+      status: 'unavailable',
+      error: 'connect ECONNREFUSED',
+    },
   )
-  s.nova_api.flavors.push({id: 1, flavorid: '1', name: 'm1.tiny', memory_mb: 512, vcpus: 1, swap: 0, root_gb: 1, ephemeral_gb: 0, rxtx_factor: 1, vcpu_weight: null, disabled: false, is_public: true, description: null, extra_specs: {'hw:cpu_policy': 'dedicated'}})
+  s.nova_api.flavors.push({
+    id: 1,
+    flavorid: '1',
+    name: 'm1.tiny',
+    memory_mb: 512,
+    vcpus: 1,
+    swap: 0,
+    root_gb: 1,
+    ephemeral_gb: 0,
+    rxtx_factor: 1,
+    vcpu_weight: null,
+    disabled: false,
+    is_public: true,
+    description: null,
+    extra_specs: {'hw:cpu_policy': 'dedicated'},
+  })
   s.placement.resource_providers.push({id: 1, uuid: 'rp-1', name: 'cmp1', generation: 3, root_provider_id: 1, parent_provider_id: null})
-  s.placement.inventories.push({id: 1, resource_provider_id: 1, resource_class_id: 0, total: 16, reserved: 0, min_unit: 1, max_unit: 16, step_size: 1, allocation_ratio: 0.8999999761581421})
+  s.placement.inventories.push({
+    id: 1,
+    resource_provider_id: 1,
+    resource_class_id: 0,
+    total: 16,
+    reserved: 0,
+    min_unit: 1,
+    max_unit: 16,
+    step_size: 1,
+    allocation_ratio: 0.8999999761581421,
+  })
   for (let i = 0; i < 5; i++) s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `c-${i}`, resource_class_id: 0, used: 1})
-  s.nova.services.push({cell_uuid: CELL0_UUID, id: 1, uuid: 's1', host: 'cmp1', binary: 'nova-compute', topic: 'compute', report_count: 3, disabled: false, disabled_reason: null, forced_down: false, last_seen_up: '2026-11-22 09:59:50', version: 61, deleted: 0, deleted_at: null, created_at: null, updated_at: null})
+  s.nova.services.push({
+    cell_uuid: CELL0_UUID,
+    id: 1,
+    uuid: 's1',
+    host: 'cmp1',
+    binary: 'nova-compute',
+    topic: 'compute',
+    report_count: 3,
+    disabled: false,
+    disabled_reason: null,
+    forced_down: false,
+    last_seen_up: '2026-11-22 09:59:50',
+    version: 61,
+    deleted: 0,
+    deleted_at: null,
+    created_at: null,
+    updated_at: null,
+  })
   return s
 }
 
 describe('snapshot files', () => {
-  it.each(['snap.json', 'snap.json.gz', 'snap.yaml', 'snap.yml.gz', 'snap.cloudctl', 'snap.cloudctl.gz'])('round-trips %s and redacts every password', async (name) => {
-    const path = join(dir, name)
-    await writeSnapshotFile(sample(), path)
-    const back = await readSnapshotFile(path)
-    const want = sample()
-    expect(back.placement).toEqual(want.placement)
-    expect(back.nova).toEqual(want.nova)
-    expect(back.nova_api).toEqual(want.nova_api)
-    expect(back.cells.map((c) => c.database_connection)).toEqual(['mysql+pymysql://nova:***@db1/nova_cell0', 'mysql+pymysql://nova:***@db2/nova'])
-    expect(back.cells[1].transport_url).toBe('rabbit://openstack:***@mq1:5672/')
-    expect(back.cells[1].status).toBe('unavailable')
-    expect(back.source.description).toBe('mysql://nova:***@db1:3306/nova_api')
-    const raw = name.endsWith('.gz') ? '' : readFileSync(path, 'latin1')
-    expect(raw).not.toContain('hunter2')
-  })
+  it.each(['snap.json', 'snap.json.gz', 'snap.yaml', 'snap.yml.gz', 'snap.cloudctl', 'snap.cloudctl.gz'])(
+    'round-trips %s and redacts every password',
+    async (name) => {
+      const path = join(dir, name)
+      await writeSnapshotFile(sample(), path)
+      const back = await readSnapshotFile(path)
+      const want = sample()
+      expect(back.placement).toEqual(want.placement)
+      expect(back.nova).toEqual(want.nova)
+      expect(back.nova_api).toEqual(want.nova_api)
+      expect(back.cells.map((c) => c.database_connection)).toEqual(['mysql+pymysql://nova:***@db1/nova_cell0', 'mysql+pymysql://nova:***@db2/nova'])
+      expect(back.cells[1].transport_url).toBe('rabbit://openstack:***@mq1:5672/')
+      expect(back.cells[1].status).toBe('unavailable')
+      expect(back.source.description).toBe('mysql://nova:***@db1:3306/nova_api')
+      const raw = name.endsWith('.gz') ? '' : readFileSync(path, 'latin1')
+      expect(raw).not.toContain('hunter2')
+    },
+  )
 
   it('writes JSON with one row per line, so large clouds stream', async () => {
     const path = join(dir, 'lines.json')
@@ -87,7 +151,8 @@ describe('snapshot files', () => {
   function big(n: number): Snapshot {
     const s = sample()
     s.placement.allocations.length = 0
-    for (let i = 0; i < n; i++) s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `consumer-${i}-${'x'.repeat(i % 97)}`, resource_class_id: i % 3, used: i})
+    for (let i = 0; i < n; i++)
+      s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `consumer-${i}-${'x'.repeat(i % 97)}`, resource_class_id: i % 3, used: i})
     return s
   }
 
@@ -109,7 +174,13 @@ describe('snapshot files', () => {
     const build = (pad: number): Snapshot => {
       const s = big(0)
       for (let i = 0; i < 30_000; i++) {
-        s.placement.allocations.push({id: i + 1, resource_provider_id: 1, consumer_id: `${i === 0 ? 'a'.repeat(pad) : ''}ü€𝄞-${i}-${'€𝄞ü'.repeat(i % 7)}`, resource_class_id: 0, used: 1})
+        s.placement.allocations.push({
+          id: i + 1,
+          resource_provider_id: 1,
+          consumer_id: `${i === 0 ? 'a'.repeat(pad) : ''}ü€𝄞-${i}-${'€𝄞ü'.repeat(i % 7)}`,
+          resource_class_id: 0,
+          used: 1,
+        })
       }
       return s
     }
@@ -139,9 +210,7 @@ describe('snapshot files', () => {
   it('accepts CRLF line ends, indented rows, blank lines and a missing comma like one parse per line', async () => {
     const text = (await canonicalText(sample())).split('\n')
     const rows = text.filter((l) => l.includes('"consumer_id"'))
-    const edited = text
-      .map((l) => (l === rows[1] ? `   ${l}\r` : l === rows[2] ? `${l.slice(0, -1)}\n` : l))
-      .join('\r\n')
+    const edited = text.map((l) => (l === rows[1] ? `   ${l}\r` : l === rows[2] ? `${l.slice(0, -1)}\n` : l)).join('\r\n')
     const back = await parseSnapshotText(edited)
     expect(back.placement.allocations).toEqual(sample().placement.allocations)
   })

@@ -75,7 +75,10 @@ export interface TestCloudOptions {
 }
 
 function sanitize(prefix: string): string {
-  const p = prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 24)
+  const p = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 24)
   return p === '' ? 't' : p
 }
 
@@ -84,9 +87,18 @@ export async function expectedCellIdentity(url: string): Promise<CellDatabaseIde
   const u = parseDbUrl(url)
   const conn = await openConnection(url)
   try {
-    const [[row]] = (await conn.query('SELECT @@hostname AS hostname, @@port AS port, @@server_id AS server_id, DATABASE() AS db')) as unknown as [[{hostname: string; port: number; server_id: number; db: string}]]
+    const [[row]] = (await conn.query('SELECT @@hostname AS hostname, @@port AS port, @@server_id AS server_id, DATABASE() AS db')) as unknown as [
+      [{hostname: string; port: number; server_id: number; db: string}],
+    ]
     const [uuid] = (await conn.query("SHOW VARIABLES LIKE 'server_uuid'")) as unknown as [Array<{Value: string}>]
-    return {address: `${u.host}:${u.port}/${row.db}`, database: row.db, hostname: row.hostname, port: Number(row.port), server_id: Number(row.server_id), server_uuid: uuid[0]?.Value ?? null}
+    return {
+      address: `${u.host}:${u.port}/${row.db}`,
+      database: row.db,
+      hostname: row.hostname,
+      port: Number(row.port),
+      server_id: Number(row.server_id),
+      server_uuid: uuid[0]?.Value ?? null,
+    }
   } finally {
     await closeConnection(conn)
   }
@@ -190,7 +202,12 @@ function approxSize(row: unknown[]): number {
 /** A snapshot table's rows into its table, by its spec's row columns. */
 function insertSpec<T extends TableSpec>(conn: Connection, spec: T, rows: ReadonlyArray<RowOf<T>>): Promise<number> {
   const columns = spec.row
-  return insertRows(conn, spec.name, columns, mapRows(rows, (r) => columns.map((c) => (r as Record<string, unknown>)[c])))
+  return insertRows(
+    conn,
+    spec.name,
+    columns,
+    mapRows(rows, (r) => columns.map((c) => (r as Record<string, unknown>)[c])),
+  )
 }
 
 async function insertRows(conn: Connection, table: string, columns: readonly string[], rows: Iterable<unknown[]>): Promise<number> {
@@ -281,25 +298,50 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
     await insertSpec(conn, HOST_MAPPINGS, a.host_mappings)
     await insertSpec(conn, INSTANCE_MAPPINGS, a.instance_mappings)
     await insertSpec(conn, FLAVORS, a.flavors)
-    await insertRows(conn, 'flavor_extra_specs', ['flavor_id', 'key', 'value'], (function* () {
-      for (const f of a.flavors) for (const [k, v] of Object.entries(f.extra_specs)) yield [f.id, k, v]
-    })())
+    await insertRows(
+      conn,
+      'flavor_extra_specs',
+      ['flavor_id', 'key', 'value'],
+      (function* () {
+        for (const f of a.flavors) for (const [k, v] of Object.entries(f.extra_specs)) yield [f.id, k, v]
+      })(),
+    )
     await insertSpec(conn, AGGREGATES, a.aggregates)
-    await insertRows(conn, 'aggregate_hosts', ['aggregate_id', 'host'], (function* () {
-      for (const g of a.aggregates) for (const h of g.hosts) yield [g.id, h]
-    })())
-    await insertRows(conn, 'aggregate_metadata', ['aggregate_id', 'key', 'value'], (function* () {
-      for (const g of a.aggregates) for (const [k, v] of Object.entries(g.metadata)) yield [g.id, k, v]
-    })())
+    await insertRows(
+      conn,
+      'aggregate_hosts',
+      ['aggregate_id', 'host'],
+      (function* () {
+        for (const g of a.aggregates) for (const h of g.hosts) yield [g.id, h]
+      })(),
+    )
+    await insertRows(
+      conn,
+      'aggregate_metadata',
+      ['aggregate_id', 'key', 'value'],
+      (function* () {
+        for (const g of a.aggregates) for (const [k, v] of Object.entries(g.metadata)) yield [g.id, k, v]
+      })(),
+    )
     await insertSpec(conn, BUILD_REQUESTS, a.build_requests)
     if (a.request_specs) await insertSpec(conn, REQUEST_SPECS, a.request_specs)
     await insertSpec(conn, INSTANCE_GROUPS, a.instance_groups)
-    await insertRows(conn, 'instance_group_policy', ['group_id', 'policy', 'rules'], (function* () {
-      for (const g of a.instance_groups) for (const p of g.policies) yield [g.id, p.policy, p.rules]
-    })())
-    await insertRows(conn, 'instance_group_member', ['group_id', 'instance_uuid'], (function* () {
-      for (const g of a.instance_groups) for (const m of g.members) yield [g.id, m]
-    })())
+    await insertRows(
+      conn,
+      'instance_group_policy',
+      ['group_id', 'policy', 'rules'],
+      (function* () {
+        for (const g of a.instance_groups) for (const p of g.policies) yield [g.id, p.policy, p.rules]
+      })(),
+    )
+    await insertRows(
+      conn,
+      'instance_group_member',
+      ['group_id', 'instance_uuid'],
+      (function* () {
+        for (const g of a.instance_groups) for (const m of g.members) yield [g.id, m]
+      })(),
+    )
   })
 
   const placement = async (): Promise<void> => {
@@ -308,9 +350,19 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
     await withLoadSession(cloud.placementUrl, 'placement', async (conn) => {
       const p = s.placement
       if (opts.standardResourceClasses ?? true) {
-        await insertRows(conn, 'resource_classes', ['id', 'name'], STANDARD_RESOURCE_CLASSES.map((name, id) => [id, name]))
+        await insertRows(
+          conn,
+          'resource_classes',
+          ['id', 'name'],
+          STANDARD_RESOURCE_CLASSES.map((name, id) => [id, name]),
+        )
       }
-      await insertRows(conn, 'resource_classes', ['id', 'name'], mapRows(p.resource_classes, (r) => [r.id, r.name]))
+      await insertRows(
+        conn,
+        'resource_classes',
+        ['id', 'name'],
+        mapRows(p.resource_classes, (r) => [r.id, r.name]),
+      )
       await insertSpec(conn, TRAITS, p.traits)
       await insertSpec(conn, PROJECTS, p.projects)
       await insertSpec(conn, USERS, p.users)
@@ -334,9 +386,14 @@ export async function seedSnapshot(snapshot: Snapshot, cloud: TestCloud, opts: S
         await insertSpec(conn, COMPUTE_NODES, mine(s.nova.compute_nodes))
         const instances = mine(s.nova.instances)
         await insertSpec(conn, INSTANCES, instances)
-        await insertRows(conn, 'instance_extra', ['instance_uuid', 'numa_topology', 'pci_requests', 'flavor', 'deleted'], (function* () {
-          for (const r of instances) if (r.extra !== null) yield [r.uuid, r.extra.numa_topology, r.extra.pci_requests, r.extra.flavor, 0]
-        })())
+        await insertRows(
+          conn,
+          'instance_extra',
+          ['instance_uuid', 'numa_topology', 'pci_requests', 'flavor', 'deleted'],
+          (function* () {
+            for (const r of instances) if (r.extra !== null) yield [r.uuid, r.extra.numa_topology, r.extra.pci_requests, r.extra.flavor, 0]
+          })(),
+        )
         await insertSpec(conn, MIGRATIONS, mine(s.nova.migrations))
       }),
     )
@@ -386,7 +443,9 @@ export function sortLikeCapture(snapshot: Snapshot): Snapshot {
       traits: byId(p.traits),
       resource_provider_traits: [...p.resource_provider_traits].sort((a, b) => a.trait_id - b.trait_id || a.resource_provider_id - b.resource_provider_id),
       placement_aggregates: byId(p.placement_aggregates),
-      resource_provider_aggregates: [...p.resource_provider_aggregates].sort((a, b) => a.resource_provider_id - b.resource_provider_id || a.aggregate_id - b.aggregate_id),
+      resource_provider_aggregates: [...p.resource_provider_aggregates].sort(
+        (a, b) => a.resource_provider_id - b.resource_provider_id || a.aggregate_id - b.aggregate_id,
+      ),
     },
   }
 }

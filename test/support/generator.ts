@@ -110,7 +110,14 @@ const SHARED_FLAVORS = [
 ]
 const PINNED_FLAVORS = [
   {name: 'm1.pinned', vcpus: 2, memory_mb: 4096, root_gb: 20, extra_specs: {'hw:cpu_policy': 'dedicated'}, weight: 3},
-  {name: 'm1.pinned-iso', vcpus: 4, memory_mb: 8192, root_gb: 40, extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'}, weight: 1},
+  {
+    name: 'm1.pinned-iso',
+    vcpus: 4,
+    memory_mb: 8192,
+    root_gb: 40,
+    extra_specs: {'hw:cpu_policy': 'dedicated', 'hw:emulator_threads_policy': 'isolate'},
+    weight: 1,
+  },
   {name: 'm1.mixed', vcpus: 4, memory_mb: 8192, root_gb: 40, extra_specs: {'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}, weight: 1},
 ]
 const EXTRA_FLAVORS = [{name: 'r1.large', vcpus: 4, memory_mb: 32768, root_gb: 40}]
@@ -357,7 +364,8 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     provider_uuid: h.rp.row.uuid,
     ...extra,
   })
-  const instSubject = (r: InstanceRec, extra: FindingSubject = {}) => subjectOf(r.hostRec as HostRec, {instance_uuid: r.row.uuid, consumer_uuid: r.row.uuid, ...extra})
+  const instSubject = (r: InstanceRec, extra: FindingSubject = {}) =>
+    subjectOf(r.hostRec as HostRec, {instance_uuid: r.row.uuid, consumer_uuid: r.row.uuid, ...extra})
   const resOf = (r: InstanceRec) => b.resourcesOf(r.flavor, r.bootFromVolume).resources
   const plant = (code: FaultCode, subject: FindingSubject, description: string, alsoExpected?: string[]) =>
     planted.push({code, subject, description, ...(alsoExpected ? {alsoExpected} : {})})
@@ -378,13 +386,21 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const r = pickInstance(sharedInsts)
     const subject = instSubject(r)
     b.deleteInstance(r.row.uuid, {keepAllocations: true})
-    plant('allocation.consumer-deleted', subject, `instance ${r.row.uuid} soft-deleted in ${r.hostRec?.cell.name}; its allocations on ${r.hostRec?.node} stayed (seed 004)`)
+    plant(
+      'allocation.consumer-deleted',
+      subject,
+      `instance ${r.row.uuid} soft-deleted in ${r.hostRec?.cell.name}; its allocations on ${r.hostRec?.node} stayed (seed 004)`,
+    )
   })
   repeat('allocation.consumer-unknown', () => {
     const h = pickHost(shared)
     const consumer = b.newUuid()
     b.addAllocations(consumer, h.node, {VCPU: 1, MEMORY_MB: 512, DISK_GB: 1}, {project: rng.hex(32), user: rng.hex(32)})
-    plant('allocation.consumer-unknown', subjectOf(h, {consumer_uuid: consumer}), `consumer ${consumer} is no instance and no migration, holds VCPU/MEMORY_MB/DISK_GB on ${h.node}`)
+    plant(
+      'allocation.consumer-unknown',
+      subjectOf(h, {consumer_uuid: consumer}),
+      `consumer ${consumer} is no instance and no migration, holds VCPU/MEMORY_MB/DISK_GB on ${h.node}`,
+    )
   })
   repeat('allocation.migration-finished', () => {
     const r = pickInstance(sharedInsts)
@@ -393,7 +409,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const m = b.addMigration(r.row.uuid, {type: 'migration', status: 'confirmed', dest: dest.node})
     const mig = m.row.uuid as string
     b.addAllocations(mig, src.node, resOf(r), {project: r.row.project_id ?? undefined, user: r.row.user_id ?? undefined, type: CONSUMER_TYPE_MIGRATION})
-    plant('allocation.migration-finished', subjectOf(src, {consumer_uuid: mig, migration_uuid: mig, instance_uuid: r.row.uuid}), `migration ${mig} of ${r.row.uuid} is confirmed but still holds the source allocation on ${src.node}`)
+    plant(
+      'allocation.migration-finished',
+      subjectOf(src, {consumer_uuid: mig, migration_uuid: mig, instance_uuid: r.row.uuid}),
+      `migration ${mig} of ${r.row.uuid} is confirmed but still holds the source allocation on ${src.node}`,
+    )
   })
   repeat('allocation.evacuation-leftover', () => {
     const r = pickInstance(sharedInsts)
@@ -413,7 +433,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const project = r.row.project_id as string
     const user = r.row.user_id as string
     b.putAllocations(r.row.uuid, project, user, 1, b.resolveOn(to.node, resOf(r)))
-    plant('allocation.wrong-provider', subjectOf(to, {consumer_uuid: r.row.uuid, instance_uuid: r.row.uuid}), `instance ${r.row.uuid} runs on ${r.hostRec?.node} but its allocations are on ${to.node}, no migration`)
+    plant(
+      'allocation.wrong-provider',
+      subjectOf(to, {consumer_uuid: r.row.uuid, instance_uuid: r.row.uuid}),
+      `instance ${r.row.uuid} runs on ${r.hostRec?.node} but its allocations are on ${to.node}, no migration`,
+    )
   })
   repeat('allocation.missing', () => {
     const r = pickInstance(sharedInsts)
@@ -475,9 +499,17 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const h = pickHost(shared)
     const rp = b.addRootProvider({
       name: `${h.node}.${GENERATOR_DOMAIN}`,
-      inventories: {VCPU: {total: h.cn.vcpus, allocation_ratio: 4}, MEMORY_MB: {total: h.cn.memory_mb, reserved: 512, allocation_ratio: 1.5}, DISK_GB: {total: h.cn.local_gb}},
+      inventories: {
+        VCPU: {total: h.cn.vcpus, allocation_ratio: 4},
+        MEMORY_MB: {total: h.cn.memory_mb, reserved: 512, allocation_ratio: 1.5},
+        DISK_GB: {total: h.cn.local_gb},
+      },
     })
-    plant('provider.duplicate-name', subjectOf(h, {provider_uuid: rp.row.uuid}), `provider ${rp.row.uuid} named ${rp.row.name} (the host's FQDN before a rename) stands for ${h.node} too, with no compute node`)
+    plant(
+      'provider.duplicate-name',
+      subjectOf(h, {provider_uuid: rp.row.uuid}),
+      `provider ${rp.row.uuid} named ${rp.row.name} (the host's FQDN before a rename) stands for ${h.node} too, with no compute node`,
+    )
   })
   repeat('provider.over-capacity', () => {
     const h = pickHost(shared, (x) => (x.rp.used.get(0) ?? 0) >= 2)
@@ -493,7 +525,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const inv = h.rp.inventories.get(1)
     if (!inv) throw new Error('no MEMORY_MB inventory')
     b.updateInventory(h.rp.row.uuid, 'MEMORY_MB', {total: inv.total + 65536, max_unit: inv.total + 65536})
-    plant('provider.inventory-drift', subjectOf(h), `MEMORY_MB inventory of ${h.node} is ${inv.total} while compute_nodes.memory_mb is ${h.cn.memory_mb} (a DIMM failed; the inventory update did not reach placement)`)
+    plant(
+      'provider.inventory-drift',
+      subjectOf(h),
+      `MEMORY_MB inventory of ${h.node} is ${inv.total} while compute_nodes.memory_mb is ${h.cn.memory_mb} (a DIMM failed; the inventory update did not reach placement)`,
+    )
   })
 
   repeat('cell.instance-unmapped', () => {
@@ -523,12 +559,20 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
       extra: r.row.extra ? {...r.row.extra, numa_topology: null} : null,
     }
     b.pushInstanceRow(copy)
-    plant('cell.instance-duplicate', instSubject(r, {cell: `${r.hostRec?.cell.name},cell0`}), `instance ${r.row.uuid} is live in ${r.hostRec?.cell.name} and (in error, no host) in cell0 (seed 004)`)
+    plant(
+      'cell.instance-duplicate',
+      instSubject(r, {cell: `${r.hostRec?.cell.name},cell0`}),
+      `instance ${r.row.uuid} is live in ${r.hostRec?.cell.name} and (in error, no host) in cell0 (seed 004)`,
+    )
   })
   repeat('cell.host-unmapped', () => {
     const h = pickHost(shared)
     b.removeHostMapping(h.host)
-    plant('cell.host-unmapped', subjectOf(h), `host ${h.host} runs nova-compute in ${h.cell.name} but has no host_mapping (compute_nodes.mapped stays 1, so discover_hosts finds nothing: seed 004)`)
+    plant(
+      'cell.host-unmapped',
+      subjectOf(h),
+      `host ${h.host} runs nova-compute in ${h.cell.name} but has no host_mapping (compute_nodes.mapped stays 1, so discover_hosts finds nothing: seed 004)`,
+    )
   })
   repeat('cell.host-mapping-stale', () => {
     const h = takeSpare()
@@ -547,7 +591,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
       for (const p of c.pcpuset) if (!c.pinned.has(p)) leaked.push(p)
       for (const p of c.pcpuset) c.pinned.add(p)
     }
-    plant('pinning.leaked', subjectOf(h), `pinned_cpus of ${h.node} filled with every dedicated pCPU; pCPUs ${leaked.join(',')} pinned by no instance (seed 004)`)
+    plant(
+      'pinning.leaked',
+      subjectOf(h),
+      `pinned_cpus of ${h.node} filled with every dedicated pCPU; pCPUs ${leaked.join(',')} pinned by no instance (seed 004)`,
+    )
   })
   repeat('pinning.unaccounted', () => {
     const h = pinnedWith((x) => pinnedInstOn(x) !== undefined)
@@ -560,7 +608,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
       const c = cells.find((x) => x.id === id)
       for (const p of pins) c?.pinned.delete(p)
     }
-    plant('pinning.unaccounted', subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cellId}), `pCPUs of instance ${r.row.uuid} missing from pinned_cpus of ${h.node}`)
+    plant(
+      'pinning.unaccounted',
+      subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cellId}),
+      `pCPUs of instance ${r.row.uuid} missing from pinned_cpus of ${h.node}`,
+    )
   })
   repeat('pinning.overlap', () => {
     const pinnedFlavor = flavors.get('m1.pinned') as Flavor
@@ -574,7 +626,11 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const p = rng.int(0, projects.length - 1)
     const r = b.addInstance(h.node, pinnedFlavor.name, {pin: [...pins], force: true, project: projects[p], user: users[p]})
     usedInsts.add(r.row.uuid)
-    plant('pinning.overlap', subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cellId}), `instance ${r.row.uuid} pins pCPUs ${pins.join(',')} already pinned by ${victim.row.uuid}`)
+    plant(
+      'pinning.overlap',
+      subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cellId}),
+      `instance ${r.row.uuid} pins pCPUs ${pins.join(',')} already pinned by ${victim.row.uuid}`,
+    )
   })
   repeat('pinning.outside-dedicated-set', () => {
     const pinnedFlavor = flavors.get('m1.pinned') as Flavor
@@ -584,11 +640,19 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const p = rng.int(0, projects.length - 1)
     const r = b.addInstance(h.node, pinnedFlavor.name, {pin: pins, force: true, project: projects[p], user: users[p]})
     usedInsts.add(r.row.uuid)
-    plant('pinning.outside-dedicated-set', subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cell.id}), `instance ${r.row.uuid} pinned to shared pCPUs ${pins.join(',')} of ${h.node}`)
+    plant(
+      'pinning.outside-dedicated-set',
+      subjectOf(h, {instance_uuid: r.row.uuid, numa_cell: cell.id}),
+      `instance ${r.row.uuid} pinned to shared pCPUs ${pins.join(',')} of ${h.node}`,
+    )
   })
   repeat('pinning.placement-drift', () => {
-    const h = pinnedWith((x) => pinnedInsts.some((r) => r.hostRec === x && r.res.cpuPolicy === 'dedicated' && !r.res.isolateEmulator && r.res.dedicated.length >= 2))
-    const r = pinnedInsts.find((i) => i.hostRec === h && i.res.cpuPolicy === 'dedicated' && !i.res.isolateEmulator && i.res.dedicated.length >= 2) as InstanceRec
+    const h = pinnedWith((x) =>
+      pinnedInsts.some((r) => r.hostRec === x && r.res.cpuPolicy === 'dedicated' && !r.res.isolateEmulator && r.res.dedicated.length >= 2),
+    )
+    const r = pinnedInsts.find(
+      (i) => i.hostRec === h && i.res.cpuPolicy === 'dedicated' && !i.res.isolateEmulator && i.res.dedicated.length >= 2,
+    ) as InstanceRec
     usedInsts.add(r.row.uuid)
     const cells = (r.numaCells ?? []).map((c) => ({...c, cpu_pinning: new Map(c.cpu_pinning ?? [])}))
     const ic = cells[0]
@@ -597,7 +661,9 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     ic.cpu_pinning.delete(lastVcpu)
     b.rewriteInstanceNuma(r.row.uuid, cells)
     const [[cellId]] = [...r.pins]
-    b.numaOf(h.node).find((c) => c.id === cellId)?.pinned.delete(lost)
+    b.numaOf(h.node)
+      .find((c) => c.id === cellId)
+      ?.pinned.delete(lost)
     plant(
       'pinning.placement-drift',
       subjectOf(h, {instance_uuid: r.row.uuid}),
@@ -617,19 +683,31 @@ export function generateCloud(opts: GenerateOptions = {}): GeneratedCloud {
     const f = flavors.get('r1.large') as Flavor
     const p = rng.int(0, projects.length - 1)
     while (h.reservedMemoryMb + h.memoryUsed <= h.cn.memory_mb) usedInsts.add(b.addInstance(h.node, f.name, {project: projects[p], user: users[p]}).row.uuid)
-    plant('usage.negative-free', subjectOf(h), `${h.node} runs ${h.memoryUsed} MB of guests on ${h.cn.memory_mb} MB (ram_allocation_ratio 1.5): free_ram_mb negative (seed 000)`)
+    plant(
+      'usage.negative-free',
+      subjectOf(h),
+      `${h.node} runs ${h.memoryUsed} MB of guests on ${h.cn.memory_mb} MB (ram_allocation_ratio 1.5): free_ram_mb negative (seed 000)`,
+    )
   })
   repeat('aggregate.missing-in-placement', () => {
     const ssd = b.aggregatesByName.get('ssd')
     const h = pickHost(shared, (x) => ssd?.hosts.includes(x.host) ?? false)
     b.unlinkProviderFromAggregate(h.rp.row.uuid, 'ssd')
-    plant('aggregate.missing-in-placement', subjectOf(h, {aggregate: 'ssd'}), `host ${h.host} is in nova aggregate ssd but its provider lacks the placement aggregate ${ssd?.uuid}`)
+    plant(
+      'aggregate.missing-in-placement',
+      subjectOf(h, {aggregate: 'ssd'}),
+      `host ${h.host} is in nova aggregate ssd but its provider lacks the placement aggregate ${ssd?.uuid}`,
+    )
   })
   repeat('aggregate.extra-in-placement', () => {
     const ssd = b.aggregatesByName.get('ssd')
     const h = pickHost(shared, (x) => !(ssd?.hosts.includes(x.host) ?? true))
     b.linkProviderToAggregate(h.rp.row.uuid, 'ssd')
-    plant('aggregate.extra-in-placement', subjectOf(h, {aggregate: 'ssd'}), `provider of ${h.host} is in placement aggregate ${ssd?.uuid} (nova aggregate ssd) which does not list the host`)
+    plant(
+      'aggregate.extra-in-placement',
+      subjectOf(h, {aggregate: 'ssd'}),
+      `provider of ${h.host} is in placement aggregate ${ssd?.uuid} (nova aggregate ssd) which does not list the host`,
+    )
   })
 
   const snapshot = b.build({source: `generator seed=${seed}${real ? ' shapes=real' : ''}`})

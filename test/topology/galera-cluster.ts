@@ -39,7 +39,6 @@ export interface GaleraCluster {
   stop(): Promise<void>
 }
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The uid/gid the nodes run as: `mysql` when this process is root. */
@@ -98,7 +97,13 @@ export async function startGaleraCluster(): Promise<GaleraCluster> {
   chmodSync(dir, 0o755)
   const as = runAs()
   const ports = await Promise.all(Array.from({length: 12}, () => freePort()))
-  const nodes: GaleraNode[] = [1, 2, 3].map((n) => ({n, name: `galera-${n}`, port: ports[n - 1], sock: join(dir, `n${n}`, 'mysqld.sock'), dir: join(dir, `n${n}`)}))
+  const nodes: GaleraNode[] = [1, 2, 3].map((n) => ({
+    n,
+    name: `galera-${n}`,
+    port: ports[n - 1],
+    sock: join(dir, `n${n}`, 'mysqld.sock'),
+    dir: join(dir, `n${n}`),
+  }))
   const gcomm = (n: number) => ports[2 + n]
   const ist = (n: number) => ports[5 + n]
   const sst = (n: number) => ports[8 + n]
@@ -107,7 +112,13 @@ export async function startGaleraCluster(): Promise<GaleraCluster> {
   for (const node of nodes) {
     mkdirSync(node.dir)
     if (as.uid !== undefined) chownSync(node.dir, as.uid, as.gid as number)
-    await execa('mariadb-install-db', ['--no-defaults', `--datadir=${join(node.dir, 'data')}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...(as.user ? [`--user=${as.user}`] : [])])
+    await execa('mariadb-install-db', [
+      '--no-defaults',
+      `--datadir=${join(node.dir, 'data')}`,
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+      ...(as.user ? [`--user=${as.user}`] : []),
+    ])
   }
 
   const start = (node: GaleraNode, bootstrap: boolean) => {

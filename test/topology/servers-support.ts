@@ -21,8 +21,20 @@ export interface ChrootServerSpec {
 }
 
 export const CHROOT_SERVERS: ChrootServerSpec[] = [
-  {name: 'MySQL 9.7 (Debian sid)', kind: 'mysql', root: process.env.CLOUDCTL_MYSQL_CHROOT ?? '/srv/sid-mysql', marker: '.cloudctl-mysql-ready', version: /^9\.7\./},
-  {name: 'MariaDB 11.8 (Debian 13)', kind: 'mariadb', root: process.env.CLOUDCTL_EPOXY_CHROOT ?? '/srv/trixie', marker: '.cloudctl-mariadb-ready', version: /^11\.8\..*MariaDB/},
+  {
+    name: 'MySQL 9.7 (Debian sid)',
+    kind: 'mysql',
+    root: process.env.CLOUDCTL_MYSQL_CHROOT ?? '/srv/sid-mysql',
+    marker: '.cloudctl-mysql-ready',
+    version: /^9\.7\./,
+  },
+  {
+    name: 'MariaDB 11.8 (Debian 13)',
+    kind: 'mariadb',
+    root: process.env.CLOUDCTL_EPOXY_CHROOT ?? '/srv/trixie',
+    marker: '.cloudctl-mariadb-ready',
+    version: /^11\.8\..*MariaDB/,
+  },
 ]
 
 /** Why the server cannot run here, or undefined when it can. */
@@ -31,7 +43,6 @@ export function unavailable(s: ChrootServerSpec): string | undefined {
   if (!existsSync(join(s.root, s.marker))) return `${join(s.root, s.marker)} is absent: run bash test/topology/server-chroot.sh ${s.kind}`
   return undefined
 }
-
 
 export interface RunningServer {
   port: number
@@ -47,7 +58,16 @@ export async function startChrootServer(s: ChrootServerSpec, extraArgs: string[]
   mkdirSync(outside, {recursive: true})
   const data = `${inside}/data`
   if (s.kind === 'mysql') await execa('chroot', [s.root, '/usr/sbin/mysqld', '--no-defaults', '--initialize-insecure', `--datadir=${data}`, '--user=root'])
-  else await execa('chroot', [s.root, '/usr/bin/mariadb-install-db', '--no-defaults', `--datadir=${data}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'])
+  else
+    await execa('chroot', [
+      s.root,
+      '/usr/bin/mariadb-install-db',
+      '--no-defaults',
+      `--datadir=${data}`,
+      '--user=root',
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ])
   // The tests connect over TCP as root@127.0.0.1; a fresh datadir knows only root@localhost.
   writeFileSync(join(outside, 'init.sql'), "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';\nGRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n")
   const port = await freePort()
@@ -80,7 +100,8 @@ export async function startChrootServer(s: ChrootServerSpec, extraArgs: string[]
       break
     } catch (error) {
       const log = join(outside, 'error.log')
-      if (exited || i >= 240) throw new Error(`${s.name} did not come up: ${String(error)}\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : ''}`, {cause: error})
+      if (exited || i >= 240)
+        throw new Error(`${s.name} did not come up: ${String(error)}\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : ''}`, {cause: error})
       await new Promise((r) => setTimeout(r, 250))
     }
   }

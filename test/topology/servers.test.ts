@@ -20,7 +20,13 @@ import {generateCloud} from '../support/generator.js'
 import {CHROOT_SERVERS, type RunningServer, startChrootServer, unavailable} from './servers-support.js'
 
 const HOST = '127.0.0.1'
-const USERS = {repair: ['cc_repair', 'Rp@ir/x-3'], ro: ['cc_audit', 'Au@dit/7'], role: ['cc_role', 'Ro@le/5'], partial: ['cc_partial', 'Pa@rt/1'], lock: ['cc_lock', 'Lo@ck/2']} as const
+const USERS = {
+  repair: ['cc_repair', 'Rp@ir/x-3'],
+  ro: ['cc_audit', 'Au@dit/7'],
+  role: ['cc_role', 'Ro@le/5'],
+  partial: ['cc_partial', 'Pa@rt/1'],
+  lock: ['cc_lock', 'Lo@ck/2'],
+} as const
 type Who = keyof typeof USERS
 
 async function withDsn<T>(dsn: string, fn: () => Promise<T>): Promise<T> {
@@ -45,15 +51,28 @@ for (const spec of CHROOT_SERVERS) {
 
     const url = (who: Who, db: string) => `mysql+pymysql://${USERS[who][0]}:${encodeURIComponent(USERS[who][1])}@${HOST}:${srv?.port}/${db}?charset=utf8`
     const run = (who: Who, argv: string[]): Promise<CliResult> =>
-      cloudctl([...argv, '--api-db', url(who, cloud.databases.api), '--placement-db', url(who, cloud.databases.placement), '--nova-conf', join(dir, `${who}.conf`)], {
-        // COLUMNS: the notes matched below stay on one line (human output wraps at the width, 120 when piped)
-        env: {COLUMNS: '10000', HOME: dir, XDG_CONFIG_HOME: dir, CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`), CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`)},
-        timeout: 300_000,
-      })
+      cloudctl(
+        [...argv, '--api-db', url(who, cloud.databases.api), '--placement-db', url(who, cloud.databases.placement), '--nova-conf', join(dir, `${who}.conf`)],
+        {
+          // COLUMNS: the notes matched below stay on one line (human output wraps at the width, 120 when piped)
+          env: {
+            COLUMNS: '10000',
+            HOME: dir,
+            XDG_CONFIG_HOME: dir,
+            CLOUDCTL_UNDO_DIR: join(dir, `undo-${who}`),
+            CLOUDCTL_AUDIT_LOG: join(dir, `audit-${who}.log`),
+          },
+          timeout: 300_000,
+        },
+      )
 
     async function checksums(): Promise<Record<string, string>> {
-      const [tables] = (await admin.query('SELECT TABLE_SCHEMA AS s, TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (?) ORDER BY 1, 2', [cloud.allDatabases()])) as unknown as [Array<{s: string; t: string}>]
-      const [rows] = (await admin.query(`CHECKSUM TABLE ${tables.map((x) => `\`${x.s}\`.\`${x.t}\``).join(', ')}`)) as unknown as [Array<{Table: string; Checksum: string | number | null}>]
+      const [tables] = (await admin.query('SELECT TABLE_SCHEMA AS s, TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (?) ORDER BY 1, 2', [
+        cloud.allDatabases(),
+      ])) as unknown as [Array<{s: string; t: string}>]
+      const [rows] = (await admin.query(`CHECKSUM TABLE ${tables.map((x) => `\`${x.s}\`.\`${x.t}\``).join(', ')}`)) as unknown as [
+        Array<{Table: string; Checksum: string | number | null}>,
+      ]
       expect(rows.length).toBeGreaterThan(40)
       return Object.fromEntries(rows.map((r) => [r.Table, String(r.Checksum)]))
     }
@@ -69,8 +88,14 @@ for (const spec of CHROOT_SERVERS) {
       })
       admin = await openConnection(`${srv.dsn}/`, {label: spec.name})
       // Each account reads and writes the cells as itself: nova's template, filled from its nova.conf.
-      for (const [name, db] of [['cell0', cloud.databases.cell0], ['cell1', cloud.databases.cells.cell1]])
-        await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE name = ?`, [`{scheme}://{username}:{password}@{hostname}:{port}/${db}?{query}`, name])
+      for (const [name, db] of [
+        ['cell0', cloud.databases.cell0],
+        ['cell1', cloud.databases.cells.cell1],
+      ])
+        await admin.query(`UPDATE \`${cloud.databases.api}\`.cell_mappings SET database_connection = ? WHERE name = ?`, [
+          `{scheme}://{username}:{password}@{hostname}:{port}/${db}?{query}`,
+          name,
+        ])
       const grant = async (privs: string, who: Who) => {
         for (const db of cloud.allDatabases()) await admin.query(`GRANT ${privs} ON \`${db}\`.* TO ?@?`, [USERS[who][0], HOST])
       }
@@ -135,12 +160,19 @@ for (const spec of CHROOT_SERVERS) {
       expect(cap.exitCode, cap.stderr).toBe(0)
     })
 
-    it.each([['repair', 'leaks'], ['cells', 'discover-hosts']])('a SELECT-only account is refused %s %s --apply before prompt and lock, nothing written', async (topic, verb) => {
+    it.each([
+      ['repair', 'leaks'],
+      ['cells', 'discover-hosts'],
+    ])('a SELECT-only account is refused %s %s --apply before prompt and lock, nothing written', async (topic, verb) => {
       const before = await checksums()
       const r = await run('ro', [topic, verb, '--apply', '--yes'])
       expect(r.exitCode, r.stderr).toBe(2)
       // MySQL also refuses a SELECT-only account the locking reads (LOCK TABLES names what allows them).
-      expect(r.stderr).toMatch(new RegExp(`refusing to apply: the database account '${USERS.ro[0]}'@'${HOST}' of .* lacks (DELETE|INSERT|UPDATE|LOCK TABLES) on .*nothing was locked or written`))
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `refusing to apply: the database account '${USERS.ro[0]}'@'${HOST}' of .* lacks (DELETE|INSERT|UPDATE|LOCK TABLES) on .*nothing was locked or written`,
+        ),
+      )
       expect(r.stderr).not.toContain(USERS.ro[1])
       expect(await checksums()).toEqual(before)
     })
@@ -161,7 +193,13 @@ for (const spec of CHROOT_SERVERS) {
       const hosts = await run('repair', ['cells', 'discover-hosts', '--apply', '--yes', '--json'])
       expect(hosts.exitCode, hosts.stderr).toBe(4)
       expect(await checksums()).not.toEqual(original)
-      const hostsUndo = await run('repair', ['repair', 'undo', (oneJsonDocument(hosts.stdout) as {applied: {undo_file: string}}).applied.undo_file, '--apply', '--yes'])
+      const hostsUndo = await run('repair', [
+        'repair',
+        'undo',
+        (oneJsonDocument(hosts.stdout) as {applied: {undo_file: string}}).applied.undo_file,
+        '--apply',
+        '--yes',
+      ])
       expect(hostsUndo.exitCode, hostsUndo.stderr).toBe(4)
       expect(await checksums()).toEqual(original)
     })

@@ -22,7 +22,6 @@ const present = existsSync(MARIADBD) && existsSync('/usr/bin/mariadb-install-db'
 
 const PW = 'tls-Secret-9'
 
-
 /** A private CA and server certificates for localhost, other.example.test and IP 127.0.0.1, plus a client certificate. */
 function makeCa(dir: string): void {
   const ssl = (args: string[]): void => void execaSync('openssl', args, {cwd: dir})
@@ -30,7 +29,23 @@ function makeCa(dir: string): void {
   const leaf = (name: string, cn: string, san: string | undefined): void => {
     ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`])
     writeFileSync(join(dir, `${name}.ext`), san === undefined ? 'basicConstraints=CA:FALSE\n' : `subjectAltName=${san}\n`)
-    ssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`])
+    ssl([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    ])
   }
   leaf('localhost', 'localhost', 'DNS:localhost')
   leaf('other', 'other.example.test', 'DNS:other.example.test')
@@ -147,7 +162,16 @@ describe.skipIf(!present)(`TLS as PyMySQL does it (a mariadbd of its own${presen
 
   async function capture(user: string, host: string, query: string): Promise<{exitCode: number; stderr: string}> {
     const out = join(dir, 'snap.json')
-    const r = await cloudctl(['snapshot', 'capture', '--api-db', url(user, host, cloud.databases.api, query), '--placement-db', url(user, host, cloud.databases.placement, query), '-o', out])
+    const r = await cloudctl([
+      'snapshot',
+      'capture',
+      '--api-db',
+      url(user, host, cloud.databases.api, query),
+      '--placement-db',
+      url(user, host, cloud.databases.placement, query),
+      '-o',
+      out,
+    ])
     expect(r.stderr + r.stdout).not.toContain(PW)
     return r
   }
@@ -174,10 +198,31 @@ describe.skipIf(!present)(`TLS as PyMySQL does it (a mariadbd of its own${presen
     {cert: 'localhost', host: '127.0.0.1', query: 'ssl_ca=DIR/ca.pem&ssl_check_hostname=false', user: 'secure', pymysql: true},
     {cert: 'localhost', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_cert=DIR/client.pem&ssl_key=DIR/client.key', user: 'secure', pymysql: true},
     {cert: 'localhost', host: 'localhost', query: 'ssl_cert=DIR/client.pem&ssl_key=DIR/client.key', user: 'secure', pymysql: true},
-    {cert: 'localhost', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_verify_cert=true', user: 'secure', pymysql: false, refused: /PyMySQL then drops ssl_ca/},
+    {
+      cert: 'localhost',
+      host: 'localhost',
+      query: 'ssl_ca=DIR/ca.pem&ssl_verify_cert=true',
+      user: 'secure',
+      pymysql: false,
+      refused: /PyMySQL then drops ssl_ca/,
+    },
     {cert: 'localhost', host: 'localhost', query: 'ssl_disabled=true', user: 'nova', pymysql: true},
-    {cert: 'localhost', host: 'localhost', query: 'ssl_disabled=true', user: 'secure', pymysql: false, refused: /or the server\/account requires TLS: add \?ssl_ca=/},
-    {cert: 'localhost', host: 'localhost', query: '', user: 'secure', pymysql: false, refused: /wrong user name or password, or the server\/account requires TLS: add \?ssl_ca=/},
+    {
+      cert: 'localhost',
+      host: 'localhost',
+      query: 'ssl_disabled=true',
+      user: 'secure',
+      pymysql: false,
+      refused: /or the server\/account requires TLS: add \?ssl_ca=/,
+    },
+    {
+      cert: 'localhost',
+      host: 'localhost',
+      query: '',
+      user: 'secure',
+      pymysql: false,
+      refused: /wrong user name or password, or the server\/account requires TLS: add \?ssl_ca=/,
+    },
     {cert: 'other', host: 'localhost', query: 'ssl_ca=DIR/ca.pem', user: 'secure', pymysql: false, refused: /TLS handshake .* failed/},
     {cert: 'other', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_check_hostname=false', user: 'secure', pymysql: true},
     {cert: 'ip', host: 'localhost', query: 'ssl_ca=DIR/ca.pem', user: 'secure', pymysql: false, refused: /TLS handshake .* failed/},
@@ -203,12 +248,24 @@ describe.skipIf(!present)(`TLS as PyMySQL does it (a mariadbd of its own${presen
   const refusedOnPurpose: Array<{cert: 'ip' | 'localhost'; host: string; query: string; pymysql: boolean; why: RegExp}> = [
     // mysql2 cannot check an address against the certificate: no check is pretended.
     {cert: 'ip', host: '127.0.0.1', query: 'ssl_ca=DIR/ca.pem', pymysql: true, why: /cannot check a certificate's IP address/},
-    {cert: 'localhost', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_cipher=ECDHE-RSA-AES256-GCM-SHA384', pymysql: true, why: /ssl_cipher, which cloudctl does not implement/},
+    {
+      cert: 'localhost',
+      host: 'localhost',
+      query: 'ssl_ca=DIR/ca.pem&ssl_cipher=ECDHE-RSA-AES256-GCM-SHA384',
+      pymysql: true,
+      why: /ssl_cipher, which cloudctl does not implement/,
+    },
     // PyMySQL connects without TLS: the REQUIRE SSL account is refused.
     {cert: 'localhost', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_disabled=false', pymysql: false, why: /PyMySQL turns TLS off for any non-empty value/},
     // PyMySQL encrypts but ignores the key (no client certificate).
     {cert: 'localhost', host: 'localhost', query: 'ssl_key=DIR/client.key', pymysql: true, why: /ssl_key without ssl_cert/},
-    {cert: 'localhost', host: 'localhost', query: 'ssl_ca=DIR/ca.pem&ssl_verfiy_cert=true', pymysql: false, why: /'ssl_verfiy_cert', which PyMySQL does not know/},
+    {
+      cert: 'localhost',
+      host: 'localhost',
+      query: 'ssl_ca=DIR/ca.pem&ssl_verfiy_cert=true',
+      pymysql: false,
+      why: /'ssl_verfiy_cert', which PyMySQL does not know/,
+    },
   ]
   for (const v of refusedOnPurpose) {
     it(`${v.cert} certificate, ${v.host}?${v.query}: refused (exit 2) where PyMySQL would not do what the URL says`, async () => {
@@ -224,7 +281,10 @@ describe.skipIf(!present)(`TLS as PyMySQL does it (a mariadbd of its own${presen
   it("nova.conf's connections go through the same rules: verified, TLS turned on by ssl_verify_identity, the host name checked", async () => {
     const conf = join(dir, 'nova.conf')
     const run = async (query: string): Promise<{exitCode: number; stderr: string}> => {
-      writeFileSync(conf, `[api_database]\nconnection = ${url('secure', 'localhost', cloud.databases.api, query)}\n\n[placement_database]\nconnection = ${url('secure', 'localhost', cloud.databases.placement, query)}\n`)
+      writeFileSync(
+        conf,
+        `[api_database]\nconnection = ${url('secure', 'localhost', cloud.databases.api, query)}\n\n[placement_database]\nconnection = ${url('secure', 'localhost', cloud.databases.placement, query)}\n`,
+      )
       const r = await cloudctl(['snapshot', 'capture', '--nova-conf', conf, '-o', join(dir, 'snap-conf.json')])
       expect(r.stderr + r.stdout).not.toContain(PW)
       return r

@@ -35,7 +35,11 @@ syncBuiltinESMExports()
 const DEMO = join(ROOT, 'examples/demo-cloud.yaml')
 
 /** Runs the CLI with fsync held, signals it once it is holding, and returns how it ended. */
-async function interrupted(args: string[], signal: NodeJS.Signals, target: string): Promise<{code: number | null; sig: NodeJS.Signals | null; tmpWhileHeld: string[]}> {
+async function interrupted(
+  args: string[],
+  signal: NodeJS.Signals,
+  target: string,
+): Promise<{code: number | null; sig: NodeJS.Signals | null; tmpWhileHeld: string[]}> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/run.js'), ...args], {
     cwd: ROOT,
     env: {...process.env, NO_COLOR: '1', NODE_OPTIONS: `--import ${pathToFileURL(HOLD).href}`},

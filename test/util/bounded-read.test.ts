@@ -38,7 +38,9 @@ describe('readBoundedFileSync', () => {
 
   it('a file whose size reads 0 but holds more than the cap stops at the cap (growth while reading)', () => {
     expect(statSync('/proc/self/maps').size).toBe(0)
-    expect(() => readBoundedFileSync('/proc/self/maps', 512, fail)).toThrow('refused: it grew past the 512 bytes cloudctl reads from such a file while being read')
+    expect(() => readBoundedFileSync('/proc/self/maps', 512, fail)).toThrow(
+      'refused: it grew past the 512 bytes cloudctl reads from such a file while being read',
+    )
   })
 
   it('a missing file hands the errno to the caller', () => {

@@ -7,7 +7,9 @@ describe('StringIndex', () => {
     const index = new StringIndex()
     const reference = new Map<string, number>()
     // Through several growths; uuid-like, sequential, empty and non-ASCII keys, each added twice.
-    const keys = Array.from({length: 20_000}, (_, i) => (i % 4 === 0 ? `${i.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000` : i % 4 === 1 ? `c${i}` : i % 4 === 2 ? 'é'.repeat(i % 7) : String(i % 50)))
+    const keys = Array.from({length: 20_000}, (_, i) =>
+      i % 4 === 0 ? `${i.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000` : i % 4 === 1 ? `c${i}` : i % 4 === 2 ? 'é'.repeat(i % 7) : String(i % 50),
+    )
     for (const k of [...keys, ...keys]) {
       if (!reference.has(k)) reference.set(k, reference.size)
       expect(index.add(k)).toBe(reference.get(k))

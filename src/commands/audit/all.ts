@@ -52,7 +52,10 @@ Read-only. Works the same on the live databases and on a snapshot file.
       summary: 'With -f openmetrics: write the metrics to this file atomically (temporary file, then rename) instead of stdout.',
       helpGroup: 'OUTPUT',
     }),
-    html: Flags.string({summary: 'Also write a standalone HTML report (summary, findings with evidence, capacity strip per host) to this file.', helpGroup: 'OUTPUT'}),
+    html: Flags.string({
+      summary: 'Also write a standalone HTML report (summary, findings with evidence, capacity strip per host) to this file.',
+      helpGroup: 'OUTPUT',
+    }),
   }
 
   static override summary = 'Run every audit and summarise.'
@@ -63,15 +66,27 @@ Read-only. Works the same on the live databases and on a snapshot file.
     const started = performance.now()
     const f = this.flags
     const metrics = f.format === 'openmetrics'
-    if (f.output !== undefined && !metrics) throw new ConfigError('-o/--output writes the metrics: it needs -f openmetrics', 'Add -f openmetrics, or use --html FILE for the report page.', 'UsageError')
-    await refuseCollidingPaths([{flag: '-o', path: f.output}, {flag: '--html', path: f.html}], inputFilesOf(f))
+    if (f.output !== undefined && !metrics)
+      throw new ConfigError(
+        '-o/--output writes the metrics: it needs -f openmetrics',
+        'Add -f openmetrics, or use --html FILE for the report page.',
+        'UsageError',
+      )
+    await refuseCollidingPaths(
+      [
+        {flag: '-o', path: f.output},
+        {flag: '--html', path: f.html},
+      ],
+      inputFilesOf(f),
+    )
     let text: string | undefined
     let html: string | undefined
     const result: AuditAllResult & {[METRICS]?: string} = await this.runAudit(f.check?.length ? f.check : AUDIT_CHECKS, {
       summaryTable: true,
       everyColumn: metrics || f.html !== undefined,
       after: async (model, report) => {
-        if (f.html !== undefined) html = await writeFileAtomic(f.html, renderAuditHtml(report, model, {fullEvidence: f['full-evidence']}), 'HTML report', '--html')
+        if (f.html !== undefined)
+          html = await writeFileAtomic(f.html, renderAuditHtml(report, model, {fullEvidence: f['full-evidence']}), 'HTML report', '--html')
         if (!metrics) return
         // The figure `simulate capacity` shows for every default flavor (same scheduler options and seed).
         const capacity = capacityFor(model, {config: schedulerConfigFrom(f['nova-conf'], releaseChoice(model.snapshot, undefined).release), seed: 42})

@@ -43,7 +43,8 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
 
   static override summary = 'Cells with their state, hosts and instance counts (passwords redacted).'
 
-  static override description = 'Like `nova-manage cell_v2 list_cells`, plus whether cloudctl could read each cell, its compute hosts, live instances and the mappings nova_api holds for it. Exits 3 when a cell could not be read.'
+  static override description =
+    'Like `nova-manage cell_v2 list_cells`, plus whether cloudctl could read each cell, its compute hosts, live instances and the mappings nova_api holds for it. Exits 3 when a cell could not be read.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot demo',
@@ -52,7 +53,11 @@ export default class CellsList extends CloudctlCommand<typeof CellsList> {
 
   static override flags = {
     ...sourceFlags,
-    long: Flags.boolean({char: 'l', summary: 'Also where each cell\'s database and message queue are (hosts and names; the whole URLs, passwords hidden, with -f json or -c), as nova-manage cell_v2 list_cells --verbose.'}),
+    long: Flags.boolean({
+      char: 'l',
+      summary:
+        "Also where each cell's database and message queue are (hosts and names; the whole URLs, passwords hidden, with -f json or -c), as nova-manage cell_v2 list_cells --verbose.",
+    }),
   }
 
   async run(): Promise<{cells: CellRow[]}> {

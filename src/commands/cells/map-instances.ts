@@ -17,7 +17,11 @@ export default class CellsMapInstances extends RepairCommand<typeof CellsMapInst
 
 Batching: --max-count N handles at most N instances per run. nova-manage exits 1 while there is more to do and 0 when done; cloudctl exits 6 (partial) while there is more to do, 4 after applying the last batch, and 0 once nothing is left, so "run until it exits 0" works the same. No marker row is written: each run re-plans from the databases.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --cell cell1', '<%= config.bin %> <%= command.id %> --host cmp-r1-04', '<%= config.bin %> <%= command.id %> --max-count 500 --apply --yes']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --cell cell1',
+    '<%= config.bin %> <%= command.id %> --host cmp-r1-04',
+    '<%= config.bin %> <%= command.id %> --max-count 500 --apply --yes',
+  ]
 
   static override flags = {
     ...repairFlags,
@@ -30,7 +34,12 @@ Batching: --max-count N handles at most N instances per run. nova-manage exits 1
     // --cell and --host as every repair checks them: a name the cloud does not know is exit 2.
     const scope = this.planOptions(snapshot)
     const cell = scope.cell === undefined ? undefined : findCell(model, scope.cell)
-    if (cell && cell.status !== 'available') throw new CloudctlError(`cell ${scope.cell} could not be read: ${cell.error ?? 'unavailable'}`, {exitCode: ExitCode.CONFIG, code: 'CellUnavailable', hint: 'An unreachable cell is never treated as empty.'})
+    if (cell && cell.status !== 'available')
+      throw new CloudctlError(`cell ${scope.cell} could not be read: ${cell.error ?? 'unavailable'}`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'CellUnavailable',
+        hint: 'An unreachable cell is never treated as empty.',
+      })
     return this.runPlan(planMapInstances(model, {...scope, maxCount: this.flags['max-count']}), snapshot)
   }
 }

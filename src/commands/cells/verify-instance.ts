@@ -34,7 +34,11 @@ export default class CellsVerifyInstance extends CloudctlCommand<typeof CellsVer
     // string that is not a uuid can name no instance nova wrote, so it is bad input, before any read.
     const uuid = this.args.uuid.trim().toLowerCase()
     if (!UUID.test(uuid))
-      throw new CloudctlError(`"${this.args.uuid}" is not an instance uuid`, {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'Give the instance uuid as nova shows it (8-4-4-4-12 hex digits), e.g. from `openstack server show NAME -c id`.'})
+      throw new CloudctlError(`"${this.args.uuid}" is not an instance uuid`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'UsageError',
+        hint: 'Give the instance uuid as nova shows it (8-4-4-4-12 hex digits), e.g. from `openstack server show NAME -c id`.',
+      })
     const snapshot = await this.readSnapshot(sourceOptionsFrom(this.flags))
     const r = verifyInstance(buildModel(snapshot), uuid)
     this.out(r.message)

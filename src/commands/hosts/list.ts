@@ -34,7 +34,8 @@ export interface HostRow {
 }
 
 /** The zone nova-api gives hosts in no zone aggregate: --nova-conf's default_availability_zone, else nova's. */
-const defaultZone = (novaConf: string | undefined): string => (novaConf === undefined ? NOVA_DEFAULT_AVAILABILITY_ZONE : defaultAvailabilityZone(readNovaConf(novaConf)))
+const defaultZone = (novaConf: string | undefined): string =>
+  novaConf === undefined ? NOVA_DEFAULT_AVAILABILITY_ZONE : defaultAvailabilityZone(readNovaConf(novaConf))
 
 export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override listing: ListingSpec = {
@@ -74,7 +75,11 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
   static override flags = {
     ...sourceFlags,
     cell: Flags.string({summary: 'Only the hosts of this cell (name or uuid).'}),
-    long: Flags.boolean({char: 'l', summary: 'Also the node, the service\'s disabled reason, the resource provider, the aggregates and the compute node\'s own counts (several lines per host).'}),
+    long: Flags.boolean({
+      char: 'l',
+      summary:
+        "Also the node, the service's disabled reason, the resource provider, the aggregates and the compute node's own counts (several lines per host).",
+    }),
   }
 
   async run(): Promise<{hosts: HostRow[]}> {
@@ -138,8 +143,22 @@ export default class HostsList extends CloudctlCommand<typeof HostsList> {
       }
     }
     const orphan = (h: HostRow) => (h.service_state === 'no compute node' ? 1 : 0)
-    hosts.sort((a, b) => orphan(a) - orphan(b) || (a.cell ?? '').localeCompare(b.cell ?? '') || (a.host ?? '').localeCompare(b.host ?? '') || (a.node ?? '').localeCompare(b.node ?? ''))
-    this.out((d) => (this.flags.long ? longTable(d, hosts) : shortTable(d, hosts, model.unavailableCells.map((c) => c.name ?? c.uuid))))
+    hosts.sort(
+      (a, b) =>
+        orphan(a) - orphan(b) ||
+        (a.cell ?? '').localeCompare(b.cell ?? '') ||
+        (a.host ?? '').localeCompare(b.host ?? '') ||
+        (a.node ?? '').localeCompare(b.node ?? ''),
+    )
+    this.out((d) =>
+      this.flags.long
+        ? longTable(d, hosts)
+        : shortTable(
+            d,
+            hosts,
+            model.unavailableCells.map((c) => c.name ?? c.uuid),
+          ),
+    )
     return {hosts}
   }
 }
@@ -154,7 +173,11 @@ function orphanProviders(model: CloudModel): ResourceProvider[] {
   const claimedUuids = new Set(model.liveComputeNodes.map((cn) => cn.uuid).filter((u): u is string => u !== null))
   const nodeNames = new Set(model.liveComputeNodes.filter((cn) => !(cn.uuid && model.providersByUuid.has(cn.uuid))).map((cn) => cn.hypervisor_hostname))
   return model.snapshot.placement.resource_providers.filter(
-    (rp) => rp.parent_provider_id === null && !model.traitsByProvider.get(rp.id)?.has(SHARING_TRAIT) && !claimedUuids.has(rp.uuid) && !(rp.name !== null && nodeNames.has(rp.name)),
+    (rp) =>
+      rp.parent_provider_id === null &&
+      !model.traitsByProvider.get(rp.id)?.has(SHARING_TRAIT) &&
+      !claimedUuids.has(rp.uuid) &&
+      !(rp.name !== null && nodeNames.has(rp.name)),
   )
 }
 
@@ -198,8 +221,8 @@ function shortTable(d: Display, hosts: HostRow[], unread: string[]): string {
   const starred = hosts.some((h) => h.vcpus.placement_capacity === null && h.vcpus.used !== null)
   const orphans = hosts.some((h) => h.service_state === 'no compute node')
   const note = [
-    'Used, in % of placement\'s capacity ((total - reserved) x allocation ratio).',
-    ...(starred ? ['* no resource provider: the compute node\'s own count.'] : []),
+    "Used, in % of placement's capacity ((total - reserved) x allocation ratio).",
+    ...(starred ? ["* no resource provider: the compute node's own count."] : []),
     ...(orphans ? ['stale: a provider with no compute node; see `cloudctl audit providers`.'] : []),
     // A cell that could not be read is not empty: its compute nodes may be the ones these providers stand for.
     ...(orphans && unread.length > 0 ? [`Not read: cell ${unread.join(', ')}; a "stale" provider may have its compute node there.`] : []),
@@ -209,7 +232,13 @@ function shortTable(d: Display, hosts: HostRow[], unread: string[]): string {
 }
 
 function longTable(d: Display, hosts: HostRow[]): string {
-  const use = (r: Usage) => [r.used !== undefined && r.used !== null ? `${r.used}/${r.total}` : null, r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null].filter(Boolean).join('\n')
+  const use = (r: Usage) =>
+    [
+      r.used !== undefined && r.used !== null ? `${r.used}/${r.total}` : null,
+      r.placement_capacity !== null ? `rp ${r.placement_used}/${r.placement_capacity}` : null,
+    ]
+      .filter(Boolean)
+      .join('\n')
   return renderTable(
     d,
     ['Host', 'Node', 'Cell', 'Service', 'Provider', 'AZ', 'Aggregates', 'vCPU', 'RAM MB', 'Disk GB', 'PCPU'],

@@ -9,7 +9,8 @@ export default class RepairAggregates extends RepairCommand<typeof RepairAggrega
 
   static override summary = 'Add missing placement aggregate links of nova host aggregates (--prune removes extra ones).'
 
-  static override description = 'Answers aggregate.missing-in-placement (and with --prune aggregate.extra-in-placement) the way nova\'s aggregate API writes placement: the provider joins (or leaves) the placement aggregate of the same uuid, and its generation is bumped.'
+  static override description =
+    "Answers aggregate.missing-in-placement (and with --prune aggregate.extra-in-placement) the way nova's aggregate API writes placement: the provider joins (or leaves) the placement aggregate of the same uuid, and its generation is bumped."
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot demo',

@@ -14,7 +14,11 @@ export default class RepairLeaks extends RepairCommand<typeof RepairLeaks> {
 
 Dry run by default (exit 3 when there is something to do, 0 when not). --apply executes after confirmation (--yes in automation): every finding is re-checked on locked rows, writes are guarded by observed values and placement generations, an undo file is written before commit (cloudctl repair undo FILE), exit 4.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf', '<%= config.bin %> <%= command.id %> --apply', '<%= config.bin %> <%= command.id %> --heal --apply --yes --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf',
+    '<%= config.bin %> <%= command.id %> --apply',
+    '<%= config.bin %> <%= command.id %> --heal --apply --yes --json',
+  ]
 
   static override flags = {
     ...repairFlags,

@@ -7,7 +7,8 @@ export default class RepairPinning extends RepairCommand<typeof RepairPinning> {
 
   static override summary = 'Rewrite pinned_cpus of each host NUMA cell from the live instances.'
 
-  static override description = 'Answers pinning.leaked and pinning.unaccounted (pinned_cpus stuck full: NUMATopologyFilter returns 0 hosts). Only the pinned_cpus arrays of compute_nodes.numa_topology change; every other field and the object versions stay byte for byte. Refuses while the host nova-compute service is up and reporting (it owns the row) unless --force.'
+  static override description =
+    'Answers pinning.leaked and pinning.unaccounted (pinned_cpus stuck full: NUMATopologyFilter returns 0 hosts). Only the pinned_cpus arrays of compute_nodes.numa_topology change; every other field and the object versions stay byte for byte. Refuses while the host nova-compute service is up and reporting (it owns the row) unless --force.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot demo --force',

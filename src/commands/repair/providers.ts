@@ -19,12 +19,19 @@ Restart nova-compute on that host afterwards (the plan says so).
 
 Dry run by default (exit 3 when there is something to do, 0 when not). --apply executes after confirmation (--yes in automation): guarded by the observed rows and provider generations, undo file before commit, exit 4; exit 5 when anything changed under us.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf', '<%= config.bin %> <%= command.id %> --strategy rekey --apply', '<%= config.bin %> <%= command.id %> --strategy move --provider compute9.example.com --apply --yes']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --nova-conf /etc/nova/nova.conf',
+    '<%= config.bin %> <%= command.id %> --strategy rekey --apply',
+    '<%= config.bin %> <%= command.id %> --strategy move --provider compute9.example.com --apply --yes',
+  ]
 
   static override flags = {
     ...repairFlags,
     ...scopeFlags,
-    strategy: Flags.string({summary: 'How to fix provider.uuid-mismatch: rekey (change the provider uuid) or move (new provider, allocations moved).', options: [...PROVIDER_STRATEGIES]}),
+    strategy: Flags.string({
+      summary: 'How to fix provider.uuid-mismatch: rekey (change the provider uuid) or move (new provider, allocations moved).',
+      options: [...PROVIDER_STRATEGIES],
+    }),
     provider: Flags.string({summary: 'Only the finding of this provider (uuid) or host/node name.'}),
   }
 

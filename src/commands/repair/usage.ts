@@ -7,7 +7,8 @@ export default class RepairUsage extends RepairCommand<typeof RepairUsage> {
 
   static override summary = 'Recompute compute node usage columns from the live instances.'
 
-  static override description = 'Answers usage.node-drift: vcpus_used, memory_mb_used, local_gb_used, free_ram_mb, free_disk_gb and running_vms as update_available_resource would compute them from the live instances. Refuses while the host nova-compute service is up and reporting unless --force.'
+  static override description =
+    'Answers usage.node-drift: vcpus_used, memory_mb_used, local_gb_used, free_ram_mb, free_disk_gb and running_vms as update_available_resource would compute them from the live instances. Refuses while the host nova-compute service is up and reporting unless --force.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --snapshot demo',

@@ -70,7 +70,10 @@ The what-if flags (--disable-host, --drain, --set-allocation-ratio, --add-hosts/
     const model = buildModel(snapshot)
     const {request, recorded} = resolveBootRequest(parsed, model)
     this.phase('simulating the boot')
-    const result: SimulateBootResult = Object.assign(simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top}), {scheduler_release: release})
+    const result: SimulateBootResult = Object.assign(
+      simulateBootWhatIf(model, request, cfg, {scenario, seed: f.seed, explain: f.explain, why: f.why, topWeighed: f.top}),
+      {scheduler_release: release},
+    )
     if (recorded) result.recorded_request = recorded
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)
     this.out((d) => renderBootReport(result, recorded, d, {explain: f.explain, why: f.why}))

@@ -114,12 +114,16 @@ Scheduler options (enabled_filters, allocation ratios, max_placement_results...)
  * then changes the answer. Shares in % must total 100; plain numbers stay weights, as documented.
  */
 function checkMixShares(text: string): string {
-  const parts = text.split(',').map((p) => p.trim()).filter(Boolean)
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
   const pct = parts.filter((p) => p.endsWith('%'))
   if (pct.length === 0) return text
   const example = 'e.g. --mix m1.small=60%,m1.large=40%, or weights without %: --mix m1.small=3,m1.large=2'
   if (pct.length !== parts.length) throw new ConfigError(`--mix "${text}" mixes percentages and weights`, `Use one or the other: ${example}`)
   const total = pct.reduce((sum, p) => sum + Number(p.slice(p.lastIndexOf('=') + 1, -1)), 0)
-  if (Number.isFinite(total) && Math.abs(total - 100) > 0.01) throw new ConfigError(`--mix shares add up to ${Number(total.toFixed(2))}%, not 100%`, `Give shares that total 100% (${example}).`)
+  if (Number.isFinite(total) && Math.abs(total - 100) > 0.01)
+    throw new ConfigError(`--mix shares add up to ${Number(total.toFixed(2))}%, not 100%`, `Give shares that total 100% (${example}).`)
   return text
 }

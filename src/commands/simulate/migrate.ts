@@ -17,7 +17,15 @@ export type SimulateMigrateResult = MigrationResult & {recorded_request: Recorde
 
 export default class SimulateMigrate extends CloudctlCommand<typeof SimulateMigrate> {
   static override listing: ListingSpec = {
-    columns: [{key: 'kind'}, {key: 'instance.uuid'}, {key: 'instance.host'}, {key: 'destination.host'}, {key: 'destination.node'}, {key: 'no_valid_host'}, {key: 'summary'}],
+    columns: [
+      {key: 'kind'},
+      {key: 'instance.uuid'},
+      {key: 'instance.host'},
+      {key: 'destination.host'},
+      {key: 'destination.node'},
+      {key: 'no_valid_host'},
+      {key: 'summary'},
+    ],
     more: [{key: 'instance.node'}, {key: 'instance.cell'}, {key: 'requested_host'}, {key: 'same_host_allowed'}],
   }
 
@@ -36,7 +44,9 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
   static override flags = {
     ...sourceFlags,
     instance: Flags.string({summary: 'The instance to move (its request is read from nova_api.request_specs).', required: true}),
-    host: Flags.string({summary: 'Requested destination host (`openstack server migrate --host`, or a live migration without --force): it still goes through the filters.'}),
+    host: Flags.string({
+      summary: 'Requested destination host (`openstack server migrate --host`, or a live migration without --force): it still goes through the filters.',
+    }),
     live: Flags.boolean({summary: 'A live migration (default: a cold migration).'}),
     ...schedulerFlags,
     ...explainFlags,
@@ -49,7 +59,11 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
     const f = this.flags
     const configFor = (release: SimulatedReleaseChoice['release']) => {
       const base = schedulerConfigFrom(f['nova-conf'], release)
-      if (f.filters !== undefined) base.enabled_filters = f.filters.split(',').map((s) => s.trim()).filter(Boolean)
+      if (f.filters !== undefined)
+        base.enabled_filters = f.filters
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
       return applySchedulerFlags(base, f)
     }
     // once before the snapshot, so that a bad option is refused without a database
@@ -60,12 +74,19 @@ Exit 0: a destination; 3: NoValidHost; 2: nova refuses the migration before sche
     const cfg = configFor(release.release)
     const model = buildModel(snapshot)
     const {request, recorded} = bootRequestFromSpec(model, uuid)
-    const migration = simulateMigration(model, uuid, request, cfg, {live: f.live, host: f.host ?? null, seed: f.seed, explain: Boolean(f.explain || f.why?.length), topWeighed: f.top})
+    const migration = simulateMigration(model, uuid, request, cfg, {
+      live: f.live,
+      host: f.host ?? null,
+      seed: f.seed,
+      explain: Boolean(f.explain || f.why?.length),
+      topWeighed: f.top,
+    })
     const result: SimulateMigrateResult = {...migration, recorded_request: recorded, scheduler_release: release}
     if (f.why?.length && result.simulation) {
       const known = new Set(model.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
       const missing = f.why.filter((h) => !known.has(h))
-      if (missing.length > 0) throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl hosts list` for the hosts.')
+      if (missing.length > 0)
+        throw new NotFoundError(`host ${missing.join(', ')} is not a compute node of this snapshot`, 'See `cloudctl hosts list` for the hosts.')
       result.simulation.verdicts = result.simulation.verdicts.filter((v) => f.why?.includes(v.host) || f.why?.includes(v.node))
     }
     this.out(`Scheduler of nova ${release.release} (${release.note})\n`)

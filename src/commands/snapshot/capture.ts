@@ -34,7 +34,8 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
     output: Flags.string({
       char: 'o',
       summary: 'File to write (.json, .yaml, .cloudctl, optionally .gz), or - for stdout (canonical JSON).',
-      description: 'A symlink is followed to the regular file it names; a directory, device, FIFO or socket is refused (exit 2): the file is written beside its target and renamed over it.',
+      description:
+        'A symlink is followed to the regular file it names; a directory, device, FIFO or socket is refused (exit 2): the file is written beside its target and renamed over it.',
       required: true,
     }),
     'request-specs': Flags.boolean({summary: 'Also capture nova_api.request_specs (large).'}),
@@ -53,8 +54,13 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
     const output = this.flags.output
     if (/^live$/i.test(output)) throw new ConfigError('-o needs a file name', 'e.g. -o snap.json.gz')
     const toStdout = output === '-'
-    if (toStdout && this.jsonEnabled()) throw new ConfigError('-o - writes the snapshot to stdout, where --json would print its result too', 'Drop --json, or write to a file.')
-    if (toStdout && process.stdout.isTTY) throw new ConfigError('-o - would write the whole snapshot to this terminal', 'Redirect stdout (-o - > snap.json, -o - | gzip > snap.json.gz) or name a file.')
+    if (toStdout && this.jsonEnabled())
+      throw new ConfigError('-o - writes the snapshot to stdout, where --json would print its result too', 'Drop --json, or write to a file.')
+    if (toStdout && process.stdout.isTTY)
+      throw new ConfigError(
+        '-o - would write the whole snapshot to this terminal',
+        'Redirect stdout (-o - > snap.json, -o - | gzip > snap.json.gz) or name a file.',
+      )
     // Before the capture, which can take minutes: a target that cannot be written fails now.
     await resolveSnapshotTarget(output)
     await refuseCollidingPaths([{flag: '-o', path: output}], inputFilesOf(this.flags))
@@ -66,7 +72,9 @@ export default class SnapshotCapture extends CloudctlCommand<typeof SnapshotCapt
       for (const [table, list] of Object.entries(snapshot[section])) if (Array.isArray(list)) rows[`${section}.${table}`] = list.length
     }
     const unavailable = snapshot.cells.filter((c) => c.status !== 'available')
-    this.note(`wrote ${toStdout ? 'the snapshot to stdout' : output}: ${rows['nova.compute_nodes']} compute nodes, ${rows['nova.instances']} instances, ${rows['placement.allocations']} allocations`)
+    this.note(
+      `wrote ${toStdout ? 'the snapshot to stdout' : output}: ${rows['nova.compute_nodes']} compute nodes, ${rows['nova.instances']} instances, ${rows['placement.allocations']} allocations`,
+    )
     for (const c of unavailable) this.note(`warning: cell ${c.name ?? c.uuid} is UNAVAILABLE (${c.error ?? 'not read'}): recorded as unknown, not empty`)
     if (!toStdout) this.out(`Snapshot written to ${output}`)
     return {

@@ -25,13 +25,29 @@ export default class SnapshotDiffCommand extends CloudctlCommand<typeof Snapshot
       {key: 'before'},
       {key: 'after'},
     ],
-    more: [{key: 'name'}, {key: 'provider_uuid'}, {key: 'node'}, {key: 'cell'}, {key: 'numa_cell'}, {key: 'used'}, {key: 'from'}, {key: 'to'}, {key: 'at'}, {key: 'added'}, {key: 'removed'}],
+    more: [
+      {key: 'name'},
+      {key: 'provider_uuid'},
+      {key: 'node'},
+      {key: 'cell'},
+      {key: 'numa_cell'},
+      {key: 'used'},
+      {key: 'from'},
+      {key: 'to'},
+      {key: 'at'},
+      {key: 'added'},
+      {key: 'removed'},
+    ],
     open: ['from', 'to', 'at'],
   }
 
   static override args = {
     before: Args.string({description: 'The earlier snapshot: a file, or "live" to read the databases.', required: true, ignoreStdin: true}),
-    after: Args.string({description: 'The later snapshot: a file, or "live" (the usual case: last night\'s file against now).', required: true, ignoreStdin: true}),
+    after: Args.string({
+      description: 'The later snapshot: a file, or "live" (the usual case: last night\'s file against now).',
+      required: true,
+      ignoreStdin: true,
+    }),
   }
 
   static override description = `Audit two snapshots of one cloud and compare: the findings that appeared, disappeared or persisted (matched by code and subject), and the rows that changed behind them (instances moved, added or gone; allocations added, removed or changed; providers added or removed; pinned CPUs changed). How to check a repair, an upgrade or last night's maintenance.

@@ -29,11 +29,14 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
   }
 
   static override args = {
-    source: Args.string({description: 'A snapshot file ("-": stdin), "demo" (the demo cloud installed with cloudctl), or "live" to read the databases (the default).', required: false, ignoreStdin: true}),
+    source: Args.string({
+      description: 'A snapshot file ("-": stdin), "demo" (the demo cloud installed with cloudctl), or "live" to read the databases (the default).',
+      required: false,
+      ignoreStdin: true,
+    }),
   }
 
-  static override description =
-    'Cells and their state, hosts, instances by state, providers and allocations, with the capture time and the (redacted) source.'
+  static override description = 'Cells and their state, hosts, instances by state, providers and allocations, with the capture time and the (redacted) source.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> demo',
@@ -47,7 +50,8 @@ export default class SnapshotShow extends CloudctlCommand<typeof SnapshotShow> {
 
   async run(): Promise<SnapshotShowResult> {
     const opts = sourceOptionsFrom(this.flags)
-    if (this.args.source && this.args.source !== 'live') opts.snapshot = this.args.source === DEMO_SNAPSHOT && !existsSync(DEMO_SNAPSHOT) ? demoSnapshotPath(this.config.root) : this.args.source
+    if (this.args.source && this.args.source !== 'live')
+      opts.snapshot = this.args.source === DEMO_SNAPSHOT && !existsSync(DEMO_SNAPSHOT) ? demoSnapshotPath(this.config.root) : this.args.source
     if (this.args.source === 'live') opts.snapshot = undefined
     const snapshot = await this.readSnapshot(opts)
     const summary = summarize(buildModel(snapshot))

@@ -60,7 +60,13 @@ export function flatPlacement(idx: ProviderIndex, req: PlacementRequest): FlatPl
   if (req.groupPolicy === 'isolate' && granular > 1) fatal ??= 'group_policy=isolate not satisfiable'
   return {
     parts: [...byRc.values()],
-    groups: req.groups.map((g) => ({required: [...g.required], anyOf: g.requiredAnyOf ?? [], forbidden: [...g.forbidden], memberOf: g.memberOf.map((l) => new Set(l)), forbiddenAggregates: g.forbiddenAggregates})),
+    groups: req.groups.map((g) => ({
+      required: [...g.required],
+      anyOf: g.requiredAnyOf ?? [],
+      forbidden: [...g.forbidden],
+      memberOf: g.memberOf.map((l) => new Set(l)),
+      forbiddenAggregates: g.forbiddenAggregates,
+    })),
     rootRequired: [...req.rootRequired],
     rootForbidden: [...req.rootForbidden],
     fatal,
@@ -73,7 +79,8 @@ export function flatPlacement(idx: ProviderIndex, req: PlacementRequest): FlatPl
  * when it is a candidate, else the engine's label for the rejection.
  */
 export function staticPlacementReason(fp: FlatPlacement, rp: ProviderInfo): string | null {
-  for (const t of fp.rootForbidden) if (rp.traits.has(t)) return t === 'COMPUTE_STATUS_DISABLED' ? 'disabled (COMPUTE_STATUS_DISABLED)' : `has forbidden trait ${t}`
+  for (const t of fp.rootForbidden)
+    if (rp.traits.has(t)) return t === 'COMPUTE_STATUS_DISABLED' ? 'disabled (COMPUTE_STATUS_DISABLED)' : `has forbidden trait ${t}`
   for (const t of fp.rootRequired) if (!rp.traits.has(t)) return `lacks trait ${t}`
   for (const p of fp.parts) {
     const inv = rp.inventories.get(p.rcId)
@@ -98,7 +105,8 @@ export function staticPlacementReason(fp: FlatPlacement, rp: ProviderInfo): stri
   // Groups combined (provider summaries): the consolidated amount against max_unit; the claim's unit checks.
   for (const p of fp.parts) {
     const inv = rp.inventories.get(p.rcId) as ProviderInventory
-    if (p.total > inv.maxUnit || p.total < inv.minUnit || p.total % inv.stepSize !== 0) return `max_unit: ${p.rc} ${p.total} (groups combined) outside min_unit ${inv.minUnit} / max_unit ${inv.maxUnit} / step_size ${inv.stepSize}`
+    if (p.total > inv.maxUnit || p.total < inv.minUnit || p.total % inv.stepSize !== 0)
+      return `max_unit: ${p.rc} ${p.total} (groups combined) outside min_unit ${inv.minUnit} / max_unit ${inv.maxUnit} / step_size ${inv.stepSize}`
   }
   return null
 }

@@ -51,11 +51,19 @@ function scopeNodes(model: CloudModel, cfg: SchedulerConfig, places: HostPlaces,
   if (opts.availabilityZone) {
     const az = opts.availabilityZone
     nodes = nodes.filter((cn) => places.azOf(cn.host) === az)
-    if (nodes.length === 0) throw new ConfigError(`no compute node is in availability zone "${az}"`, `Zones of this snapshot: ${[...new Set(orderedNodes(model, cfg).map((cn) => places.azOf(cn.host)))].sort().join(', ')}`)
+    if (nodes.length === 0)
+      throw new ConfigError(
+        `no compute node is in availability zone "${az}"`,
+        `Zones of this snapshot: ${[...new Set(orderedNodes(model, cfg).map((cn) => places.azOf(cn.host)))].sort().join(', ')}`,
+      )
   }
   if (opts.aggregate) {
     const a = model.snapshot.nova_api.aggregates.find((x) => x.name === opts.aggregate || x.uuid === opts.aggregate)
-    if (!a) throw new ConfigError(`aggregate "${opts.aggregate}" not found`, `Aggregates: ${model.snapshot.nova_api.aggregates.map((x) => x.name ?? x.uuid).join(', ') || '(none)'}`)
+    if (!a)
+      throw new ConfigError(
+        `aggregate "${opts.aggregate}" not found`,
+        `Aggregates: ${model.snapshot.nova_api.aggregates.map((x) => x.name ?? x.uuid).join(', ') || '(none)'}`,
+      )
     const hosts = new Set(a.hosts)
     nodes = nodes.filter((cn) => cn.host !== null && hosts.has(cn.host))
   }
@@ -86,7 +94,12 @@ function naiveCounts(cc: CapacityContext, plan: FlavorPlan): number[] {
 
 // ---------------------------------------------------------------- per flavor
 
-function planFor(model: CloudModel, flavor: Flavor, opts: CapacityOptions, cfg: SchedulerConfig): {plan: FlavorPlan | null; req: BootRequest; error?: string; refused?: string} {
+function planFor(
+  model: CloudModel,
+  flavor: Flavor,
+  opts: CapacityOptions,
+  cfg: SchedulerConfig,
+): {plan: FlavorPlan | null; req: BootRequest; error?: string; refused?: string} {
   const req: BootRequest = {...(opts.request ?? {}), flavor: String(flavor.id), numInstances: 1, availabilityZone: opts.availabilityZone ?? null}
   const {filters, unknown} = resolveFilters(cfg.enabled_filters)
   if (unknown.length > 0) throw new ConfigError(`unknown scheduler filter(s): ${unknown.join(', ')}`)
@@ -122,7 +135,13 @@ interface EngineRun {
  * a group hint one multi-instance request, so that the group sees the new members (nova-api adds
  * them as members; separate simulated requests would not know each other).
  */
-export function bootUntilFull(model: CloudModel, req: BootRequest, cfg: SchedulerConfig, state: EngineState, opts: {seed?: number; chunk?: number; maxInstances?: number} = {}): EngineRun {
+export function bootUntilFull(
+  model: CloudModel,
+  req: BootRequest,
+  cfg: SchedulerConfig,
+  state: EngineState,
+  opts: {seed?: number; chunk?: number; maxInstances?: number} = {},
+): EngineRun {
   const st = state.clone()
   const placed = new Map<string, number>()
   const max = opts.maxInstances ?? DEFAULT_MAX_INSTANCES
@@ -144,10 +163,11 @@ export function bootUntilFull(model: CloudModel, req: BootRequest, cfg: Schedule
       const n = Math.min(chunk, max - total)
       const r = simulateBoot(model, {...req, numInstances: n}, cfg, {seed: seed++, state: st})
       let got = 0
-      for (const o of r.instances) if (o.host !== null) {
-        record(o.host, o.node)
-        got++
-      }
+      for (const o of r.instances)
+        if (o.host !== null) {
+          record(o.host, o.node)
+          got++
+        }
       if (got === 0) {
         stopReason = r.summary
         break
@@ -163,8 +183,10 @@ function engineLimits(model: CloudModel, req: BootRequest, cfg: SchedulerConfig,
   const r = simulateBoot(model, {...req, numInstances: 1}, cfg, {explain: true, state: state.clone()})
   for (const v of r.verdicts) {
     const k = `${v.host}\u0000${v.node}`
-    if (v.stage === 'filter') out.set(k, v.filter === 'NUMATopologyFilter' && plan ? numaLabel(plan.spec, {label: v.label.replace(/^NUMATopologyFilter: /, '')}) : v.label)
-    else if (v.stage === 'placement') out.set(k, /^insufficient (\S+)$/.test(v.label) ? v.label.replace(/^insufficient (\S+)$/, '$1 exhausted') : `placement: ${v.label}`)
+    if (v.stage === 'filter')
+      out.set(k, v.filter === 'NUMATopologyFilter' && plan ? numaLabel(plan.spec, {label: v.label.replace(/^NUMATopologyFilter: /, '')}) : v.label)
+    else if (v.stage === 'placement')
+      out.set(k, /^insufficient (\S+)$/.test(v.label) ? v.label.replace(/^insufficient (\S+)$/, '$1 exhausted') : `placement: ${v.label}`)
     else if (v.stage === 'selected' || v.stage === 'weigher') out.set(k, 'fits more (run truncated)')
     else out.set(k, v.label)
   }
@@ -202,11 +224,21 @@ function flavorCapacity(cc: CapacityContext, flavor: Flavor, places: HostPlaces,
     const naive = naiveCounts(cc, plan)
     // On a flat cloud the division bounds what can fit: a multi-instance request (group) needs no more.
     const flat = !idx.hasTrees && idx.sharing.size === 0
-    const bound = flat ? naiveCounts(new CapacityContext(model, idx, cfg, state, orderedNodes(model, cfg)), plan).reduce((a, b) => a + b, 0) + 1 : Number.POSITIVE_INFINITY
-    const run = bootUntilFull(model, req, cfg, state, {seed: opts.seed, maxInstances: Math.min(opts.maxInstances ?? DEFAULT_MAX_INSTANCES, bound), chunk: opts.method === 'engine' ? 1 : 50})
+    const bound = flat
+      ? naiveCounts(new CapacityContext(model, idx, cfg, state, orderedNodes(model, cfg)), plan).reduce((a, b) => a + b, 0) + 1
+      : Number.POSITIVE_INFINITY
+    const run = bootUntilFull(model, req, cfg, state, {
+      seed: opts.seed,
+      maxInstances: Math.min(opts.maxInstances ?? DEFAULT_MAX_INSTANCES, bound),
+      chunk: opts.method === 'engine' ? 1 : 50,
+    })
     if (run.truncated && run.total < bound) notes.push(`stopped after ${run.total} instances (--max-instances)`)
     const limits = engineLimits(model, req, cfg, run.state, plan)
-    counts = cc.rows.map((row, i) => ({fits: run.placed.get(row.key) ?? 0, naive: naive[i] as number, limit: limits.get(row.key) ?? row.gone ?? 'not a scheduler candidate'}))
+    counts = cc.rows.map((row, i) => ({
+      fits: run.placed.get(row.key) ?? 0,
+      naive: naive[i] as number,
+      limit: limits.get(row.key) ?? row.gone ?? 'not a scheduler candidate',
+    }))
   } else {
     let onlyHostKey: string | null | undefined
     let affinityNote: string | undefined
@@ -265,7 +297,9 @@ function flavorCapacity(cc: CapacityContext, flavor: Flavor, places: HostPlaces,
     const limit = plan.request.limit
     const refusedForGood = counts.filter((c) => c.fits === 0 && /^[A-Za-z]+Filter: |^NUMA: |^anti-affinity/.test(c.limit) === true).length
     if (refusedForGood >= limit) {
-      notes.push(`${refusedForGood} placement candidates are refused by the host filters, at least max_placement_results=${limit}: nova can answer NoValidHost before this capacity is reached (the refused hosts can fill the candidate window)`)
+      notes.push(
+        `${refusedForGood} placement candidates are refused by the host filters, at least max_placement_results=${limit}: nova can answer NoValidHost before this capacity is reached (the refused hosts can fill the candidate window)`,
+      )
     }
   }
   return fc
@@ -273,7 +307,14 @@ function flavorCapacity(cc: CapacityContext, flavor: Flavor, places: HostPlaces,
 
 // ---------------------------------------------------------------- mix
 
-function mixCapacity(model: CloudModel, opts: CapacityOptions, cfg: SchedulerConfig, state: EngineState, places: HostPlaces, nodes: ComputeNode[]): MixCapacity {
+function mixCapacity(
+  model: CloudModel,
+  opts: CapacityOptions,
+  cfg: SchedulerConfig,
+  state: EngineState,
+  places: HostPlaces,
+  nodes: ComputeNode[],
+): MixCapacity {
   const mix = opts.mix ?? []
   const flavors = mix.map((m) => findFlavor(model, m.flavor))
   const weights = mix.map((m) => m.weight)
@@ -297,7 +338,10 @@ function mixCapacity(model: CloudModel, opts: CapacityOptions, cfg: SchedulerCon
     }
     cur[k] = (cur[k] as number) - total
     const f = flavors[k] as Flavor
-    const r = simulateBoot(model, {...(opts.request ?? {}), flavor: String(f.id), numInstances: 1, availabilityZone: opts.availabilityZone ?? null}, cfg, {seed: seed++, state: st})
+    const r = simulateBoot(model, {...(opts.request ?? {}), flavor: String(f.id), numInstances: 1, availabilityZone: opts.availabilityZone ?? null}, cfg, {
+      seed: seed++,
+      state: st,
+    })
     const o = r.instances[0]
     // Hosts outside an --aggregate scope would take the instance: stop there too (the scope is full).
     if (!o || o.host === null || !inScope.has(`${o.host}\u0000${o.node ?? ''}`)) {
@@ -332,9 +376,11 @@ export function capacityFor(model: CloudModel, opts: CapacityOptions = {}): Capa
   const idx = providerIndex(model)
   const places = hostPlaces(model, cfg)
   const nodes = scopeNodes(model, cfg, places, opts)
-  const flavors = opts.flavors && opts.flavors.length > 0 ? opts.flavors.map((f) => findFlavor(model, f)) : opts.mix && opts.mix.length > 0 ? [] : defaultFlavors(model)
+  const flavors =
+    opts.flavors && opts.flavors.length > 0 ? opts.flavors.map((f) => findFlavor(model, f)) : opts.mix && opts.mix.length > 0 ? [] : defaultFlavors(model)
   const notes: string[] = []
-  if (model.unavailableCells.length > 0) notes.push(`cell(s) ${model.unavailableCells.map((c) => c.name ?? c.uuid).join(', ')} could not be read: their hosts count as 0`)
+  if (model.unavailableCells.length > 0)
+    notes.push(`cell(s) ${model.unavailableCells.map((c) => c.name ?? c.uuid).join(', ')} could not be read: their hosts count as 0`)
   const report: CapacityReport = {
     captured_at: model.snapshot.captured_at,
     scope: {availabilityZone: opts.availabilityZone ?? null, aggregate: opts.aggregate ?? null, hosts: nodes.length},
@@ -359,7 +405,10 @@ export function capacityFor(model: CloudModel, opts: CapacityOptions = {}): Capa
 /** Parse `m1.small=50%,m1.large=50%` (or plain numbers) into mix shares. */
 export function parseMix(text: string): Array<{flavor: string; weight: number}> {
   const out: Array<{flavor: string; weight: number}> = []
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const i = part.lastIndexOf('=')
     const name = i > 0 ? part.slice(0, i) : ''
     const w = i > 0 ? Number(part.slice(i + 1).replace(/%$/, '')) : Number.NaN

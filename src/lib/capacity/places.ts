@@ -25,13 +25,20 @@ export function hostPlaces(model: CloudModel, cfg: SchedulerConfig): HostPlaces 
   }
   return {
     azOf: hostZones(model.snapshot.nova_api.aggregates, cfg.default_availability_zone),
-    aggregatesOf: (h) => (h === null ? [] : aggs.get(h) ?? []),
+    aggregatesOf: (h) => (h === null ? [] : (aggs.get(h) ?? [])),
   }
 }
 
 const ZONE_CLASSES = ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB']
 
-export function zoneUsage(model: CloudModel, idx: ProviderIndex, state: EngineState, nodes: ComputeNode[], places: HostPlaces, perHost: boolean): {zones: ZoneUsage[]; hosts: HostUsage[] | null} {
+export function zoneUsage(
+  model: CloudModel,
+  idx: ProviderIndex,
+  state: EngineState,
+  nodes: ComputeNode[],
+  places: HostPlaces,
+  perHost: boolean,
+): {zones: ZoneUsage[]; hosts: HostUsage[] | null} {
   const usage = state.usageView(idx)
   const zones = new Map<string, ZoneUsage>()
   const hosts: HostUsage[] | null = perHost ? [] : null

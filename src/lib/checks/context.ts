@@ -23,7 +23,6 @@ import {push} from '../util/multimap.js'
 import {type ExpectedResult, bootsFromVolume, expectedResources} from './flavor-resources.js'
 import {TextMemo} from '../util/text-memo.js'
 
-
 /** Migration statuses nova treats as over (db api `migration_get_in_progress_by_host_and_node`). */
 export const MIGRATION_DONE_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'])
 /** placement's [placement] incomplete_consumer_project_id / _user_id default. */
@@ -172,7 +171,10 @@ export class AuditContext implements InstanceWhereabouts {
    * text (its hash, or a comparison with the text of the same length): each of 300k blobs is read
    * once here, not once per check that asks.
    */
-  liveInstanceBlobsAt(): {numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>; flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>} {
+  liveInstanceBlobsAt(): {
+    numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>
+    flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>
+  } {
     if (!this.blobsAt) {
       const instances = this.model.snapshot.nova.instances
       const numa: Array<Parsed<InstanceNumaTopology | null> | undefined> = []
@@ -356,7 +358,6 @@ const parseNumaText = (text: string) => parseInstanceNumaTopology(text === '' ? 
 const parseHostNumaText = (text: string) => parseHostNumaTopology(text === '' ? null : text)
 const newTextMemo = () => new TextMemo<ExpectedResult[]>()
 const newPair = (): ExpectedResult[] => []
-
 
 export function sortedNumbers(values: Iterable<number>): number[] {
   return [...values].sort((a, b) => a - b)

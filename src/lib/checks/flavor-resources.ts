@@ -63,7 +63,8 @@ export function storedPinning(flavor: Pick<FlavorObject, 'vcpus' | 'extra_specs'
   return {
     policy: specs['hw:cpu_policy'] ?? cells.find((c) => c.cpu_policy)?.cpu_policy ?? null,
     mixedPcpus: mask ? maskCount(mask, flavor.vcpus) : cells.reduce((n, c) => n + c.pcpuset.length, 0),
-    isolateEmulator: specs['hw:emulator_threads_policy'] !== undefined ? specs['hw:emulator_threads_policy'] === 'isolate' : cells.some((c) => c.cpuset_reserved.length > 0),
+    isolateEmulator:
+      specs['hw:emulator_threads_policy'] !== undefined ? specs['hw:emulator_threads_policy'] === 'isolate' : cells.some((c) => c.cpuset_reserved.length > 0),
     threadPolicy: specs['hw:cpu_thread_policy'] ?? null,
   }
 }

@@ -77,7 +77,16 @@ export function sortFindings(findings: Finding[]): Finding[] {
 }
 
 const subjectKey = (f: Finding): string =>
-  [f.subject.cell, f.subject.host, f.subject.node, f.subject.numa_cell, f.subject.provider_uuid, f.subject.consumer_uuid, f.subject.instance_uuid, f.subject.aggregate].join('|')
+  [
+    f.subject.cell,
+    f.subject.host,
+    f.subject.node,
+    f.subject.numa_cell,
+    f.subject.provider_uuid,
+    f.subject.consumer_uuid,
+    f.subject.instance_uuid,
+    f.subject.aggregate,
+  ].join('|')
 
 export function countFindings(findings: Finding[], checks: CheckName[]): AuditCounts {
   const counts: AuditCounts = {total: findings.length, bySeverity: emptySeverityCounts(), byCheck: {}, byCode: {}}

@@ -30,8 +30,10 @@ export const runbook = (page: string): string => `docs/runbooks/${page}.md`
 
 /** Every `*.undecided` code says the same: a cell could not be read. */
 export const UNDECIDED_EXPLANATION: CodeExplanation = {
-  cause: 'A cell database could not be read (unreachable, wrong credentials, a schema cloudctl cannot read). Rows that may live there are unknown, so nothing is concluded from their absence: an outage is never taken for an empty cell.',
-  repair: 'Make the cell database reachable (check `cloudctl cells list` for its error) and audit again. Every repair refuses to write what depends on that cell until then.',
+  cause:
+    'A cell database could not be read (unreachable, wrong credentials, a schema cloudctl cannot read). Rows that may live there are unknown, so nothing is concluded from their absence: an outage is never taken for an empty cell.',
+  repair:
+    'Make the cell database reachable (check `cloudctl cells list` for its error) and audit again. Every repair refuses to write what depends on that cell until then.',
 }
 
 /**

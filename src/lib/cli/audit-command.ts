@@ -48,7 +48,13 @@ export const auditExamples = [
 export const auditAllFlags = {
   ...auditFlags,
   // Comma lists too, as nova.conf lists are written: --check leaks,providers.
-  check: Flags.option({summary: 'Run only this check (repeatable, or a comma list).', multiple: true, delimiter: ',', options: AUDIT_CHECKS, helpGroup: 'FILTER'})(),
+  check: Flags.option({
+    summary: 'Run only this check (repeatable, or a comma list).',
+    multiple: true,
+    delimiter: ',',
+    options: AUDIT_CHECKS,
+    helpGroup: 'FILTER',
+  })(),
 }
 
 /**
@@ -79,7 +85,7 @@ export abstract class AuditCommand<T extends AuditCommandClass> extends Cloudctl
   static override listing = FINDINGS_LISTING
 
   // T's flags include auditFlags (the constraint above), so its parsed flags hold their values.
-  protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof auditFlags>
+  declare protected flags: CommandFlags<T> & Interfaces.InferredFlags<typeof auditFlags>
 
   /** Load the snapshot, run the checks, render, and set the exit code (0 clean, 3 findings). */
   protected async runAudit(checks: readonly CheckName[], opts: AuditRunOptions = {}): Promise<AuditResult> {

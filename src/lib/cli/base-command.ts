@@ -154,7 +154,10 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
   protected out(text: string | ((display: Display) => string)): void {
     this.progress.clear()
     // Every line within the display width, not only the tables (notes, plan lines, request lines).
-    if (!this.jsonEnabled()) this.log(fitLines(humanText(typeof text === 'function' ? text(this.display) : text, {keepSgr: colorEnabled(process.stdout)}), this.display.width, textWidth))
+    if (!this.jsonEnabled())
+      this.log(
+        fitLines(humanText(typeof text === 'function' ? text(this.display) : text, {keepSgr: colorEnabled(process.stdout)}), this.display.width, textWidth),
+      )
   }
 
   /**
@@ -184,7 +187,8 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
     }
     // And, when the snapshot records it, which server and Galera node each database was read from.
     const from = this.loadedReadFrom
-    if (from.length > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('read_from' in json)) json = {...json, read_from: from}
+    if (from.length > 0 && typeof json === 'object' && json !== null && !Array.isArray(json) && !('error' in json) && !('read_from' in json))
+      json = {...json, read_from: from}
     const out = this.output ?? {format: this.outputFormat(), columns: undefined, noindent: false, maxWidth: undefined}
     const ctor = this.ctor as typeof CloudctlCommand
     const extra = ctor.extraFormats.find((f) => f.name === out.format)
@@ -214,7 +218,13 @@ export abstract class CloudctlCommand<T extends typeof Command> extends Command 
         return
       case 'table': {
         const l = listing()
-        ux.stdout(renderTable(this.display, l.columns, l.rows.map((r) => l.columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : (r[c] as string))))))
+        ux.stdout(
+          renderTable(
+            this.display,
+            l.columns,
+            l.rows.map((r) => l.columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : (r[c] as string)))),
+          ),
+        )
         return
       }
       default:
@@ -313,7 +323,9 @@ function usageHint(): string {
     if (a.startsWith('-') || words.length >= 2) break
     words.push(a)
   }
-  return words.length > 0 && words.every((w) => /^[a-z][a-z-]*$/.test(w)) ? `See \`cloudctl ${words.join(' ')} --help\` for its flags and arguments.` : 'See --help for usage.'
+  return words.length > 0 && words.every((w) => /^[a-z][a-z-]*$/.test(w))
+    ? `See \`cloudctl ${words.join(' ')} --help\` for its flags and arguments.`
+    : 'See --help for usage.'
 }
 
 function firstLine(s: string): string {
@@ -337,12 +349,21 @@ function oneLine(message: string): string {
     // oclif's preamble for failed flag validation says nothing; the reason follows it.
     .replace(/^The following errors? occurred:\s*/, '')
     // "uuid  Instance uuid." (name, two spaces, description): the description in parentheses.
-    .replace(/^(Missing \d+ required args?:)\n(.*)$/ms, (_m, head: string, rest: string) => `${head}\n${rest.split('\n').map((l) => l.replace(/^(\S+)\s{2,}(.+)$/, '$1 ($2)')).join('\n')}`)
+    .replace(
+      /^(Missing \d+ required args?:)\n(.*)$/ms,
+      (_m, head: string, rest: string) =>
+        `${head}\n${rest
+          .split('\n')
+          .map((l) => l.replace(/^(\S+)\s{2,}(.+)$/, '$1 ($2)'))
+          .join('\n')}`,
+    )
     .split('\n')
     .map((l) => l.replace(/received: $/, 'received: ""').trim())
     // oclif appends a note about multiple-value flags to every missing-argument error, whether or not
     // one was given before the argument: it reads as the cause when it rarely is.
-    .filter((l) => l !== '' && !/^See more help with --help$/.test(l) && !/^Note: .* allows? multiple values/.test(l) && !/^Alternatively, you can use "--"/.test(l))
+    .filter(
+      (l) => l !== '' && !/^See more help with --help$/.test(l) && !/^Note: .* allows? multiple values/.test(l) && !/^Alternatively, you can use "--"/.test(l),
+    )
   if (lines.length <= 1) return lines[0] ?? firstLine(message)
   const [head, ...rest] = lines
   return `${head.replace(/:$/, '')}: ${rest.join('; ')}`

@@ -15,7 +15,8 @@ import {MAX_COUNT, MAX_NUM_INSTANCES, NUM_INSTANCES_HELP} from './limits.js'
 export const bootRequestFlags = {
   flavor: Flags.string({summary: 'Flavor name, flavorid or id (or --instance).', exclusive: ['instance']}),
   instance: Flags.string({
-    summary: 'Replay the boot nova recorded for this instance (nova_api.request_specs): its flavor as it was then, image, AZ, hints, server group, forced/requested destination, project/user, num_instances. Request flags given beside it override.',
+    summary:
+      'Replay the boot nova recorded for this instance (nova_api.request_specs): its flavor as it was then, image, AZ, hints, server group, forced/requested destination, project/user, num_instances. Request flags given beside it override.',
     exclusive: ['flavor'],
   }),
   'extra-spec': Flags.string({summary: 'Override or add a flavor extra spec: KEY=VALUE. Repeatable.', multiple: true}),
@@ -36,7 +37,10 @@ export const bootRequestFlags = {
 export const schedulerFlags = {
   filters: Flags.string({summary: 'Comma-separated enabled_filters (default: nova.conf, else Zed defaults).'}),
   weigher: Flags.string({summary: 'Weigher class name to use (repeatable; default: all weighers).', multiple: true}),
-  multiplier: Flags.string({summary: 'Weight multiplier NAME=VALUE (ram, cpu, disk, io_ops, pci, soft_affinity, soft_anti_affinity, build_failure, cross_cell_move). Repeatable.', multiple: true}),
+  multiplier: Flags.string({
+    summary: 'Weight multiplier NAME=VALUE (ram, cpu, disk, io_ops, pci, soft_affinity, soft_anti_affinity, build_failure, cross_cell_move). Repeatable.',
+    multiple: true,
+  }),
   'host-subset-size': Flags.integer({summary: '[filter_scheduler] host_subset_size.', min: 1, max: MAX_COUNT}),
   'max-placement-results': Flags.integer({summary: '[scheduler] max_placement_results.', min: 1, max: MAX_COUNT}),
   'shuffle-best-same-weighed-hosts': Flags.boolean({summary: '[filter_scheduler] shuffle_best_same_weighed_hosts.', allowNo: true}),
@@ -80,7 +84,11 @@ export function applySchedulerFlags(cfg: SchedulerConfig, f: SchedulerFlagValues
   if (f.weigher?.length) cfg.weight_classes = f.weigher
   for (const m of f.multiplier ?? []) {
     const r = parseMultiplier(m)
-    if ('error' in r) throw new ConfigError(`--multiplier ${r.error}`, 'Give --multiplier NAME=NUMBER, e.g. --multiplier ram_weight_multiplier=2.0 or --multiplier ram=-1 (the names are in --help).')
+    if ('error' in r)
+      throw new ConfigError(
+        `--multiplier ${r.error}`,
+        'Give --multiplier NAME=NUMBER, e.g. --multiplier ram_weight_multiplier=2.0 or --multiplier ram=-1 (the names are in --help).',
+      )
     ;(cfg as unknown as Record<string, number>)[r.option] = r.value
   }
   if (f['host-subset-size'] !== undefined) cfg.host_subset_size = f['host-subset-size']
@@ -129,7 +137,11 @@ export interface ParsedBootFlags {
 export function parseBootFlags(f: BootFlagValues): ParsedBootFlags {
   const hints = parseHints(f.hint)
   if (!f.flavor && !f.instance) {
-    throw new CloudctlError('Missing required flag flavor', {exitCode: ExitCode.CONFIG, code: 'UsageError', hint: 'See `cloudctl simulate boot --help`; --instance UUID replays the boot nova recorded for an instance instead.'})
+    throw new CloudctlError('Missing required flag flavor', {
+      exitCode: ExitCode.CONFIG,
+      code: 'UsageError',
+      hint: 'See `cloudctl simulate boot --help`; --instance UUID replays the boot nova recorded for an instance instead.',
+    })
   }
   const request: BootRequest = {
     flavor: f.flavor ?? '',

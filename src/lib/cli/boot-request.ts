@@ -50,13 +50,18 @@ function recordedFrom(uuid: string, data: Rec): RecordedRequest {
   const notSimulated = Object.keys(hints)
     .filter((k) => !HINTS_SIMULATED.has(k) && !k.startsWith('_'))
     .map((k) => `scheduler hint ${k}`)
-  if (dest && (strList(dest.aggregates).length > 0 || str(dest.cell))) notSimulated.push('requested_destination cell/aggregates (the request filters recompute them)')
-  if (isRec(data.pci_requests) && Array.isArray(data.pci_requests.requests) && data.pci_requests.requests.length > 0) notSimulated.push('pci_requests of ports (flavor pci_passthrough:alias is simulated)')
+  if (dest && (strList(dest.aggregates).length > 0 || str(dest.cell)))
+    notSimulated.push('requested_destination cell/aggregates (the request filters recompute them)')
+  if (isRec(data.pci_requests) && Array.isArray(data.pci_requests.requests) && data.pci_requests.requests.length > 0)
+    notSimulated.push('pci_requests of ports (flavor pci_passthrough:alias is simulated)')
   // The port groups same_subtree names (QoS minimum bandwidth / packet rate) come from neutron at
   // each scheduling: nova does not keep requested_resources in the spec, so the replay cannot ask.
   const levels = isRec(data.request_level_params) ? data.request_level_params : null
   const subtrees = levels && Array.isArray(levels.same_subtree) ? levels.same_subtree.map(strList).filter((l) => l.length > 0) : []
-  if (subtrees.length > 0) notSimulated.push(`ports' resource requests and same_subtree=${subtrees.map((l) => l.join(',')).join(' / ')} (nova reads the port groups from neutron; the spec does not keep them)`)
+  if (subtrees.length > 0)
+    notSimulated.push(
+      `ports' resource requests and same_subtree=${subtrees.map((l) => l.join(',')).join(' / ')} (nova reads the port groups from neutron; the spec does not keep them)`,
+    )
   const imageId = str(image.id)
   return {
     instance_uuid: uuid,
@@ -112,7 +117,10 @@ function flavorRow(r: RecordedRequest, data: Rec): Flavor {
 function specRowOf(model: CloudModel, uuid: string): string {
   const rows = model.snapshot.nova_api.request_specs
   if (rows === undefined) {
-    throw new ConfigError('this snapshot has no request specs (snapshot capture reads them only when asked)', 'Capture with `cloudctl snapshot capture --request-specs -o FILE`, or read the live databases.')
+    throw new ConfigError(
+      'this snapshot has no request specs (snapshot capture reads them only when asked)',
+      'Capture with `cloudctl snapshot capture --request-specs -o FILE`, or read the live databases.',
+    )
   }
   const row = rows.find((r) => r.instance_uuid === uuid)
   if (row) return row.spec
@@ -129,11 +137,16 @@ function specRowOf(model: CloudModel, uuid: string): string {
 export function bootRequestFromSpec(model: CloudModel, uuid: string): {request: BootRequest; recorded: RecordedRequest} {
   const parsed = parseUnwrapped(specRowOf(model, uuid), 'request spec')
   if (!parsed.ok || !isRec(parsed.value)) {
-    throw new ConfigError(`the request spec of instance ${uuid} cannot be read${parsed.ok ? '' : `: ${parsed.error}`}`, 'Check the row with `cloudctl snapshot validate FILE`.')
+    throw new ConfigError(
+      `the request spec of instance ${uuid} cannot be read${parsed.ok ? '' : `: ${parsed.error}`}`,
+      'Check the row with `cloudctl snapshot validate FILE`.',
+    )
   }
   const data = parsed.value
   const r = recordedFrom(uuid, data)
-  const held = new Set((model.allocationsByConsumer.get(uuid) ?? []).map((a) => model.providersById.get(a.resource_provider_id)?.name ?? String(a.resource_provider_id)))
+  const held = new Set(
+    (model.allocationsByConsumer.get(uuid) ?? []).map((a) => model.providersById.get(a.resource_provider_id)?.name ?? String(a.resource_provider_id)),
+  )
   r.holds_allocations_on = [...held].sort()
   const flavor = flavorRow(r, data)
   const hints = hintsOf(r)

@@ -34,17 +34,31 @@ export const repairFlags = {
   // nova-manage and kubectl users type it out of habit; the default already is a dry run.
   'dry-run': Flags.boolean({summary: 'Plan only, write nothing (the default; accepted for habit).', exclusive: ['apply'], helpGroup: 'REPAIR'}),
   // nova-manage's batching (map_instances, archive_deleted_rows): a bounded transaction per run.
-  'max-count': Flags.integer({summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.', min: 1, max: MAX_COUNT, helpGroup: 'REPAIR'}),
+  'max-count': Flags.integer({
+    summary: 'Apply at most N findings per run (each whole); exit 6 while more are left: run again until it exits 0.',
+    min: 1,
+    max: MAX_COUNT,
+    helpGroup: 'REPAIR',
+  }),
   // gh-ost's and pt-archiver's guard: a plan that takes a large share of the cloud is a wrong input until the operator says otherwise.
   'max-delete': Flags.integer({
-    summary: 'Refuse a plan that deletes (or remaps) more than N allocations, resource providers, host mappings or instance mappings (default: 10 % of the cloud\'s rows of that kind, at least 100).',
+    summary:
+      "Refuse a plan that deletes (or remaps) more than N allocations, resource providers, host mappings or instance mappings (default: 10 % of the cloud's rows of that kind, at least 100).",
     min: 0,
     max: MAX_COUNT,
     helpGroup: 'REPAIR',
   }),
-  verbose: Flags.boolean({char: 'v', summary: 'Also show every SQL statement of the plan (the lock/check steps that re-validate each finding too), with its parameters.', helpGroup: 'REPAIR'}),
+  verbose: Flags.boolean({
+    char: 'v',
+    summary: 'Also show every SQL statement of the plan (the lock/check steps that re-validate each finding too), with its parameters.',
+    helpGroup: 'REPAIR',
+  }),
   'undo-dir': Flags.string({summary: 'Directory for undo files (default ~/.local/state/cloudctl/undo).', helpGroup: 'REPAIR', env: 'CLOUDCTL_UNDO_DIR'}),
-  'audit-log': Flags.string({summary: 'Append JSON lines per applied plan here, one fsync\'d before its COMMIT (default ~/.local/state/cloudctl/audit.log).', helpGroup: 'REPAIR', env: 'CLOUDCTL_AUDIT_LOG'}),
+  'audit-log': Flags.string({
+    summary: "Append JSON lines per applied plan here, one fsync'd before its COMMIT (default ~/.local/state/cloudctl/audit.log).",
+    helpGroup: 'REPAIR',
+    env: 'CLOUDCTL_AUDIT_LOG',
+  }),
 }
 
 /**
@@ -54,7 +68,10 @@ export const repairFlags = {
  */
 export const scopeFlags = {
   cell: Flags.string({summary: 'Only findings of this cell (name or uuid), as `cloudctl audit --cell` shows them.', helpGroup: 'FILTER'}),
-  host: Flags.string({summary: 'Only findings of this host (service host or hypervisor_hostname), as `cloudctl audit --host` shows them.', helpGroup: 'FILTER'}),
+  host: Flags.string({
+    summary: 'Only findings of this host (service host or hypervisor_hostname), as `cloudctl audit --host` shows them.',
+    helpGroup: 'FILTER',
+  }),
 }
 
 /** Repairs that write compute_nodes rows nova-compute owns (pinning, usage). */
@@ -82,7 +99,7 @@ export type RepairCommandClass = typeof Command & {flags: typeof repairFlags}
 
 export abstract class RepairCommand<T extends RepairCommandClass> extends CloudctlCommand<T> {
   // T's flags include repairFlags (the constraint above), so its parsed flags hold their values.
-  protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof repairFlags>
+  declare protected flags: CommandFlags<T> & Interfaces.InferredFlags<typeof repairFlags>
 
   protected sourceOptions(): ChosenSource {
     return sourceOptionsFrom(this.flags)
@@ -98,14 +115,19 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
   protected async loadModel(): Promise<{snapshot: Snapshot; model: CloudModel}> {
     const opts = this.sourceOptions()
     if (this.flags.apply && opts.snapshot) {
-      const fromEnv = process.env.CLOUDCTL_SNAPSHOT === opts.snapshot && !this.argv.some((a) => a === '-s' || a === '--snapshot' || a.startsWith('--snapshot=') || /^-s./.test(a))
-      throw new CloudctlError(`refusing --apply with a snapshot file (${fromEnv ? 'CLOUDCTL_SNAPSHOT' : '--snapshot'}): a plan is applied only from a fresh read of the live databases`, {
-        exitCode: ExitCode.CONFIG,
-        code: 'RepairNeedsLiveSource',
-        hint: fromEnv
-          ? 'Unset CLOUDCTL_SNAPSHOT and run against the databases (--api-db / --nova-conf / a profile); the file is for dry runs.'
-          : 'Drop --snapshot and run against the databases (--api-db / --nova-conf / a profile); a dry run may use the file.',
-      })
+      const fromEnv =
+        process.env.CLOUDCTL_SNAPSHOT === opts.snapshot &&
+        !this.argv.some((a) => a === '-s' || a === '--snapshot' || a.startsWith('--snapshot=') || /^-s./.test(a))
+      throw new CloudctlError(
+        `refusing --apply with a snapshot file (${fromEnv ? 'CLOUDCTL_SNAPSHOT' : '--snapshot'}): a plan is applied only from a fresh read of the live databases`,
+        {
+          exitCode: ExitCode.CONFIG,
+          code: 'RepairNeedsLiveSource',
+          hint: fromEnv
+            ? 'Unset CLOUDCTL_SNAPSHOT and run against the databases (--api-db / --nova-conf / a profile); the file is for dry runs.'
+            : 'Drop --snapshot and run against the databases (--api-db / --nova-conf / a profile); a dry run may use the file.',
+        },
+      )
     }
     const snapshot = await this.readSnapshot(opts)
     this.phase('planning')
@@ -189,7 +211,10 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     // Every row already in its target state (a second `repair undo`, or someone fixed it meanwhile):
     // nothing was applied, and saying "applied, 0 rows" with exit 4 would claim otherwise.
     const nothing = result.rows_changed === 0 && !plan.partial
-    if (nothing) this.out(plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.')
+    if (nothing)
+      this.out(
+        plan.kind === 'undo' ? 'Nothing to undo: every row already holds its before-image.' : 'Nothing changed: every row was already in its target state.',
+      )
     else this.out(() => renderApplied(plan, result))
     for (const w of result.warnings) this.note(`Warning: ${w}.`)
     // As for a dry run: nothing changed is 0 only when nothing was left alone (an unread cell included).
@@ -197,7 +222,13 @@ export abstract class RepairCommand<T extends RepairCommandClass> extends Cloudc
     this.setExit(code)
     return {
       plan,
-      applied: {committed: result.committed, undo_file: result.rows_changed > 0 ? result.undo_file : null, rows_changed: result.rows_changed, rows_already: result.rows_already, plan_id: result.plan_id},
+      applied: {
+        committed: result.committed,
+        undo_file: result.rows_changed > 0 ? result.undo_file : null,
+        rows_changed: result.rows_changed,
+        rows_already: result.rows_already,
+        plan_id: result.plan_id,
+      },
       exit_code: code,
     }
   }
@@ -214,11 +245,21 @@ function preflightWritablePaths(undoDir: string, auditLog: string): void {
     // mkdir -p reports a file in the way as EEXIST: a path component is not a directory.
     if (making && code === 'EEXIST') code = 'ENOTDIR'
     const why =
-      {ENOTDIR: ': a path component is not a directory', EISDIR: ': it is a directory', EACCES: ': permission denied', EROFS: ': read-only file system', EPERM: ': operation not permitted', ...(making ? {ENOENT: ': no directory can be created there'} : {})}[code] ?? ''
+      {
+        ENOTDIR: ': a path component is not a directory',
+        EISDIR: ': it is a directory',
+        EACCES: ': permission denied',
+        EROFS: ': read-only file system',
+        EPERM: ': operation not permitted',
+        ...(making ? {ENOENT: ': no directory can be created there'} : {}),
+      }[code] ?? ''
     return new CloudctlError(`the ${what} ${path} cannot be written (${code}${why}); nothing was written to the databases`, {
       exitCode: ExitCode.CONFIG,
       code: 'NotWritable',
-      hint: what === 'undo directory' ? 'Pass a writable directory with --undo-dir (or CLOUDCTL_UNDO_DIR).' : 'Pass a writable file with --audit-log (or CLOUDCTL_AUDIT_LOG).',
+      hint:
+        what === 'undo directory'
+          ? 'Pass a writable directory with --undo-dir (or CLOUDCTL_UNDO_DIR).'
+          : 'Pass a writable file with --audit-log (or CLOUDCTL_AUDIT_LOG).',
     })
   }
   // mkdir -p one level at a time: mkdirSync({recursive}) loops forever where mkdir answers ENOENT

@@ -47,13 +47,23 @@ export function requireKnownHost(snapshot: Snapshot, host: string | undefined): 
     snapshot.nova_api.host_mappings.some((r) => r.host === host) ||
     snapshot.placement.resource_providers.some((r) => r.name === host) ||
     snapshot.nova.instances.some((r) => r.host === host || r.node === host)
-  if (!known) throw new NotFoundError(`host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`, 'See `cloudctl hosts list` for the hosts.')
+  if (!known)
+    throw new NotFoundError(
+      `host "${host}" is not a service, compute node, host mapping or resource provider of this cloud`,
+      'See `cloudctl hosts list` for the hosts.',
+    )
 }
 
 /** --consumer of `repair leaks`: an allocation consumer, a placement consumer, an instance or a migration. */
 export function requireKnownConsumer(model: CloudModel, consumer: string | undefined): void {
   if (consumer === undefined) return
-  if (model.allocationsByConsumer.has(consumer) || model.consumersByUuid.has(consumer) || model.instancesByUuid.has(consumer) || model.migrationsByUuid.has(consumer)) return
+  if (
+    model.allocationsByConsumer.has(consumer) ||
+    model.consumersByUuid.has(consumer) ||
+    model.instancesByUuid.has(consumer) ||
+    model.migrationsByUuid.has(consumer)
+  )
+    return
   const ids = withFindings(model, 'leaks', (s) => [s.consumer_uuid])
   throw unknown(
     `consumer "${consumer}" is not an allocation consumer, instance or migration of this cloud`,

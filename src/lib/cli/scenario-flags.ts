@@ -12,19 +12,32 @@ import {parseAllocationRatio, type ScenarioOptions} from '../scenario/index.js'
  * pure (src/lib/scenario).
  */
 export const scenarioFlags = {
-  'disable-host': Flags.string({summary: 'What if this host\'s nova-compute were disabled. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
-  drain: Flags.string({summary: 'What if this host were drained: it is disabled and its instances re-placed through the engine first (those that cannot be are reported). Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
-  'set-allocation-ratio': Flags.string({summary: 'What if RC=RATIO[@AGGREGATE], e.g. VCPU=4.0 or MEMORY_MB=1.0@gpu. Repeatable.', multiple: true, helpGroup: 'WHAT-IF'}),
+  'disable-host': Flags.string({summary: "What if this host's nova-compute were disabled. Repeatable.", multiple: true, helpGroup: 'WHAT-IF'}),
+  drain: Flags.string({
+    summary:
+      'What if this host were drained: it is disabled and its instances re-placed through the engine first (those that cannot be are reported). Repeatable.',
+    multiple: true,
+    helpGroup: 'WHAT-IF',
+  }),
+  'set-allocation-ratio': Flags.string({
+    summary: 'What if RC=RATIO[@AGGREGATE], e.g. VCPU=4.0 or MEMORY_MB=1.0@gpu. Repeatable.',
+    multiple: true,
+    helpGroup: 'WHAT-IF',
+  }),
   // The pairing is checked in scenarioOptionsFrom: oclif's dependsOn error is several lines long.
   'add-hosts': Flags.integer({summary: ADD_HOSTS_HELP, min: 1, max: MAX_ADD_HOSTS, helpGroup: 'WHAT-IF'}),
   like: Flags.string({summary: 'The host --add-hosts copies.', helpGroup: 'WHAT-IF'}),
-  'apply-repairs': Flags.boolean({summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.", helpGroup: 'WHAT-IF'}),
+  'apply-repairs': Flags.boolean({
+    summary: "Simulate on the snapshot as it would be after cloudctl's planned repairs of leaked allocations and stuck pinned CPUs.",
+    helpGroup: 'WHAT-IF',
+  }),
 }
 
 /** `--release`: whose scheduler defaults `simulate boot` and `simulate capacity` use. */
 export const releaseFlags = {
   release: Flags.string({
-    summary: "Simulate this nova release's scheduler defaults (filters, weighers and multipliers, placement options, NUMA rules); default: the release the snapshot's databases were written by (Zed when unknown). --nova-conf and the flags still override.",
+    summary:
+      "Simulate this nova release's scheduler defaults (filters, weighers and multipliers, placement options, NUMA rules); default: the release the snapshot's databases were written by (Zed when unknown). --nova-conf and the flags still override.",
     options: [...ENGINE_RELEASES],
   }),
 }
@@ -62,5 +75,8 @@ export function schedulerConfigFrom(novaConf: string | undefined, release: Simul
   const conf = readNovaConf(novaConf)
   const aliases = conf.multi.pci?.alias
   // default_availability_zone has one reader (with oslo's substitution), shared with `hosts list`.
-  return {...applyNovaConf(cfg, aliases ? {...conf.sections, pci: {...conf.sections.pci, alias: aliases}} : conf.sections), default_availability_zone: defaultAvailabilityZone(conf)}
+  return {
+    ...applyNovaConf(cfg, aliases ? {...conf.sections, pci: {...conf.sections.pci, alias: aliases}} : conf.sections),
+    default_availability_zone: defaultAvailabilityZone(conf),
+  }
 }

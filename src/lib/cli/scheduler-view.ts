@@ -22,7 +22,8 @@ export function bootView(parsed: ParsedBootFlags, configs: readonly SchedulerCon
       instances: (api) => instancesRequestReads(api.instance_groups, parsed.request),
       // Only NUMATopologyFilter reads them (and the claim, after it): without it in any release's
       // options, not even a request with a NUMA topology does.
-      hostNumaTopology: (api) => (configs.length === 0 || configs.some((c) => c.enabled_filters.includes('NUMATopologyFilter'))) && requestReadsHostNuma(api.flavors, parsed.request),
+      hostNumaTopology: (api) =>
+        (configs.length === 0 || configs.some((c) => c.enabled_filters.includes('NUMATopologyFilter'))) && requestReadsHostNuma(api.flavors, parsed.request),
       ...(configs.length > 0 ? {providerTraits: (api, placement) => requestTraitNames(api, placement, parsed.request, configs)} : {}),
     }
   }

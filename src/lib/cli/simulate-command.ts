@@ -17,7 +17,7 @@ export type SimulateCommandClass = typeof Command & {flags: typeof sourceFlags &
  */
 export abstract class SimulateCommand<T extends SimulateCommandClass> extends CloudctlCommand<T> {
   // T's flags include both sets (the constraint above), so its parsed flags hold their values.
-  protected declare flags: CommandFlags<T> & Interfaces.InferredFlags<typeof sourceFlags & typeof scenarioFlags & typeof releaseFlags>
+  declare protected flags: CommandFlags<T> & Interfaces.InferredFlags<typeof sourceFlags & typeof scenarioFlags & typeof releaseFlags>
 
   /**
    * --nova-conf's scheduler options over the release's defaults (Zed's until the snapshot is read:
@@ -26,7 +26,11 @@ export abstract class SimulateCommand<T extends SimulateCommandClass> extends Cl
    */
   protected schedulerConfig(filters: string | undefined, release: SimulatedReleaseChoice['release'] = 'zed'): SchedulerConfig {
     const config = schedulerConfigFrom(this.flags['nova-conf'], release)
-    if (filters !== undefined) config.enabled_filters = filters.split(',').map((s) => s.trim()).filter(Boolean)
+    if (filters !== undefined)
+      config.enabled_filters = filters
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
     return config
   }
 

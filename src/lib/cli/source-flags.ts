@@ -22,7 +22,8 @@ export type ChosenSource = SourceOptions & {snapshot: string | undefined}
 export const sourceFlags = {
   snapshot: Flags.string({
     char: 's',
-    summary: 'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz; - for stdin) instead of the live databases; `demo`: the demo cloud installed with cloudctl.',
+    summary:
+      'Read a snapshot file (JSON, YAML or columnar .cloudctl, optionally .gz; - for stdin) instead of the live databases; `demo`: the demo cloud installed with cloudctl.',
     helpGroup: 'SOURCE',
     env: 'CLOUDCTL_SNAPSHOT',
     // The demo cloud travels in every artifact (npm, tarball, .deb) at <root>/examples; a file named
@@ -39,7 +40,10 @@ export const sourceFlags = {
     multiple: true,
     helpGroup: 'SOURCE',
   }),
-  'nova-conf': Flags.string({summary: 'nova.conf to read: [api_database]/[placement_database] connection; simulate also takes scheduler options and allocation ratios from it.', helpGroup: 'SOURCE'}),
+  'nova-conf': Flags.string({
+    summary: 'nova.conf to read: [api_database]/[placement_database] connection; simulate also takes scheduler options and allocation ratios from it.',
+    helpGroup: 'SOURCE',
+  }),
   config: Flags.string({summary: 'cloudctl config file (default ~/.config/cloudctl/config.yaml).', helpGroup: 'SOURCE', env: 'CLOUDCTL_CONFIG'}),
   profile: Flags.string({char: 'p', summary: 'Named profile of the config file.', helpGroup: 'SOURCE', env: 'CLOUDCTL_PROFILE'}),
 }

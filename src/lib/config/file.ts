@@ -46,7 +46,11 @@ export function defaultConfigPath(env: Env = process.env): string {
 const PROFILE_KEYS = new Set(['api_db', 'placement_db', 'cell_db', 'nova_conf'])
 
 function bad(path: string, what: string): ConfigError {
-  return new ConfigError(`${path}: ${what}`, 'Expected profiles: {NAME: {api_db: URL, placement_db: URL, cell_db: {CELL: URL}, nova_conf: PATH}} and optionally default_profile: NAME.', 'BadConfigFile')
+  return new ConfigError(
+    `${path}: ${what}`,
+    'Expected profiles: {NAME: {api_db: URL, placement_db: URL, cell_db: {CELL: URL}, nova_conf: PATH}} and optionally default_profile: NAME.',
+    'BadConfigFile',
+  )
 }
 
 /**
@@ -64,7 +68,11 @@ export function parseConfigText(text: string, path: string): CloudctlConfig {
     // logLevel 'error': the library's warnings (an unknown tag or directive) print the source line to stderr.
     doc = yamlLib().parse(text, {logLevel: 'error'})
   } catch (error) {
-    throw new ConfigError(`${path} is not valid YAML: ${yamlErrorText(error)}`, "Fix the YAML (a linter such as yamllint shows the line). The file's text is not shown: it may hold a password.", 'BadConfigFile')
+    throw new ConfigError(
+      `${path} is not valid YAML: ${yamlErrorText(error)}`,
+      "Fix the YAML (a linter such as yamllint shows the line). The file's text is not shown: it may hold a password.",
+      'BadConfigFile',
+    )
   }
   if (doc === null || doc === undefined) return {path, profiles: Object.create(null) as Record<string, Profile>}
   if (typeof doc !== 'object' || Array.isArray(doc)) throw bad(path, 'the top level must be a mapping')
@@ -120,7 +128,11 @@ export function loadConfigFile(explicit: string | undefined, env: Env = process.
   try {
     text = readBoundedFileSync(path, MAX_CONFIG_BYTES, (why, errno) => {
       if (chosen === undefined && errno?.code === 'ENOENT') return absent
-      return new ConfigError(`cannot read config file ${path}: ${why}`, errno === undefined ? 'Give --config / CLOUDCTL_CONFIG the path of a regular YAML file.' : 'Check --config / CLOUDCTL_CONFIG.', 'ConfigFileUnreadable')
+      return new ConfigError(
+        `cannot read config file ${path}: ${why}`,
+        errno === undefined ? 'Give --config / CLOUDCTL_CONFIG the path of a regular YAML file.' : 'Check --config / CLOUDCTL_CONFIG.',
+        'ConfigFileUnreadable',
+      )
     })
   } catch (error) {
     if (error === absent) return {profiles: Object.create(null) as Record<string, Profile>}
@@ -142,7 +154,9 @@ export function selectProfile(config: CloudctlConfig, name: string | undefined):
     const where = config.path ?? defaultConfigPath()
     throw new ConfigError(
       `unknown profile ${name === undefined ? `${shown(chosen)} (default_profile)` : `'${chosen}'`} in ${config.path ?? `${where} (file not found)`}`,
-      known.length > 0 ? `Known profiles: ${known.map((k) => plainName(k) ?? '(not shown)').join(', ')}.` : `No profiles are defined; add one under 'profiles:' in ${where}.`,
+      known.length > 0
+        ? `Known profiles: ${known.map((k) => plainName(k) ?? '(not shown)').join(', ')}.`
+        : `No profiles are defined; add one under 'profiles:' in ${where}.`,
       'UnknownProfile',
     )
   }

@@ -65,7 +65,11 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
   const flush = (): void => {
     if (key === undefined) return
     if (section === undefined) {
-      throw new ConfigError(`${path}:${keyLine}: ${plainName(key) === undefined ? 'an option' : `option '${key}'`} appears before any [section]`, 'Put options under a section such as [DEFAULT] or [api_database].', 'BadNovaConf')
+      throw new ConfigError(
+        `${path}:${keyLine}: ${plainName(key) === undefined ? 'an option' : `option '${key}'`} appears before any [section]`,
+        'Put options under a section such as [DEFAULT] or [api_database].',
+        'BadNovaConf',
+      )
     }
     const v = value.join('\n')
     ;(sections[section] ??= Object.create(null) as Record<string, string>)[key] = v
@@ -103,7 +107,11 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
       const m = /^\[([^\]]*)\]\s*$/.exec(line)
       if (!m || m[1].trim() === '') {
         const name = plainName(line.slice(1).replace(/\].*$/, ''))
-        throw new ConfigError(`${path}:${lineno}: malformed section header${name === undefined ? '' : ` (section '${name}')`}`, 'Section headers look like [api_database], alone on their line.', 'BadNovaConf')
+        throw new ConfigError(
+          `${path}:${lineno}: malformed section header${name === undefined ? '' : ` (section '${name}')`}`,
+          'Section headers look like [api_database], alone on their line.',
+          'BadNovaConf',
+        )
       }
       section = normalizeSection(m[1].trim())
       sections[section] ??= Object.create(null) as Record<string, string>
@@ -115,7 +123,11 @@ export function parseNovaConf(text: string, path = '<string>'): NovaConf {
     const colon = line.indexOf(':')
     const sep = eq === -1 ? colon : colon === -1 ? eq : Math.min(eq, colon)
     if (sep === -1) {
-      throw new ConfigError(`${path}:${lineno}: the line${where(section)} has no '=' or ':'`, "Every option line is 'key = value'. The line is not shown: it may hold a secret.", 'BadNovaConf')
+      throw new ConfigError(
+        `${path}:${lineno}: the line${where(section)} has no '=' or ':'`,
+        "Every option line is 'key = value'. The line is not shown: it may hold a secret.",
+        'BadNovaConf',
+      )
     }
     const k = line.slice(0, sep).trim()
     if (k === '') throw new ConfigError(`${path}:${lineno}: option without a name`, 'Every option line is key = value.', 'BadNovaConf')
@@ -132,16 +144,19 @@ export const MAX_NOVA_CONF_BYTES = 16 * MIB
 
 /** Reads and parses a nova.conf file; a missing, unreadable, non-regular or oversized file is a ConfigError. */
 export function readNovaConf(path: string): NovaConf {
-  const text = readBoundedFileSync(path, MAX_NOVA_CONF_BYTES, (why, errno) =>
-    new ConfigError(
-      `cannot read nova.conf ${path}: ${why}`,
-      errno?.code === 'EACCES'
-        ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.'
-        : errno === undefined
-          ? 'Give --nova-conf (or CLOUDCTL_NOVA_CONF / the profile) the path of nova.conf itself, a regular file.'
-          : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
-      'NovaConfUnreadable',
-    ),
+  const text = readBoundedFileSync(
+    path,
+    MAX_NOVA_CONF_BYTES,
+    (why, errno) =>
+      new ConfigError(
+        `cannot read nova.conf ${path}: ${why}`,
+        errno?.code === 'EACCES'
+          ? 'Run as a user that can read it (often root or the nova group), or pass --api-db / --placement-db.'
+          : errno === undefined
+            ? 'Give --nova-conf (or CLOUDCTL_NOVA_CONF / the profile) the path of nova.conf itself, a regular file.'
+            : 'Check the --nova-conf path (or CLOUDCTL_NOVA_CONF / the profile).',
+        'NovaConfUnreadable',
+      ),
   )
   return parseNovaConf(text, path)
 }
@@ -168,7 +183,13 @@ function interpolate(conf: NovaConf, section: string, raw: string, seen: Set<str
     if (whole === '$$' || whole === '\\$') return '$'
     const name = (braced ?? bare) as string
     const dot = name.indexOf('.')
-    const places: Array<[string, string]> = dot === -1 ? [[section, name], ['DEFAULT', name]] : [[normalizeSection(name.slice(0, dot)), name.slice(dot + 1)]]
+    const places: Array<[string, string]> =
+      dot === -1
+        ? [
+            [section, name],
+            ['DEFAULT', name],
+          ]
+        : [[normalizeSection(name.slice(0, dot)), name.slice(dot + 1)]]
     for (const [sec, opt] of places) {
       const v = conf.sections[sec]?.[opt]
       if (v !== undefined && !seen.has(`${sec}.${opt}`)) return interpolate(conf, sec, v, new Set([...seen, `${sec}.${opt}`]))

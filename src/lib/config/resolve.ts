@@ -65,7 +65,11 @@ export function parseCellDbFlags(values: readonly string[] | undefined): Record<
     if (name === '' || url === '' || name.includes('://')) {
       // The value is not echoed: without a recognisable NAME= it may be a bare URL with a password.
       const what = eq === -1 || name.includes('://') ? 'a value without NAME=' : url === '' ? `'${name}=' with no URL` : 'an empty NAME'
-      throw new ConfigError(`--cell-db expects NAME=URL, got ${what}`, 'e.g. --cell-db cell1=mysql+pymysql://nova:PASS@db2/nova_cell1 (NAME is the cell name or uuid).', 'BadCellDbFlag')
+      throw new ConfigError(
+        `--cell-db expects NAME=URL, got ${what}`,
+        'e.g. --cell-db cell1=mysql+pymysql://nova:PASS@db2/nova_cell1 (NAME is the cell name or uuid).',
+        'BadCellDbFlag',
+      )
     }
     registerUrlSecret(url)
     out[name] = url
@@ -96,7 +100,8 @@ export function resolveConnections(opts: SourceOptions, env: Env = process.env):
 
   let placementDb = nonEmpty(opts.placementDb)
   let placementOrigin = '--placement-db'
-  if (placementDb === undefined && nonEmpty(env.CLOUDCTL_PLACEMENT_DB)) [placementDb, placementOrigin] = [nonEmpty(env.CLOUDCTL_PLACEMENT_DB), 'CLOUDCTL_PLACEMENT_DB']
+  if (placementDb === undefined && nonEmpty(env.CLOUDCTL_PLACEMENT_DB))
+    [placementDb, placementOrigin] = [nonEmpty(env.CLOUDCTL_PLACEMENT_DB), 'CLOUDCTL_PLACEMENT_DB']
   if (placementDb === undefined && profile?.placement_db) [placementDb, placementOrigin] = [profile.placement_db, profileLabel]
 
   registerUrlSecret(apiDb)
@@ -115,7 +120,7 @@ export function resolveConnections(opts: SourceOptions, env: Env = process.env):
       if (apiDb === undefined) {
         throw new ConfigError(
           `${novaConf.path} has no [api_database] connection${novaConfOrigin ? ` (nova.conf from ${novaConfOrigin})` : ''}`,
-          "Use the nova.conf of a controller (nova-api / nova-conductor / nova-scheduler host), or pass --api-db URL.",
+          'Use the nova.conf of a controller (nova-api / nova-conductor / nova-scheduler host), or pass --api-db URL.',
           'NovaConfMissingSection',
         )
       }
@@ -126,7 +131,7 @@ export function resolveConnections(opts: SourceOptions, env: Env = process.env):
       if (placementDb === undefined) {
         throw new ConfigError(
           `${novaConf.path} has no [placement_database] connection`,
-          "Since Stein placement has its own config (/etc/placement/placement.conf [placement_database]): pass --placement-db URL. Older clouds keep the placement tables in nova_api: pass --placement-db with the nova_api URL.",
+          'Since Stein placement has its own config (/etc/placement/placement.conf [placement_database]): pass --placement-db URL. Older clouds keep the placement tables in nova_api: pass --placement-db with the nova_api URL.',
           'NovaConfMissingSection',
         )
       }

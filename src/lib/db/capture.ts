@@ -87,12 +87,15 @@ async function withRelease<T>(release: DatabaseRelease, body: () => Promise<T>):
     return await body()
   } catch (error) {
     if (error instanceof CloudctlError && (error.code === 'DbMissingColumn' || error.code === 'DbMissingTable') && release.alembic_version !== null) {
-      throw new CloudctlError(`${error.message} (schema found: ${release.name.includes(release.alembic_version) ? release.name : `${release.name}, alembic ${release.alembic_version}`})`, {
-        exitCode: error.exitCode,
-        code: error.code,
-        hint: error.hint,
-        cause: error,
-      })
+      throw new CloudctlError(
+        `${error.message} (schema found: ${release.name.includes(release.alembic_version) ? release.name : `${release.name}, alembic ${release.alembic_version}`})`,
+        {
+          exitCode: error.exitCode,
+          code: error.code,
+          hint: error.hint,
+          cause: error,
+        },
+      )
     }
     throw error
   }
@@ -150,7 +153,11 @@ async function captureCell(cell: CellMappingRow, conns: ResolvedConnections, pro
     // The newest code that runs against this cell: during a rolling upgrade the computes lag.
     let newest: number | null = null
     for (const svc of tables.services) if (svc.deleted === 0 && svc.version !== null && (newest === null || svc.version > newest)) newest = svc.version
-    return {info, tables, release: newest === null ? release : databaseRelease('nova', probe.alembic, {legacyMigrate: probe.legacyMigrate, serviceVersion: newest})}
+    return {
+      info,
+      tables,
+      release: newest === null ? release : databaseRelease('nova', probe.alembic, {legacyMigrate: probe.legacyMigrate, serviceVersion: newest}),
+    }
   } catch (error) {
     // A schema too old to read is the operator's configuration, not an outage of the cell.
     if (error instanceof CloudctlError && error.code === 'ReleaseTooOld') throw error
@@ -176,7 +183,11 @@ function checkOverrides(cells: CellMappingRow[], conns: ResolvedConnections): vo
       )
     }
     if (byUuid.length === 0 && byName.length > 1) {
-      throw new ConfigError(`${origin} ${key}: ${byName.length} cells share that name`, `Use the cell uuid instead: ${byName.map((c) => c.uuid).join(', ')}.`, 'AmbiguousCell')
+      throw new ConfigError(
+        `${origin} ${key}: ${byName.length} cells share that name`,
+        `Use the cell uuid instead: ${byName.map((c) => c.uuid).join(', ')}.`,
+        'AmbiguousCell',
+      )
     }
   }
 }
@@ -263,7 +274,13 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
     const snapshot: Snapshot = {
       format_version: SNAPSHOT_FORMAT_VERSION,
       captured_at: capturedAt,
-      source: {kind: 'live', description: apiUrl.display, api_db: apiUrl.display, placement_db: placementUrl.display, databases: {nova_api: apiIdentity, placement: placementIdentity}},
+      source: {
+        kind: 'live',
+        description: apiUrl.display,
+        api_db: apiUrl.display,
+        placement_db: placementUrl.display,
+        databases: {nova_api: apiIdentity, placement: placementIdentity},
+      },
       release: cloudRelease(apiRelease.release, placementRelease.release, cellReleases),
       cells: cells.map((c) => c.info),
       nova_api: novaApi,

@@ -36,7 +36,7 @@ export interface SessionInfo {
 
 let driver: Promise<typeof import('mysql2/promise')> | undefined
 async function mysql(): Promise<typeof import('mysql2/promise')> {
-  driver ??= import('mysql2/promise').then((m) => ((m as unknown as {default?: typeof import('mysql2/promise')}).default ?? m))
+  driver ??= import('mysql2/promise').then((m) => (m as unknown as {default?: typeof import('mysql2/promise')}).default ?? m)
   return driver
 }
 
@@ -102,7 +102,10 @@ export function sessionOf(conn: Connection): SessionInfo {
  * would set (session.ts). SHOW VARIABLES rather than SELECT @@wsrep_on: MySQL has no such variable.
  */
 async function startSession(conn: Connection, u: DbUrl, opts: OpenOptions, label: string, ms: number): Promise<void> {
-  const rows = (await queryWithin(conn, "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_node_name')", [], ms, {label, url: u})) as Array<{Variable_name: string; Value: string}>
+  const rows = (await queryWithin(conn, "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_node_name')", [], ms, {label, url: u})) as Array<{
+    Variable_name: string
+    Value: string
+  }>
   const vars = new Map(rows.map((r) => [String(r.Variable_name).toLowerCase(), String(r.Value)]))
   if (vars.get('wsrep_on')?.toUpperCase() !== 'ON') return
   const session: SessionInfo = {wsrep: true, nodeName: vars.get('wsrep_node_name') || null, syncWait: effectiveSyncWait(u.syncWait, opts.wsrepSyncWait)}
@@ -166,4 +169,3 @@ export async function closeConnection(conn: Connection | undefined): Promise<voi
     clearTimeout(timer)
   }
 }
-

@@ -21,7 +21,12 @@ const int = (v: unknown): number | null => {
 export async function readDatabaseIdentity(r: Reader, url: DbUrl): Promise<CellDatabaseIdentity> {
   const where = url.socketPath ?? `${url.host}:${url.port}`
   // SHOW VARIABLES rather than SELECT @@server_uuid: MariaDB has no such variable and would fail.
-  const vars = new Map((await r.query('variables', `SHOW VARIABLES WHERE Variable_name IN (${VARIABLES.map(() => '?').join(', ')})`, VARIABLES)).map((row) => [String(row.Variable_name).toLowerCase(), row.Value]))
+  const vars = new Map(
+    (await r.query('variables', `SHOW VARIABLES WHERE Variable_name IN (${VARIABLES.map(() => '?').join(', ')})`, VARIABLES)).map((row) => [
+      String(row.Variable_name).toLowerCase(),
+      row.Value,
+    ]),
+  )
   const [db] = await r.query('database', 'SELECT DATABASE() AS db')
   const database = text(db?.db)
   const session = sessionOf(r.conn)

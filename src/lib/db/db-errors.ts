@@ -171,12 +171,27 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'ER_DBACCESS_DENIED_ERROR':
     case 'ER_TABLEACCESS_DENIED_ERROR':
     case 'ER_COLUMNACCESS_DENIED_ERROR':
-      return err(`permission denied on the ${db}${at}: ${driverMsg}`, 'DbAccessDenied', 'cloudctl needs SELECT on the nova, nova_api and placement databases (and INSERT/UPDATE/DELETE for repairs).', error)
+      return err(
+        `permission denied on the ${db}${at}: ${driverMsg}`,
+        'DbAccessDenied',
+        'cloudctl needs SELECT on the nova, nova_api and placement databases (and INSERT/UPDATE/DELETE for repairs).',
+        error,
+      )
     case 'ER_BAD_DB_ERROR':
-      return err(`unknown database${at}: ${driverMsg}`, 'DbUnknownDatabase', 'Check the database name at the end of the URL (SHOW DATABASES on that server).', error)
+      return err(
+        `unknown database${at}: ${driverMsg}`,
+        'DbUnknownDatabase',
+        'Check the database name at the end of the URL (SHOW DATABASES on that server).',
+        error,
+      )
     case 'ER_NO_DB_ERROR':
       // The URL named a server but no database (mysql://host:3306 or a trailing slash).
-      return err(`no database name in the URL of the ${db}${at}`, 'DbNoDatabase', 'Add the database name at the end of the URL: ...@db-host:3306/nova_api.', error)
+      return err(
+        `no database name in the URL of the ${db}${at}`,
+        'DbNoDatabase',
+        'Add the database name at the end of the URL: ...@db-host:3306/nova_api.',
+        error,
+      )
     case 'ER_NO_SUCH_TABLE': {
       const m = /Table '(?:[^'.]*\.)?([^'.]+)' doesn't exist/.exec(e.sqlMessage ?? '')
       const table = m?.[1] ?? ctx.table ?? 'a table'
@@ -224,7 +239,12 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'ER_CON_COUNT_ERROR':
     case 'ER_TOO_MANY_USER_CONNECTIONS':
     case 'ER_USER_LIMIT_REACHED':
-      return err(`the ${db}${at} refused the connection: too many connections`, 'DbTooManyConnections', 'Retry later or raise max_connections / the per-user limit.', error)
+      return err(
+        `the ${db}${at} refused the connection: too many connections`,
+        'DbTooManyConnections',
+        'Retry later or raise max_connections / the per-user limit.',
+        error,
+      )
     case 'HANDSHAKE_SSL_ERROR':
     case 'HANDSHAKE_NO_SSL_SUPPORT':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
@@ -239,7 +259,7 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
         `TLS handshake with the ${db}${at} failed: ${driverMsg}`,
         'DbTls',
         code === 'ERR_TLS_CERT_ALTNAME_INVALID'
-          ? "The server certificate does not name the host in the URL: connect by a name it holds, or add ssl_check_hostname=false to accept any certificate of the CA (as nova then does)."
+          ? 'The server certificate does not name the host in the URL: connect by a name it holds, or add ssl_check_hostname=false to accept any certificate of the CA (as nova then does).'
           : 'Check ssl_ca / ssl_capath (the CA that signed the server certificate) and ssl_cert / ssl_key in the URL.',
         error,
       )
@@ -282,7 +302,13 @@ export function mapDbError(error: unknown, ctx: DbErrorContext = {}): CloudctlEr
     case 'PROTOCOL_CONNECTION_LOST':
     case 'ER_SERVER_SHUTDOWN':
     case 'EPIPE':
-      return err(`lost the connection to the ${db}${at}${ctx.table ? ` while reading ${ctx.table}` : ''}`, 'DbConnectionLost', 'Re-run the command; check the server log if it repeats.', error, ExitCode.UNEXPECTED)
+      return err(
+        `lost the connection to the ${db}${at}${ctx.table ? ` while reading ${ctx.table}` : ''}`,
+        'DbConnectionLost',
+        'Re-run the command; check the server log if it repeats.',
+        error,
+        ExitCode.UNEXPECTED,
+      )
     default: {
       // MariaDB's max_statement_time error has a number the driver has no name for.
       if (e.errno === 1969) return statementTimeout(db, at, ctx, error)

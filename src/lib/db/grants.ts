@@ -37,7 +37,12 @@ export interface GrantCheck {
 }
 
 /** The statement the Galera repair lock runs (repair/cluster-lock.ts), asked like the plan's own. */
-const CLUSTER_LOCK_PROBE: PrivilegeProbe = {db: 'nova_api', table: 'cell_mappings', privilege: 'UPDATE', sql: 'UPDATE cell_mappings SET updated_at = updated_at WHERE id = 0'}
+const CLUSTER_LOCK_PROBE: PrivilegeProbe = {
+  db: 'nova_api',
+  table: 'cell_mappings',
+  privilege: 'UPDATE',
+  sql: 'UPDATE cell_mappings SET updated_at = updated_at WHERE id = 0',
+}
 
 /** How long a PREPARE waits for a table's metadata lock (LOCK TABLES, DDL) before the database is left unchecked. */
 const PROBE_LOCK_WAIT_S = 2
@@ -117,7 +122,8 @@ export async function checkPlanGrants(plan: RepairPlan, source: SourceOptions, a
     plan.notes.push(`the account's grants could not be checked: ${error instanceof Error ? error.message : String(error)}`)
     return
   }
-  for (const u of result.unchecked) plan.notes.push(`the account's grants on ${u.label} could not be checked (${u.reason}); the repair checks each statement as it runs`)
+  for (const u of result.unchecked)
+    plan.notes.push(`the account's grants on ${u.label} could not be checked (${u.reason}); the repair checks each statement as it runs`)
   const {missing} = result
   if (missing.length === 0) return
   const grants = grantStatements(missing)
@@ -126,5 +132,9 @@ export async function checkPlanGrants(plan: RepairPlan, source: SourceOptions, a
     plan.notes.push(`--apply would be refused: ${describeMissing(missing)}. ${hint}`)
     return
   }
-  throw new CloudctlError(`refusing to apply: ${describeMissing(missing)}; nothing was locked or written`, {exitCode: ExitCode.CONFIG, code: 'MissingGrant', hint})
+  throw new CloudctlError(`refusing to apply: ${describeMissing(missing)}; nothing was locked or written`, {
+    exitCode: ExitCode.CONFIG,
+    code: 'MissingGrant',
+    hint,
+  })
 }

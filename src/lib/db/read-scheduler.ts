@@ -66,14 +66,32 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView, 
   // Last, once nova_api has said which traits the question names (by then it has).
   const names = view.providerTraits?.(await api, {traits, resource_classes}) ?? null
   const resource_provider_traits = names === null ? await readRows(r, RESOURCE_PROVIDER_TRAITS) : await readProviderTraits(r, traits, names)
-  return {resource_providers, inventories, allocations, consumers: [], consumer_types: [], projects: [], users: [], resource_classes, traits, resource_provider_traits, placement_aggregates, resource_provider_aggregates, usages}
+  return {
+    resource_providers,
+    inventories,
+    allocations,
+    consumers: [],
+    consumer_types: [],
+    projects: [],
+    users: [],
+    resource_classes,
+    traits,
+    resource_provider_traits,
+    placement_aggregates,
+    resource_provider_aggregates,
+    usages,
+  }
 }
 
 /**
  * The resource_provider_traits rows of the traits named, in primary-key order as the full read has
  * them: real computes carry 60-100 traits each, a boot's query names a handful.
  */
-async function readProviderTraits(r: Reader, traits: ReadonlyArray<{id: number; name: string}>, names: ReadonlySet<string>): Promise<Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>> {
+async function readProviderTraits(
+  r: Reader,
+  traits: ReadonlyArray<{id: number; name: string}>,
+  names: ReadonlySet<string>,
+): Promise<Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>> {
   const ids = traits.filter((t) => names.has(t.name)).map((t) => t.id)
   if (ids.length === 0) return []
   return readRows(r, RESOURCE_PROVIDER_TRAITS, {where: `trait_id IN (${ids.map(() => '?').join(', ')})`, params: ids})
@@ -84,7 +102,13 @@ async function readProviderTraits(r: Reader, traits: ReadonlyArray<{id: number; 
  * can read them), then (once `wanted` is known) the rows of those instances, in id order as the
  * full read has them. Both answers come from nova_api.
  */
-export async function readCellForScheduler(r: Reader, cellUuid: string, present: ReadonlySet<string>, wanted: Promise<string[]>, hostNuma: Promise<boolean>): Promise<NovaCellTables> {
+export async function readCellForScheduler(
+  r: Reader,
+  cellUuid: string,
+  present: ReadonlySet<string>,
+  wanted: Promise<string[]>,
+  hostNuma: Promise<boolean>,
+): Promise<NovaCellTables> {
   const services = await readRows(r, SERVICES, {cellUuid})
   const compute_nodes = (await hostNuma) ? await readRows(r, COMPUTE_NODES, {cellUuid}) : await readComputeNodesWithoutNuma(r, cellUuid)
   const uuids = await wanted
@@ -108,6 +132,8 @@ async function readComputeNodesWithoutNuma(r: Reader, cellUuid: string): Promise
   const convert = rowConverter(COMPUTE_NODES)
   const sql = selectSql(COMPUTE_NODES).replace('`numa_topology`', 'NULL AS `numa_topology`')
   const out: Array<RowOf<typeof COMPUTE_NODES>> = []
-  await r.eachDecoded('compute_nodes', sql, {names: COMPUTE_NODES.row, decode: (x) => convert(x, cellUuid, []) as RowOf<typeof COMPUTE_NODES>}, (row) => out.push(row))
+  await r.eachDecoded('compute_nodes', sql, {names: COMPUTE_NODES.row, decode: (x) => convert(x, cellUuid, []) as RowOf<typeof COMPUTE_NODES>}, (row) =>
+    out.push(row),
+  )
   return out
 }

@@ -136,4 +136,3 @@ export function rowConverter(spec: TableSpec, newer: readonly string[] = [], als
   if (!f) bySpec.set(key, (f = compileConverter(spec, newer, also, leftOut)))
   return f()
 }
-

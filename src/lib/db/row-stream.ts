@@ -16,7 +16,14 @@ import {dbTimeouts, noAnswerError} from './timeouts.js'
  * SELECT order, not an object keyed by column name. If `onRow` throws, the
  * rest of the result is drained unread and the query rejects with that error.
  */
-export function eachRow<T = Record<string, unknown>>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext = {}, asArrays = false): Promise<number> {
+export function eachRow<T = Record<string, unknown>>(
+  conn: Connection,
+  sql: string,
+  params: unknown[],
+  onRow: (row: T) => void,
+  ctx: DbErrorContext = {},
+  asArrays = false,
+): Promise<number> {
   return stream(conn, sql, params, onRow, ctx, asArrays, undefined)
 }
 
@@ -28,11 +35,26 @@ export interface PacketDecoder<T> {
 }
 
 /** As eachRow, each row the driver parsed as an array made into a row by `decoder`. */
-export function eachDecodedRow<T>(conn: Connection, sql: string, params: unknown[], decoder: PacketDecoder<T>, onRow: (row: T) => void, ctx: DbErrorContext = {}): Promise<number> {
+export function eachDecodedRow<T>(
+  conn: Connection,
+  sql: string,
+  params: unknown[],
+  decoder: PacketDecoder<T>,
+  onRow: (row: T) => void,
+  ctx: DbErrorContext = {},
+): Promise<number> {
   return stream(conn, sql, params, onRow, ctx, true, decoder)
 }
 
-function stream<T>(conn: Connection, sql: string, params: unknown[], onRow: (row: T) => void, ctx: DbErrorContext, asArrays: boolean, decoder: PacketDecoder<T> | undefined): Promise<number> {
+function stream<T>(
+  conn: Connection,
+  sql: string,
+  params: unknown[],
+  onRow: (row: T) => void,
+  ctx: DbErrorContext,
+  asArrays: boolean,
+  decoder: PacketDecoder<T> | undefined,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const raw = rawConnection(conn)
     let n = 0

@@ -94,8 +94,10 @@ export function checkUrlParameters(params: Readonly<Record<string, string>>, lab
   for (const k of Object.keys(params)) {
     if (k in SSL_PARAMETERS || k.startsWith('ssl_')) continue
     const handling = (URL_PARAMETERS as Record<string, Handling>)[k]
-    if (handling === undefined) throw new ConfigError(`${label}: has the query parameter '${k}', which PyMySQL does not know (nova would fail to connect)`, HINT, 'BadDbUrl')
-    if (handling === 'refused') throw new ConfigError(`${label}: sets ${k}: ${REFUSED_WHY[k] ?? 'cloudctl does not implement it'}`, `Remove ${k} from the URL. ${HINT}`, 'BadDbUrl')
+    if (handling === undefined)
+      throw new ConfigError(`${label}: has the query parameter '${k}', which PyMySQL does not know (nova would fail to connect)`, HINT, 'BadDbUrl')
+    if (handling === 'refused')
+      throw new ConfigError(`${label}: sets ${k}: ${REFUSED_WHY[k] ?? 'cloudctl does not implement it'}`, `Remove ${k} from the URL. ${HINT}`, 'BadDbUrl')
   }
   const init = params.init_command
   if (init === undefined) return undefined
@@ -118,7 +120,11 @@ export function syncWaitOption(raw: string | undefined, origin: string): SyncWai
 function syncWait(text: string, origin: string, label: string): SyncWaitSetting {
   const n = /^\d+$/.test(text) ? Number(text) : Number.NaN
   if (!(n >= 0 && n <= SYNC_WAIT_MAX))
-    throw new ConfigError(`${label}: wsrep_sync_wait must be an integer from 0 to ${SYNC_WAIT_MAX}`, 'wsrep_sync_wait is a bit mask: 1 reads, 2 updates and deletes, 4 inserts, 8 SHOW; cloudctl always adds 1.', 'BadWsrepSyncWait')
+    throw new ConfigError(
+      `${label}: wsrep_sync_wait must be an integer from 0 to ${SYNC_WAIT_MAX}`,
+      'wsrep_sync_wait is a bit mask: 1 reads, 2 updates and deletes, 4 inserts, 8 SHOW; cloudctl always adds 1.',
+      'BadWsrepSyncWait',
+    )
   return {value: n, origin}
 }
 
@@ -131,5 +137,9 @@ export function effectiveSyncWait(fromUrl: SyncWaitSetting | undefined, fromConf
 /** The nova.conf wsrep_sync_wait of each kind of database (exit 2 for a value oslo.db would refuse). */
 export function confSyncWaits(r: Pick<ResolvedConnections, 'wsrepSyncWait'>): {api?: SyncWaitSetting; placement?: SyncWaitSetting; cell?: SyncWaitSetting} {
   const w = r.wsrepSyncWait
-  return {api: syncWaitOption(w.api?.raw, w.api?.origin ?? ''), placement: syncWaitOption(w.placement?.raw, w.placement?.origin ?? ''), cell: syncWaitOption(w.cell?.raw, w.cell?.origin ?? '')}
+  return {
+    api: syncWaitOption(w.api?.raw, w.api?.origin ?? ''),
+    placement: syncWaitOption(w.placement?.raw, w.placement?.origin ?? ''),
+    cell: syncWaitOption(w.cell?.raw, w.cell?.origin ?? ''),
+  }
 }

@@ -126,7 +126,12 @@ function packetDecoder<T extends TableSpec>(spec: T, opts: ReadOptions<T>, also:
  * Streams a table's rows, decoded, to `each`, with the values of the `also` columns in `raw` from
  * position `at` on, in `also`'s order (no object per row for them; overwritten by the next row).
  */
-export function readEach<T extends TableSpec>(r: Reader, spec: T, opts: ReadOptions<T>, each: (row: RowOf<T>, raw: readonly unknown[], at: number) => void): Promise<number> {
+export function readEach<T extends TableSpec>(
+  r: Reader,
+  spec: T,
+  opts: ReadOptions<T>,
+  each: (row: RowOf<T>, raw: readonly unknown[], at: number) => void,
+): Promise<number> {
   const also: unknown[] = []
   return r.eachDecoded(spec.name, selectSql(spec, opts), packetDecoder(spec, opts, also), (row) => each(row, also, 0), opts.params)
 }

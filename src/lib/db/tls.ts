@@ -67,16 +67,26 @@ function asbool(v: string): boolean | undefined {
  * `optionFile` the [client] group of its read_default_file (if any), `host` the host name PyMySQL
  * checks the certificate against ('localhost' over a unix socket without a host).
  */
-export function decideTls(params: Readonly<Record<string, string>>, optionFile: Readonly<Record<string, string>> | undefined, host: string, label: string): TlsSettings | undefined {
+export function decideTls(
+  params: Readonly<Record<string, string>>,
+  optionFile: Readonly<Record<string, string>> | undefined,
+  host: string,
+  label: string,
+): TlsSettings | undefined {
   const fail = (what: string, hint = HINT): ConfigError => new ConfigError(`${label}: ${what}`, hint, 'BadDbTls')
   const given = Object.keys(params).filter((k) => k === 'ssl' || k.startsWith('ssl_'))
   for (const k of given) {
     if (!(k in SSL_PARAMETERS)) throw fail(`has the query parameter '${k}', which PyMySQL does not know (nova would fail to connect)`)
-    if (k === 'ssl') throw fail("has the query parameter 'ssl', which PyMySQL cannot use from a URL (nova would fail to connect): use ssl_ca, ssl_cert, ssl_key")
-    if (k === 'ssl_cipher') throw fail('sets ssl_cipher, which cloudctl does not implement (its driver cannot reproduce OpenSSL cipher selection as PyMySQL applies it): remove it to connect with the default ciphers')
+    if (k === 'ssl')
+      throw fail("has the query parameter 'ssl', which PyMySQL cannot use from a URL (nova would fail to connect): use ssl_ca, ssl_cert, ssl_key")
+    if (k === 'ssl_cipher')
+      throw fail(
+        'sets ssl_cipher, which cloudctl does not implement (its driver cannot reproduce OpenSSL cipher selection as PyMySQL applies it): remove it to connect with the default ciphers',
+      )
   }
   const fileSsl = Object.fromEntries(OPTION_FILE_SSL_KEYS.filter((k) => (optionFile?.[k] ?? '') !== '').map((k) => [k, optionFile?.[k] as string]))
-  if (fileSsl['ssl-cipher'] !== undefined) throw fail('its option file (read_default_file) sets ssl-cipher, which cloudctl does not implement: remove it to connect with the default ciphers')
+  if (fileSsl['ssl-cipher'] !== undefined)
+    throw fail('its option file (read_default_file) sets ssl-cipher, which cloudctl does not implement: remove it to connect with the default ciphers')
 
   // SQLAlchemy drops blank query values (parse_qsl), so every parameter here has a value.
   const present = (k: string): boolean => k in params
@@ -85,8 +95,16 @@ export function decideTls(params: Readonly<Record<string, string>>, optionFile: 
 
   if (present('ssl_disabled')) {
     const v = asbool(params.ssl_disabled)
-    if (v !== true) throw fail(`sets ssl_disabled=${v === false ? params.ssl_disabled : '…'}: PyMySQL turns TLS off for any non-empty value, even 'false'`, 'Remove ssl_disabled to use TLS, or write ssl_disabled=true to connect without it (as nova then does).')
-    if (others.length > 0) throw fail(`sets ssl_disabled with ${others.join(', ')}: PyMySQL then ignores them and connects without TLS`, 'Remove ssl_disabled, or the other ssl parameters.')
+    if (v !== true)
+      throw fail(
+        `sets ssl_disabled=${v === false ? params.ssl_disabled : '…'}: PyMySQL turns TLS off for any non-empty value, even 'false'`,
+        'Remove ssl_disabled to use TLS, or write ssl_disabled=true to connect without it (as nova then does).',
+      )
+    if (others.length > 0)
+      throw fail(
+        `sets ssl_disabled with ${others.join(', ')}: PyMySQL then ignores them and connects without TLS`,
+        'Remove ssl_disabled, or the other ssl parameters.',
+      )
     return undefined
   }
 
@@ -104,7 +122,10 @@ export function decideTls(params: Readonly<Record<string, string>>, optionFile: 
       if (['required', 'optional', '1', 'true', 'yes'].includes(v)) verifyCert = true
       else if (!['none', '0', 'false', 'no'].includes(v)) {
         // PyMySQL silently verifies nothing for an unknown value; a typo must not turn checks off.
-        throw fail('has an ssl_verify_cert that is none of true, false, required, optional, none, 1, 0, yes, no', 'Write ssl_verify_cert=true or ssl_verify_cert=false.')
+        throw fail(
+          'has an ssl_verify_cert that is none of true, false, required, optional, none, 1, 0, yes, no',
+          'Write ssl_verify_cert=true or ssl_verify_cert=false.',
+        )
       }
     }
     return {verifyCert, checkHostname: false}
@@ -115,11 +136,13 @@ export function decideTls(params: Readonly<Record<string, string>>, optionFile: 
   const cert = params.ssl_cert ?? fileSsl['ssl-cert']
   const key = params.ssl_key ?? fileSsl['ssl-key']
   if (dictKeys.length === 0 && Object.keys(fileSsl).length === 0) return undefined
-  if (key !== undefined && cert === undefined) throw fail('sets ssl_key without ssl_cert: PyMySQL ignores the key then', 'Add ssl_cert (the client certificate) or remove ssl_key.')
+  if (key !== undefined && cert === undefined)
+    throw fail('sets ssl_key without ssl_cert: PyMySQL ignores the key then', 'Add ssl_cert (the client certificate) or remove ssl_key.')
   let checkHostname = true
   if (params.ssl_check_hostname !== undefined) {
     const v = asbool(params.ssl_check_hostname)
-    if (v === undefined) throw fail('has an ssl_check_hostname that is not a boolean (SQLAlchemy would refuse it)', 'Write ssl_check_hostname=true or ssl_check_hostname=false.')
+    if (v === undefined)
+      throw fail('has an ssl_check_hostname that is not a boolean (SQLAlchemy would refuse it)', 'Write ssl_check_hostname=true or ssl_check_hostname=false.')
     checkHostname = v
   }
   const hasCa = ca !== undefined || capath !== undefined
@@ -140,12 +163,15 @@ export function decideTls(params: Readonly<Record<string, string>>, optionFile: 
 function readSslFile(path: string | undefined, label: string): string | undefined {
   if (path === undefined) return undefined
   // A PEM bundle is kilobytes; 16 MiB bounds a device or FIFO named by mistake (util/bounded-read.ts).
-  return readBoundedFileSync(path, 16 * MIB, (why) =>
-    new CloudctlError(`cannot read ${label} TLS file ${path}: ${why}`, {
-      exitCode: ExitCode.CONFIG,
-      code: 'DbTlsFile',
-      hint: 'Check the ssl_ca / ssl_capath / ssl_cert / ssl_key parameters of the database URL (or ssl-* in its option file).',
-    }),
+  return readBoundedFileSync(
+    path,
+    16 * MIB,
+    (why) =>
+      new CloudctlError(`cannot read ${label} TLS file ${path}: ${why}`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'DbTlsFile',
+        hint: 'Check the ssl_ca / ssl_capath / ssl_cert / ssl_key parameters of the database URL (or ssl-* in its option file).',
+      }),
   )
 }
 
@@ -163,7 +189,9 @@ function readCaPath(dir: string, label: string): string[] {
     })
   let names: string[]
   try {
-    names = readdirSync(dir).filter((n) => HASHED_CERT.test(n)).sort()
+    names = readdirSync(dir)
+      .filter((n) => HASHED_CERT.test(n))
+      .sort()
   } catch (error) {
     throw fail((error as {code?: string}).code ?? 'unreadable')
   }

@@ -86,12 +86,15 @@ const MAX_OPTION_FILE_BYTES = 1 * MIB
 /** The [client]-style group of a my.cnf as pymysql reads it (configparser: '=' or ':', no inline comments). */
 export function readOptionFile(path: string, group: string, label: string): Record<string, string> {
   const expanded = path === '~' || path.startsWith('~/') ? `${homedir()}${path.slice(1)}` : path
-  const text = readBoundedFileSync(expanded, MAX_OPTION_FILE_BYTES, (why) =>
-    new ConfigError(
-      `${label}: cannot read option file ${path} (read_default_file): ${why}`,
-      'Point read_default_file at a readable, regular my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
-      'OptionFileUnreadable',
-    ),
+  const text = readBoundedFileSync(
+    expanded,
+    MAX_OPTION_FILE_BYTES,
+    (why) =>
+      new ConfigError(
+        `${label}: cannot read option file ${path} (read_default_file): ${why}`,
+        'Point read_default_file at a readable, regular my.cnf-style file with a [client] section (user, password, host, port, database, socket).',
+        'OptionFileUnreadable',
+      ),
   )
   const out: Record<string, string> = Object.create(null) as Record<string, string>
   let section: string | undefined
@@ -165,7 +168,10 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   // exactly there, the URL's own parts cannot be shown (nor trusted: nova would connect elsewhere).
   const lastAt = text.lastIndexOf('@')
   if (lastAt !== -1 && s.userinfoEnd !== lastAt) {
-    throw bad(label, `has an '@' outside the user info, so nova would split it differently than intended: write an @ in the password (or anywhere else) as %40 (${brokenShape(text)})`)
+    throw bad(
+      label,
+      `has an '@' outside the user info, so nova would split it differently than intended: write an @ in the password (or anywhere else) as %40 (${brokenShape(text)})`,
+    )
   }
   const shownUser = s.username === null ? '' : encodeURIComponent(s.username)
   const shape = `${scheme}://${shownUser}${s.password === null ? '' : `:${REDACTED}`}${s.userinfoEnd === -1 ? '' : '@'}${s.host ?? ''}…`
@@ -181,7 +187,8 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   let database = single(q, 'database', label) ?? single(q, 'db', label) ?? (s.database || undefined)
   let socketPath = single(q, 'unix_socket', label)
   let port: number | undefined = s.port || undefined
-  if (single(q, 'port', label) !== undefined) throw bad(label, `sets port as a query parameter, which pymysql rejects (${shape})`, 'Put the port after the host: HOST:PORT.')
+  if (single(q, 'port', label) !== undefined)
+    throw bad(label, `sets port as a query parameter, which pymysql rejects (${shape})`, 'Put the port after the host: HOST:PORT.')
   registerSecret(password)
 
   const optionPath = single(q, 'read_default_file', label)
@@ -210,7 +217,11 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   if (host !== undefined && /[\s/]/.test(host)) throw bad(label, `has a host name with a space or '/' (${shape})`)
   if (database !== undefined && /[/\s]/.test(database)) throw bad(label, `has a database name with a space or '/' (${shape})`)
   if (user === undefined) {
-    throw bad(label, `has no user name (${shape})`, optionFile === undefined ? HINT : `Add user= to the [${optionGroup ?? 'client'}] section of ${optionFile}, or put USER@ in the URL.`)
+    throw bad(
+      label,
+      `has no user name (${shape})`,
+      optionFile === undefined ? HINT : `Add user= to the [${optionGroup ?? 'client'}] section of ${optionFile}, or put USER@ in the URL.`,
+    )
   }
 
   const params: Record<string, string> = {}
@@ -220,7 +231,19 @@ export function parseDbUrl(raw: string, label = 'database URL'): DbUrl {
   }
   const tls = decideTls(params, optionValues, host ?? 'localhost', label)
   const syncWait = checkUrlParameters(params, label)
-  const u = {scheme, user, password, host: host ?? 'localhost', port: port ?? DEFAULT_PORT, socketPath, database, params, optionFile, tls, ...(syncWait ? {syncWait} : {})}
+  const u = {
+    scheme,
+    user,
+    password,
+    host: host ?? 'localhost',
+    port: port ?? DEFAULT_PORT,
+    socketPath,
+    database,
+    params,
+    optionFile,
+    tls,
+    ...(syncWait ? {syncWait} : {}),
+  }
   return {...u, display: formatDisplay(u)}
 }
 

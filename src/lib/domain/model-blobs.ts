@@ -36,7 +36,10 @@ export type UnreadableBlob =
 /** The blob readers unreadableBlobs asks: the model's own, or the audits' (which share parses between equal texts). */
 export type BlobReaders = Pick<ModelBlobs, 'hostNumaTopology' | 'statsReadable' | 'instanceNumaTopology' | 'instanceFlavors'> & {
   /** The blobs of the live row at a position of snapshot.nova.instances, where the reader keeps them by position. */
-  liveInstanceBlobsAt?(): {numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>; flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>}
+  liveInstanceBlobsAt?(): {
+    numa: ReadonlyArray<Parsed<InstanceNumaTopology | null> | undefined>
+    flavors: ReadonlyArray<Parsed<InstanceFlavors | null> | undefined>
+  }
 }
 
 export abstract class ModelBlobs {
@@ -52,7 +55,8 @@ export abstract class ModelBlobs {
   hostNumaTopology(cn: ComputeNode): Parsed<HostNumaTopology | null> {
     let v = this.hostNuma.get(cn)
     // Hosts of one hardware model report one text until something NUMA-bound lands on them.
-    if (!v) this.hostNuma.set(cn, (v = cn.numa_topology === null ? parseHostNumaTopology(null) : this.hostNumaByText.get(cn.numa_topology, parseHostNumaTopology)))
+    if (!v)
+      this.hostNuma.set(cn, (v = cn.numa_topology === null ? parseHostNumaTopology(null) : this.hostNumaByText.get(cn.numa_topology, parseHostNumaTopology)))
     return v
   }
 

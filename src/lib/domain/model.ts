@@ -10,19 +10,7 @@ import {StringIndex} from '../util/string-index.js'
 import {brokenProviderTrees} from './provider-tree.js'
 import {providersWithTrait, traitNamesByProvider} from './trait-sets.js'
 import {groupInstanceRows, indexConsumers, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
-import type {
-  Allocation,
-  CellInfo,
-  ComputeNode,
-  Consumer,
-  Flavor,
-  Instance,
-  Inventory,
-  Migration,
-  ResourceProvider,
-  Service,
-  Snapshot,
-} from './snapshot.js'
+import type {Allocation, CellInfo, ComputeNode, Consumer, Flavor, Instance, Inventory, Migration, ResourceProvider, Service, Snapshot} from './snapshot.js'
 
 export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
 export type {InstanceRows, MappingPositions} from './instance-joins.js'

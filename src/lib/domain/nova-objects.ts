@@ -123,7 +123,12 @@ export function parseHostNumaTopology(text: string | null): Parsed<HostNumaTopol
       const mempages = Array.isArray(c.mempages)
         ? c.mempages.map((m): MemPages => {
             const r = isRecord(m) ? m : {}
-            return {size_kb: num(r.size_kb, 'size_kb', 4), total: num(r.total, 'total', 0), used: num(r.used, 'used', 0), reserved: num(r.reserved, 'reserved', 0)}
+            return {
+              size_kb: num(r.size_kb, 'size_kb', 4),
+              total: num(r.total, 'total', 0),
+              used: num(r.used, 'used', 0),
+              reserved: num(r.reserved, 'reserved', 0),
+            }
           })
         : []
       return {

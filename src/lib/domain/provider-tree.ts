@@ -40,11 +40,13 @@ export function brokenProviderTrees(providers: readonly ResourceProvider[], byId
   }
   // A root_provider_id naming a broken provider breaks its tree too, and so everything under it:
   // repeated until nothing changes, so that the answer does not depend on the order of the rows.
-  for (let changed = broken.size > 0; changed; ) {
+  for (let changed = broken.size > 0; changed;) {
     changed = false
     for (const rp of providers) {
       if (broken.has(rp.id)) continue
-      const cycle = (rp.root_provider_id === null ? undefined : broken.get(rp.root_provider_id)) ?? (rp.parent_provider_id === null ? undefined : broken.get(rp.parent_provider_id))
+      const cycle =
+        (rp.root_provider_id === null ? undefined : broken.get(rp.root_provider_id)) ??
+        (rp.parent_provider_id === null ? undefined : broken.get(rp.parent_provider_id))
       if (cycle) {
         broken.set(rp.id, cycle)
         changed = true

@@ -1,7 +1,16 @@
 /** What a RequestSpec (nova_api.request_specs.spec) said, as a replay shows it (snake_case like nova's own fields). */
 export interface RecordedRequest {
   instance_uuid: string
-  flavor: {name: string | null; flavorid: string | null; vcpus: number; memory_mb: number; root_gb: number; ephemeral_gb: number; swap: number; extra_specs: Record<string, string>}
+  flavor: {
+    name: string | null
+    flavorid: string | null
+    vcpus: number
+    memory_mb: number
+    root_gb: number
+    ephemeral_gb: number
+    swap: number
+    extra_specs: Record<string, string>
+  }
   image: {id: string | null; disk_format: string | null; properties: Record<string, string>}
   availability_zone: string | null
   scheduler_hints: Record<string, string[]>

@@ -150,7 +150,11 @@ export interface DatabaseRelease {
  * The release of one database from what it holds. `legacyMigrate`: the database has a
  * migrate_version table (sqlalchemy-migrate, before Xena) and no alembic_version.
  */
-export function databaseRelease(kind: DatabaseKind, alembic: string | null, opts: {legacyMigrate?: boolean; serviceVersion?: number | null} = {}): DatabaseRelease {
+export function databaseRelease(
+  kind: DatabaseKind,
+  alembic: string | null,
+  opts: {legacyMigrate?: boolean; serviceVersion?: number | null} = {},
+): DatabaseRelease {
   const out: DatabaseRelease = {alembic_version: alembic, name: 'unknown'}
   if (opts.serviceVersion !== undefined) out.service_version = opts.serviceVersion
   if (alembic === null) {
@@ -253,7 +257,8 @@ export interface SimulatedReleaseChoice {
  */
 export function simulatedRelease(snapshot: SnapshotRelease | undefined, given?: SimulatedRelease): SimulatedReleaseChoice {
   if (given !== undefined) return {release: given, note: `--release ${given}`}
-  if (snapshot?.first === undefined || snapshot.last === undefined) return {release: 'zed', note: `release not recorded in the snapshot (${snapshot?.name ?? 'no release header'}): Zed's defaults`}
+  if (snapshot?.first === undefined || snapshot.last === undefined)
+    return {release: 'zed', note: `release not recorded in the snapshot (${snapshot?.name ?? 'no release header'}): Zed's defaults`}
   const first = snapshot.first
   if (releaseAtLeast(first, '2025.1')) {
     // the newest simulated release not newer than the oldest the snapshot may be
@@ -263,5 +268,8 @@ export function simulatedRelease(snapshot: SnapshotRelease | undefined, given?: 
     return {release, note: `detected ${snapshot.name}; ${release}'s defaults (${why}; --release picks another)`}
   }
   if (!releaseAtLeast(snapshot.last, '2023.1')) return {release: 'zed', note: `detected ${snapshot.name}`}
-  return {release: 'zed', note: `detected ${snapshot.name}; cloudctl knows the scheduler of Zed and 2025.1 and later only, so Zed's defaults (pass --release 2025.1 for 2025.1's)`}
+  return {
+    release: 'zed',
+    note: `detected ${snapshot.name}; cloudctl knows the scheduler of Zed and 2025.1 and later only, so Zed's defaults (pass --release 2025.1 for 2025.1's)`,
+  }
 }

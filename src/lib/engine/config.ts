@@ -215,7 +215,8 @@ export function parseMultiplier(text: string): {option: keyof SchedulerConfig; v
   const m = /^([a-z_]+)=(.+)$/.exec(text.trim())
   if (!m) return {error: `"${text}" is not NAME=VALUE`}
   const name = m[1] as string
-  const option = MULTIPLIER_ALIASES[name] ?? (Object.values(MULTIPLIER_ALIASES).includes(name as keyof SchedulerConfig) ? (name as keyof SchedulerConfig) : undefined)
+  const option =
+    MULTIPLIER_ALIASES[name] ?? (Object.values(MULTIPLIER_ALIASES).includes(name as keyof SchedulerConfig) ? (name as keyof SchedulerConfig) : undefined)
   if (!option) return {error: `unknown multiplier "${name}" (known: ${Object.keys(MULTIPLIER_ALIASES).join(', ')})`}
   const value = Number(m[2])
   if (!Number.isFinite(value)) return {error: `${name} must be a number, got "${m[2]}"`}
@@ -254,7 +255,11 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
     const v = sec?.[key]
     return v === undefined || v === null ? undefined : String(v).trim()
   }
-  const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
+  const list = (v: string) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
   const bool = (v: string) => /^(true|yes|on|1)$/i.test(v)
   const fs = 'filter_scheduler'
   const strList: Array<[string, string, keyof SchedulerConfig]> = [
@@ -326,7 +331,8 @@ export function applyNovaConf(cfg: SchedulerConfig, sections: Record<string, Rec
     const strategy = get('placement', 'allocation_candidates_generation_strategy')
     if (strategy !== undefined) {
       // oslo.config refuses to start placement on a value outside the option's choices.
-      if (strategy !== 'depth-first' && strategy !== 'breadth-first') throw new ConfigError(`[placement] allocation_candidates_generation_strategy must be depth-first or breadth-first, got "${strategy}"`)
+      if (strategy !== 'depth-first' && strategy !== 'breadth-first')
+        throw new ConfigError(`[placement] allocation_candidates_generation_strategy must be depth-first or breadth-first, got "${strategy}"`)
       out.allocation_candidates_generation_strategy = strategy
     }
   }

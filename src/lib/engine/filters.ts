@@ -60,7 +60,12 @@ export const ServerGroupAntiAffinityFilter: HostFilter = {
     for (const u of hs.instances) if (g.members.has(u)) on++
     const max = g.rules.max_server_per_host ?? 1
     if (on < max) return null
-    return reject(`anti-affinity group ${g.name ?? g.uuid}`, `${on} member(s) of anti-affinity group ${g.name ?? g.uuid} already on ${hs.host} (max_server_per_host=${max})`, max, on)
+    return reject(
+      `anti-affinity group ${g.name ?? g.uuid}`,
+      `${on} member(s) of anti-affinity group ${g.name ?? g.uuid} already on ${hs.host} (max_server_per_host=${max})`,
+      max,
+      on,
+    )
   },
 }
 
@@ -92,7 +97,10 @@ export const NUMATopologyFilter: HostFilter = {
     const req = spec.numaTopology
     if (!req) return null
     if (!hs.numa) {
-      return reject('no host NUMA topology', hs.numaError ? `compute node numa_topology is unreadable (${hs.numaError})` : `${hs.host} reports no NUMA topology but the instance asks for one`)
+      return reject(
+        'no host NUMA topology',
+        hs.numaError ? `compute node numa_topology is unreadable (${hs.numaError})` : `${hs.host} reports no NUMA topology but the instance asks for one`,
+      )
     }
     const pciCountByCell = hs.pciPools.length > 0 ? countByCell(hs.pciPools) : undefined
     const fit = fitInstanceToHost(hs.numa, req, {
@@ -133,7 +141,9 @@ export const AvailabilityZoneFilter: HostFilter = {
     if (!az) return null
     const md = aggregateMetadata(hs, 'availability_zone').get('availability_zone')
     if (md) return md.has(az) ? null : reject(`not in AZ ${az}`, `${hs.host} is in AZ ${[...md].join(',')}, not ${az}`)
-    return az === ctx.cfg.default_availability_zone ? null : reject(`not in AZ ${az}`, `${hs.host} is in the default AZ ${ctx.cfg.default_availability_zone}, not ${az}`)
+    return az === ctx.cfg.default_availability_zone
+      ? null
+      : reject(`not in AZ ${az}`, `${hs.host} is in the default AZ ${ctx.cfg.default_availability_zone}, not ${az}`)
   },
 }
 
@@ -147,7 +157,8 @@ export const AggregateMultiTenancyIsolation: HostFilter = {
     const md = aggregateMetadata(hs, zed ? 'filter_tenant_id' : undefined)
     if (md.size === 0) return null
     const ids = zed ? md.get('filter_tenant_id') : new Set([...md].flatMap(([k, v]) => (k.startsWith('filter_tenant_id') ? [...v] : [])))
-    if (ids && ids.size > 0 && !ids.has(spec.projectId)) return reject('aggregate reserved for other projects', `${hs.host} is reserved for project(s) ${[...ids].join(',')}, not ${spec.projectId}`)
+    if (ids && ids.size > 0 && !ids.has(spec.projectId))
+      return reject('aggregate reserved for other projects', `${hs.host} is reserved for project(s) ${[...ids].join(',')}, not ${spec.projectId}`)
     return null
   },
 }
@@ -278,7 +289,9 @@ export const RamFilter: HostFilter = {
   hostPasses(hs, spec) {
     const limit = hs.totalUsableRamMb * hs.ramAllocationRatio
     const usable = limit - (hs.totalUsableRamMb - hs.freeRamMb)
-    return usable >= spec.memoryMb ? null : reject('insufficient RAM', `needs ${spec.memoryMb} MB, ${usable} MB usable (ram_allocation_ratio ${hs.ramAllocationRatio})`, spec.memoryMb, usable)
+    return usable >= spec.memoryMb
+      ? null
+      : reject('insufficient RAM', `needs ${spec.memoryMb} MB, ${usable} MB usable (ram_allocation_ratio ${hs.ramAllocationRatio})`, spec.memoryMb, usable)
   },
 }
 
@@ -288,9 +301,12 @@ export const CoreFilter: HostFilter = {
   reads: () => 'counters',
   hostPasses(hs, spec) {
     if (!hs.vcpusTotal) return null
-    if (spec.vcpus > hs.vcpusTotal) return reject('insufficient vCPUs', `needs ${spec.vcpus} vCPUs, host has ${hs.vcpusTotal} (cannot overcommit against itself)`, spec.vcpus, hs.vcpusTotal)
+    if (spec.vcpus > hs.vcpusTotal)
+      return reject('insufficient vCPUs', `needs ${spec.vcpus} vCPUs, host has ${hs.vcpusTotal} (cannot overcommit against itself)`, spec.vcpus, hs.vcpusTotal)
     const free = hs.vcpusTotal * hs.cpuAllocationRatio - hs.vcpusUsed
-    return free >= spec.vcpus ? null : reject('insufficient vCPUs', `needs ${spec.vcpus} vCPUs, ${free} free (cpu_allocation_ratio ${hs.cpuAllocationRatio})`, spec.vcpus, free)
+    return free >= spec.vcpus
+      ? null
+      : reject('insufficient vCPUs', `needs ${spec.vcpus} vCPUs, ${free} free (cpu_allocation_ratio ${hs.cpuAllocationRatio})`, spec.vcpus, free)
   },
 }
 

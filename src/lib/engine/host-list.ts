@@ -18,7 +18,16 @@ const nodeName = (cn: ComputeNode) => `${cn.host ?? '?'}/${cn.hypervisor_hostnam
 const keyOf = (cn: ComputeNode) => `${cn.host ?? ''}\u0000${cn.hypervisor_hostname ?? ''}`
 
 /** Host states for the candidate providers, in database order; fills result.hostStates. */
-export function candidateHostStates(model: CloudModel, idx: ProviderIndex, cands: CandidateResult, spec: RequestSpec, cfg: SchedulerConfig, state: EngineState, result: SimulationResult, verdicts: Map<string, HostVerdict>): HostState[] {
+export function candidateHostStates(
+  model: CloudModel,
+  idx: ProviderIndex,
+  cands: CandidateResult,
+  spec: RequestSpec,
+  cfg: SchedulerConfig,
+  state: EngineState,
+  result: SimulationResult,
+  verdicts: Map<string, HostVerdict>,
+): HostState[] {
   const base = hostStateBase(model, cfg)
   const unavailable = new Map<string, number>()
   const hosts: HostState[] = []
@@ -74,7 +83,12 @@ export function narrowHosts(hosts: HostState[], spec: RequestSpec, verdicts: Map
     for (const h of before) if (!list.includes(h)) verdicts.set(h.key, {host: h.host, node: h.nodename, stage: 'requested_destination', reason, label})
   }
   const d = spec.requestedDestination
-  if (d) drop((h) => h.host === d.host && (!d.node || h.nodename === d.node), `not the requested destination ${d.host}${d.node ? `/${d.node}` : ''}`, 'not the requested host')
+  if (d)
+    drop(
+      (h) => h.host === d.host && (!d.node || h.nodename === d.node),
+      `not the requested destination ${d.host}${d.node ? `/${d.node}` : ''}`,
+      'not the requested host',
+    )
   if (spec.ignoreHosts.length > 0) {
     const ignore = new Set(spec.ignoreHosts.map((x) => x.toLowerCase()))
     const source = spec.moveSource?.toLowerCase()

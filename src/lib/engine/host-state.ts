@@ -216,7 +216,7 @@ export function buildHostState(model: CloudModel, cn: ComputeNode, cfg: Schedule
     uuid: cn.uuid ?? '',
     cn,
     service: computeServiceFor(model, cn),
-    freeRamMb: notReported ? 0 : cn.free_ram_mb ?? 0,
+    freeRamMb: notReported ? 0 : (cn.free_ram_mb ?? 0),
     freeDiskMb: notReported ? 0 : freeGb * 1024,
     totalUsableRamMb: notReported ? 0 : cn.memory_mb,
     totalUsableDiskGb: notReported ? 0 : cn.local_gb,

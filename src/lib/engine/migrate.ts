@@ -71,8 +71,16 @@ const SAME_HOST_TRAIT = 'COMPUTE_SAME_HOST_COLD_MIGRATE'
 function liveInstance(model: CloudModel, uuid: string): Instance {
   const rows = model.liveInstances(uuid)
   const inst = rows.find((i) => i.host) ?? rows[0]
-  if (!inst) throw new NotFoundError(`instance ${uuid} is not a live instance of this snapshot`, 'See `cloudctl cells verify-instance UUID` or `openstack server show UUID`.')
-  if (!inst.host) throw new NotFoundError(`instance ${uuid} is on no host (vm_state ${inst.vm_state ?? '?'}): there is nothing to migrate from`, 'A shelved-offloaded or never-scheduled instance is unshelved or rebuilt, not migrated.')
+  if (!inst)
+    throw new NotFoundError(
+      `instance ${uuid} is not a live instance of this snapshot`,
+      'See `cloudctl cells verify-instance UUID` or `openstack server show UUID`.',
+    )
+  if (!inst.host)
+    throw new NotFoundError(
+      `instance ${uuid} is on no host (vm_state ${inst.vm_state ?? '?'}): there is nothing to migrate from`,
+      'A shelved-offloaded or never-scheduled instance is unshelved or rebuilt, not migrated.',
+    )
   return inst
 }
 
@@ -84,15 +92,32 @@ function sourceNode(model: CloudModel, inst: Instance): ComputeNode | undefined 
 function apiChecks(model: CloudModel, inst: Instance, cfg: SchedulerConfig, opts: MigrateOptions): MoveCheck[] {
   const checks: MoveCheck[] = []
   const states = opts.live ? ['active', 'paused'] : ['active', 'stopped']
-  checks.push({name: 'instance state (nova-api, 409)', ok: states.includes(inst.vm_state ?? ''), detail: `vm_state ${inst.vm_state ?? '?'}; a ${opts.live ? 'live' : 'cold'} migration needs ${states.join(' or ')}`})
+  checks.push({
+    name: 'instance state (nova-api, 409)',
+    ok: states.includes(inst.vm_state ?? ''),
+    detail: `vm_state ${inst.vm_state ?? '?'}; a ${opts.live ? 'live' : 'cold'} migration needs ${states.join(' or ')}`,
+  })
   const svc = model.snapshot.nova.services.find((s) => s.deleted === 0 && s.binary === 'nova-compute' && s.host === inst.host && s.cell_uuid === inst.cell_uuid)
   const down = svc ? serviceDown(svc, new Date(model.snapshot.captured_at), cfg.service_down_time) : 'has no service row'
-  checks.push({name: 'source nova-compute up (409)', ok: down === null, detail: down === null ? `nova-compute on ${inst.host} is up` : `nova-compute on ${inst.host} ${down}`})
+  checks.push({
+    name: 'source nova-compute up (409)',
+    ok: down === null,
+    detail: down === null ? `nova-compute on ${inst.host} is up` : `nova-compute on ${inst.host} ${down}`,
+  })
   if (opts.live) {
     const ok = inst.power_state === RUNNING || inst.power_state === PAUSED
-    checks.push({name: 'instance running (conductor, 400)', ok, detail: `power_state ${inst.power_state ?? '?'}; a live migration needs RUNNING (1) or PAUSED (3)`})
+    checks.push({
+      name: 'instance running (conductor, 400)',
+      ok,
+      detail: `power_state ${inst.power_state ?? '?'}; a live migration needs RUNNING (1) or PAUSED (3)`,
+    })
   }
-  if (opts.host && !opts.live) checks.push({name: 'not the source host (nova-api, 400)', ok: opts.host !== inst.host, detail: opts.host === inst.host ? `CannotMigrateToSameHost: ${opts.host} is where the instance is` : `${opts.host} is not the source host`})
+  if (opts.host && !opts.live)
+    checks.push({
+      name: 'not the source host (nova-api, 400)',
+      ok: opts.host !== inst.host,
+      detail: opts.host === inst.host ? `CannotMigrateToSameHost: ${opts.host} is where the instance is` : `${opts.host} is not the source host`,
+    })
   return checks
 }
 
@@ -107,8 +132,14 @@ function sameHostAllowed(model: CloudModel, cn: ComputeNode | undefined, live: b
 function hypervisorCheck(source: ComputeNode | undefined, dest: ComputeNode | undefined): MoveCheck {
   const name = 'hypervisor compatible with the source (conductor)'
   if (!source || !dest) return {name, ok: true, detail: 'not checked: a compute node row is missing'}
-  if (source.hypervisor_type !== dest.hypervisor_type) return {name, ok: false, detail: `InvalidHypervisorType: ${dest.hypervisor_type} on ${dest.host}, ${source.hypervisor_type} on the source`}
-  if ((source.hypervisor_version ?? 0) > (dest.hypervisor_version ?? 0)) return {name, ok: false, detail: `DestinationHypervisorTooOld: version ${dest.hypervisor_version} on ${dest.host}, ${source.hypervisor_version} on the source`}
+  if (source.hypervisor_type !== dest.hypervisor_type)
+    return {name, ok: false, detail: `InvalidHypervisorType: ${dest.hypervisor_type} on ${dest.host}, ${source.hypervisor_type} on the source`}
+  if ((source.hypervisor_version ?? 0) > (dest.hypervisor_version ?? 0))
+    return {
+      name,
+      ok: false,
+      detail: `DestinationHypervisorTooOld: version ${dest.hypervisor_version} on ${dest.host}, ${source.hypervisor_version} on the source`,
+    }
   return {name, ok: true, detail: `${dest.hypervisor_type} ${dest.hypervisor_version} on ${dest.host}, ${source.hypervisor_version} on the source`}
 }
 
@@ -131,7 +162,15 @@ export function simulateMigration(model: CloudModel, instanceUuid: string, base:
   const host = inst.host as string
   const result: MigrationResult = {
     kind: opts.live ? 'live' : 'cold',
-    instance: {uuid: inst.uuid, name: inst.display_name, host, node: inst.node, cell: model.cellLabel(inst.cell_uuid), vm_state: inst.vm_state, power_state: inst.power_state},
+    instance: {
+      uuid: inst.uuid,
+      name: inst.display_name,
+      host,
+      node: inst.node,
+      cell: model.cellLabel(inst.cell_uuid),
+      vm_state: inst.vm_state,
+      power_state: inst.power_state,
+    },
     requested_host: opts.host ?? null,
     checks: apiChecks(model, inst, cfg, opts),
     same_host_allowed: sameHostAllowed(model, source, opts.live),
@@ -146,7 +185,12 @@ export function simulateMigration(model: CloudModel, instanceUuid: string, base:
   const failed = result.checks.find((c) => !c.ok)
   if (failed) {
     const status = Number(/\((?:[^)]*, )?(\d{3})\)$/.exec(failed.name)?.[1] ?? 400)
-    result.refusal = {stage: failed.name, status, message: `nova refuses the ${result.kind} migration of ${inst.uuid}: ${failed.detail}`, hint: refusalHint(failed.name)}
+    result.refusal = {
+      stage: failed.name,
+      status,
+      message: `nova refuses the ${result.kind} migration of ${inst.uuid}: ${failed.detail}`,
+      hint: refusalHint(failed.name),
+    }
     result.summary = `refused (${status}): ${failed.detail}`
     return result
   }
@@ -156,12 +200,21 @@ export function simulateMigration(model: CloudModel, instanceUuid: string, base:
 
 function refusalHint(check: string): string {
   if (check.startsWith('instance state')) return 'Start or unpause the instance first (nova checks vm_state before it schedules).'
-  if (check.startsWith('source nova-compute')) return 'nova-api refuses to move an instance off a host whose nova-compute is down: evacuate it instead (`openstack server evacuate`).'
+  if (check.startsWith('source nova-compute'))
+    return 'nova-api refuses to move an instance off a host whose nova-compute is down: evacuate it instead (`openstack server evacuate`).'
   if (check.startsWith('instance running')) return 'A live migration needs a running or paused guest; a stopped one is cold-migrated.'
   return 'Name another host with --host, or leave it out and let the scheduler choose.'
 }
 
-function schedule(model: CloudModel, inst: Instance, source: ComputeNode | undefined, base: BootRequest, cfg: SchedulerConfig, opts: MigrateOptions, result: MigrationResult): void {
+function schedule(
+  model: CloudModel,
+  inst: Instance,
+  source: ComputeNode | undefined,
+  base: BootRequest,
+  cfg: SchedulerConfig,
+  opts: MigrateOptions,
+  result: MigrationResult,
+): void {
   const ignore = result.same_host_allowed ? [] : [inst.host as string]
   for (;;) {
     const request: BootRequest = {

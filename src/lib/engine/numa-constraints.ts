@@ -115,16 +115,27 @@ const pyTuple = (xs: readonly string[]) => `(${xs.map((x) => `'${x}'`).join(', '
 
 /** ImageMetaProps.traits_required: the image's `trait:NAME=required` properties. */
 function imageTraitsRequired(props: Record<string, string>): string[] {
-  return Object.entries(props).filter(([k, v]) => k.startsWith('trait:') && v === 'required').map(([k]) => k.slice('trait:'.length))
+  return Object.entries(props)
+    .filter(([k, v]) => k.startsWith('trait:') && v === 'required')
+    .map(([k]) => k.slice('trait:'.length))
 }
 
 /** Python truthiness of an extra spec / image property value (None and '' are false). */
 const given = (v: string | undefined | null): v is string => v !== undefined && v !== null && v !== ''
 
 function cpuPolicyConstraint(fv: string | undefined, iv: string | undefined): CpuPolicy | null {
-  if (given(fv) && !(CPU_POLICIES as readonly string[]).includes(fv)) throw new NumaRequestError('InvalidCPUAllocationPolicy', `CPU policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(CPU_POLICIES)}'.`)
-  if (given(iv) && !(CPU_POLICIES as readonly string[]).includes(iv)) throw new NumaRequestError('InvalidCPUAllocationPolicy', `CPU policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(CPU_POLICIES)}'.`)
-  const forbidden = () => new NumaRequestError('ImageCPUPinningForbidden', "Image property 'hw_cpu_policy' is not permitted to override CPU pinning policy set against the flavor")
+  if (given(fv) && !(CPU_POLICIES as readonly string[]).includes(fv))
+    throw new NumaRequestError(
+      'InvalidCPUAllocationPolicy',
+      `CPU policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(CPU_POLICIES)}'.`,
+    )
+  if (given(iv) && !(CPU_POLICIES as readonly string[]).includes(iv))
+    throw new NumaRequestError(
+      'InvalidCPUAllocationPolicy',
+      `CPU policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(CPU_POLICIES)}'.`,
+    )
+  const forbidden = () =>
+    new NumaRequestError('ImageCPUPinningForbidden', "Image property 'hw_cpu_policy' is not permitted to override CPU pinning policy set against the flavor")
   if (fv === 'dedicated') return 'dedicated'
   if (fv === 'mixed') {
     if (iv === 'dedicated') throw forbidden()
@@ -138,17 +149,33 @@ function cpuPolicyConstraint(fv: string | undefined, iv: string | undefined): Cp
 }
 
 function threadPolicyConstraint(fv: string | undefined, iv: string | undefined): ThreadPolicy | null {
-  if (given(fv) && !(THREAD_POLICIES as readonly string[]).includes(fv)) throw new NumaRequestError('InvalidCPUThreadAllocationPolicy', `CPU thread policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(THREAD_POLICIES)}'.`)
-  if (given(iv) && !(THREAD_POLICIES as readonly string[]).includes(iv)) throw new NumaRequestError('InvalidCPUThreadAllocationPolicy', `CPU thread policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(THREAD_POLICIES)}'.`)
+  if (given(fv) && !(THREAD_POLICIES as readonly string[]).includes(fv))
+    throw new NumaRequestError(
+      'InvalidCPUThreadAllocationPolicy',
+      `CPU thread policy requested from 'flavor extra specs' is invalid, given: '${fv}', available: '${pyTuple(THREAD_POLICIES)}'.`,
+    )
+  if (given(iv) && !(THREAD_POLICIES as readonly string[]).includes(iv))
+    throw new NumaRequestError(
+      'InvalidCPUThreadAllocationPolicy',
+      `CPU thread policy requested from 'image properties' is invalid, given: '${iv}', available: '${pyTuple(THREAD_POLICIES)}'.`,
+    )
   if (fv === undefined || fv === 'prefer') return ((given(fv) ? fv : null) ?? (given(iv) ? iv : null)) as ThreadPolicy | null
-  if (given(iv) && iv !== fv) throw new NumaRequestError('ImageCPUThreadPolicyForbidden', "Image property 'hw_cpu_thread_policy' is not permitted to override CPU thread pinning policy set against the flavor")
+  if (given(iv) && iv !== fv)
+    throw new NumaRequestError(
+      'ImageCPUThreadPolicyForbidden',
+      "Image property 'hw_cpu_thread_policy' is not permitted to override CPU thread pinning policy set against the flavor",
+    )
   return (given(fv) ? fv : null) as ThreadPolicy | null
 }
 
 function emulatorPolicyConstraint(specs: Record<string, string>): string | null {
   const v = specs['hw:emulator_threads_policy']
   if (!given(v)) return null
-  if (!(EMULATOR_POLICIES as readonly string[]).includes(v)) throw new NumaRequestError('InvalidEmulatorThreadsPolicy', `CPU emulator threads option requested is invalid, given: '${v}', available: '${pyTuple(EMULATOR_POLICIES)}'.`)
+  if (!(EMULATOR_POLICIES as readonly string[]).includes(v))
+    throw new NumaRequestError(
+      'InvalidEmulatorThreadsPolicy',
+      `CPU emulator threads option requested is invalid, given: '${v}', available: '${pyTuple(EMULATOR_POLICIES)}'.`,
+    )
   return v
 }
 
@@ -165,7 +192,11 @@ function realtimeConstraint(specs: Record<string, string>, image: Record<string,
   if (rt.within.length === 0 && rt.beyond === null) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', msg)
   const emu = emulatorPolicyConstraint(specs)
   if (rt.within.length === vcpus && rt.beyond === null && !emu) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', msg)
-  if (rt.beyond !== null) throw new NumaRequestError('RealtimeMaskNotFoundOrInvalid', 'Realtime policy vCPU(s) mask is configured with RT vCPUs that are not a subset of the vCPUs in the flavor. See hw:cpu_realtime_mask or hw_cpu_realtime_mask')
+  if (rt.beyond !== null)
+    throw new NumaRequestError(
+      'RealtimeMaskNotFoundOrInvalid',
+      'Realtime policy vCPU(s) mask is configured with RT vCPUs that are not a subset of the vCPUs in the flavor. See hw:cpu_realtime_mask or hw_cpu_realtime_mask',
+    )
   return rt.within
 }
 
@@ -173,8 +204,16 @@ function dedicatedConstraint(specs: Record<string, string>, vcpus: number): numb
   const mask = specs['hw:cpu_dedicated_mask']
   if (!given(mask)) return null
   const p = vcpuMask(mask, vcpus)
-  if ((p.within.length === 0 && p.beyond === null) || p.within.length === vcpus) throw new NumaRequestError('InvalidMixedInstanceDedicatedMask', "Mixed instance must have at least 1 pinned vCPU and 1 unpinned vCPU. See 'hw:cpu_dedicated_mask'.")
-  if (p.beyond !== null) throw new NumaRequestError('InvalidMixedInstanceDedicatedMask', 'Mixed instance dedicated vCPU(s) mask is not a subset of vCPUs in the flavor. See "hw:cpu_dedicated_mask"')
+  if ((p.within.length === 0 && p.beyond === null) || p.within.length === vcpus)
+    throw new NumaRequestError(
+      'InvalidMixedInstanceDedicatedMask',
+      "Mixed instance must have at least 1 pinned vCPU and 1 unpinned vCPU. See 'hw:cpu_dedicated_mask'.",
+    )
+  if (p.beyond !== null)
+    throw new NumaRequestError(
+      'InvalidMixedInstanceDedicatedMask',
+      'Mixed instance dedicated vCPU(s) mask is not a subset of vCPUs in the flavor. See "hw:cpu_dedicated_mask"',
+    )
   return p.within
 }
 
@@ -199,11 +238,16 @@ function hyperthreadingTrait(specs: Record<string, string>, image: Record<string
 function nodeCountConstraint(specs: Record<string, string>, image: Record<string, string>): number | null {
   const fv = specs['hw:numa_nodes']
   const iv = image.hw_numa_nodes
-  if (given(fv) && given(iv)) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_nodes' is not permitted to override NUMA configuration set against the flavor")
+  if (given(fv) && given(iv))
+    throw new NumaRequestError(
+      'ImageNUMATopologyForbidden',
+      "Image property 'hw_numa_nodes' is not permitted to override NUMA configuration set against the flavor",
+    )
   const nodes = given(fv) ? fv : iv
   if (nodes === undefined) return null
   // strutils.is_int_like: str(int(x)) == str(x)
-  if (!/^(0|-?[1-9]\d*)$/.test(nodes) || Number(nodes) < 1) throw new NumaRequestError('InvalidNUMANodesNumber', `The property 'numa_nodes' cannot be '${nodes}'. It must be a number greater than 0`)
+  if (!/^(0|-?[1-9]\d*)$/.test(nodes) || Number(nodes) < 1)
+    throw new NumaRequestError('InvalidNUMANodesNumber', `The property 'numa_nodes' cannot be '${nodes}'. It must be a number greater than 0`)
   return Number(nodes)
 }
 
@@ -239,9 +283,14 @@ function lockedMemoryConstraint(specs: Record<string, string>, image: Record<str
   let locked: boolean | null
   if (fv !== undefined) {
     locked = boolFromString(fv)
-    if (imageLocked !== null && imageLocked !== locked) throw new NumaRequestError('FlavorImageLockedMemoryConflict', `locked_memory value in image (${imageLocked ? 'True' : 'False'}) and flavor (${locked ? 'True' : 'False'}) conflict. A consistent value is expected if both specified.`)
+    if (imageLocked !== null && imageLocked !== locked)
+      throw new NumaRequestError(
+        'FlavorImageLockedMemoryConflict',
+        `locked_memory value in image (${imageLocked ? 'True' : 'False'}) and flavor (${locked ? 'True' : 'False'}) conflict. A consistent value is expected if both specified.`,
+      )
   } else locked = imageLocked
-  if (locked && !given(specs['hw:mem_page_size']) && !given(image.hw_mem_page_size)) throw new NumaRequestError('LockMemoryForbidden', 'locked_memory value in image or flavor is forbidden when mem_page_size is not set.')
+  if (locked && !given(specs['hw:mem_page_size']) && !given(image.hw_mem_page_size))
+    throw new NumaRequestError('LockMemoryForbidden', 'locked_memory value in image or flavor is forbidden when mem_page_size is not set.')
 }
 
 const NUMA_NODES_MAX = 128
@@ -268,7 +317,12 @@ function memText(v: string): number {
  * numa_get_constraints: the guest NUMA topology a flavor and image ask for, or null. Throws
  * NumaRequestError (nova's exception name and message) where nova-api refuses the request.
  */
-export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs: Record<string, string>, image: Record<string, string>): InstanceTopologyRequest | null {
+export function instanceTopologyFor(
+  vcpus: number,
+  memoryMb: number,
+  extraSpecs: Record<string, string>,
+  image: Record<string, string>,
+): InstanceTopologyRequest | null {
   // ImageMetaProps parses the image's per-node lists when the image is read, before any check here
   const imageCpuSets = cellMappings(image, 'hw_numa_cpus')?.map((s) => parseCpuSpecBounded(s, vcpus)) ?? null
   const imageMemList = cellMappings(image, 'hw_numa_mem')?.map(memText) ?? null
@@ -279,29 +333,52 @@ export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs:
   const emu = emulatorPolicyConstraint(extraSpecs)
 
   const [reqVcpus, reqPcpus] = vcpuPcpuResources(extraSpecs)
-  if (cpuPolicy && (reqVcpus || reqPcpus)) throw new NumaRequestError('InvalidRequest', "It is not possible to use the 'resources:VCPU' or 'resources:PCPU' extra specs in combination with the 'hw:cpu_policy' extra spec or 'hw_cpu_policy' image metadata property; use one or the other")
-  if (reqVcpus && reqPcpus) throw new NumaRequestError('InvalidRequest', "It is not possible to specify both 'resources:VCPU' and 'resources:PCPU' extra specs; use one or the other")
+  if (cpuPolicy && (reqVcpus || reqPcpus))
+    throw new NumaRequestError(
+      'InvalidRequest',
+      "It is not possible to use the 'resources:VCPU' or 'resources:PCPU' extra specs in combination with the 'hw:cpu_policy' extra spec or 'hw_cpu_policy' image metadata property; use one or the other",
+    )
+  if (reqVcpus && reqPcpus)
+    throw new NumaRequestError('InvalidRequest', "It is not possible to specify both 'resources:VCPU' and 'resources:PCPU' extra specs; use one or the other")
   if (reqPcpus) {
-    if (emu === 'isolate' && vcpus + 1 !== reqPcpus) throw new NumaRequestError('InvalidRequest', "You have requested 'hw:emulator_threads_policy=isolate' but have not requested sufficient PCPUs to handle this policy; you must allocate exactly flavor.vcpus + 1 PCPUs.")
-    if (emu !== 'isolate' && vcpus !== reqPcpus) throw new NumaRequestError('InvalidRequest', "There is a mismatch between the number of PCPUs requested via 'resourcesNN:PCPU' and the flavor); you must allocate exactly flavor.vcpus PCPUs")
+    if (emu === 'isolate' && vcpus + 1 !== reqPcpus)
+      throw new NumaRequestError(
+        'InvalidRequest',
+        "You have requested 'hw:emulator_threads_policy=isolate' but have not requested sufficient PCPUs to handle this policy; you must allocate exactly flavor.vcpus + 1 PCPUs.",
+      )
+    if (emu !== 'isolate' && vcpus !== reqPcpus)
+      throw new NumaRequestError(
+        'InvalidRequest',
+        "There is a mismatch between the number of PCPUs requested via 'resourcesNN:PCPU' and the flavor); you must allocate exactly flavor.vcpus PCPUs",
+      )
     cpuPolicy = 'dedicated'
   }
   if (reqVcpus) cpuPolicy = 'shared'
 
   const ht = hyperthreadingTrait(extraSpecs, image)
-  if (threadPolicy && ht) throw new NumaRequestError('InvalidRequest', "It is not possible to use the 'trait:HW_CPU_HYPERTHREADING' extra spec in combination with the 'hw:cpu_thread_policy' extra spec or 'hw_cpu_thread_policy' image metadata property; use one or the other")
+  if (threadPolicy && ht)
+    throw new NumaRequestError(
+      'InvalidRequest',
+      "It is not possible to use the 'trait:HW_CPU_HYPERTHREADING' extra spec in combination with the 'hw:cpu_thread_policy' extra spec or 'hw_cpu_thread_policy' image metadata property; use one or the other",
+    )
   if (ht === 'forbidden') threadPolicy = 'isolate'
   else if (ht === 'required') threadPolicy = 'require'
 
   if (cpuPolicy === null || cpuPolicy === 'shared') {
-    if (threadPolicy) throw new NumaRequestError('CPUThreadPolicyConfigurationInvalid', 'Cannot set cpu thread pinning policy in a non dedicated cpu pinning policy')
-    if (emu === 'isolate') throw new NumaRequestError('BadRequirementEmulatorThreadsPolicy', 'An isolated CPU emulator threads option requires a dedicated CPU policy option.')
-    if (dedicated && dedicated.length > 0) throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
-    if (realtime && realtime.length > 0) throw new NumaRequestError('RealtimeConfigurationInvalid', 'Cannot set realtime policy in a non dedicated cpu pinning policy')
+    if (threadPolicy)
+      throw new NumaRequestError('CPUThreadPolicyConfigurationInvalid', 'Cannot set cpu thread pinning policy in a non dedicated cpu pinning policy')
+    if (emu === 'isolate')
+      throw new NumaRequestError('BadRequirementEmulatorThreadsPolicy', 'An isolated CPU emulator threads option requires a dedicated CPU policy option.')
+    if (dedicated && dedicated.length > 0)
+      throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
+    if (realtime && realtime.length > 0)
+      throw new NumaRequestError('RealtimeConfigurationInvalid', 'Cannot set realtime policy in a non dedicated cpu pinning policy')
   } else if (cpuPolicy === 'dedicated') {
-    if (dedicated && dedicated.length > 0) throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
+    if (dedicated && dedicated.length > 0)
+      throw new NumaRequestError('RequiredMixedInstancePolicy', "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.")
   } else {
-    const both = "Dedicated CPU set can be specified from either 'hw:cpu_dedicated_mask' or 'hw:cpu_realtime_mask' when using 'mixed' CPU policy. 'hw:cpu_dedicated_mask' and 'hw:cpu_realtime_mask' can not be specified at the same time, or be specified with none of them."
+    const both =
+      "Dedicated CPU set can be specified from either 'hw:cpu_dedicated_mask' or 'hw:cpu_realtime_mask' when using 'mixed' CPU policy. 'hw:cpu_dedicated_mask' and 'hw:cpu_realtime_mask' can not be specified at the same time, or be specified with none of them."
     const rtGiven = realtime !== null && realtime.length > 0
     const dedGiven = dedicated !== null && dedicated.length > 0
     if ((rtGiven && dedGiven) || !(rtGiven || dedGiven)) throw new NumaRequestError('RequiredMixedOrRealtimeCPUMask', both)
@@ -322,19 +399,47 @@ export function instanceTopologyFor(vcpus: number, memoryMb: number, extraSpecs:
   const flavorMem = cellMappings(extraSpecs, 'hw:numa_mem')
   let cpuList: BoundedCpuSet[] | null = flavorCpus?.map((s) => parseCpuSpecBounded(s, vcpus)) ?? null
   if (cpuList === null) cpuList = imageCpuSets
-  else if (imageCpuSets !== null) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_cpus' is not permitted to override NUMA configuration set against the flavor")
+  else if (imageCpuSets !== null)
+    throw new NumaRequestError(
+      'ImageNUMATopologyForbidden',
+      "Image property 'hw_numa_cpus' is not permitted to override NUMA configuration set against the flavor",
+    )
   let memList: number[] | null = flavorMem?.map(memText) ?? null
   if (memList === null) memList = imageMemList
-  else if (imageMemList !== null) throw new NumaRequestError('ImageNUMATopologyForbidden', "Image property 'hw_numa_mem' is not permitted to override NUMA configuration set against the flavor")
+  else if (imageMemList !== null)
+    throw new NumaRequestError(
+      'ImageNUMATopologyForbidden',
+      "Image property 'hw_numa_mem' is not permitted to override NUMA configuration set against the flavor",
+    )
 
   const cells: InstanceCellRequest[] = []
-  const cell = (id: number, cpus: number[], memory: number): InstanceCellRequest => ({id, cpuset: cpus.filter((c) => !pcpus.has(c)), pcpuset: cpus.filter((c) => pcpus.has(c)), memory, pagesize: pagesize || null, cpuPolicy, threadPolicy})
+  const cell = (id: number, cpus: number[], memory: number): InstanceCellRequest => ({
+    id,
+    cpuset: cpus.filter((c) => !pcpus.has(c)),
+    pcpuset: cpus.filter((c) => pcpus.has(c)),
+    memory,
+    pagesize: pagesize || null,
+    cpuPolicy,
+    threadPolicy,
+  })
   if (cpuList === null && memList === null) {
-    if (vcpus % nodes !== 0 || memoryMb % nodes !== 0) throw new NumaRequestError('ImageNUMATopologyAsymmetric', 'Instance CPUs and/or memory cannot be evenly distributed across instance NUMA nodes. Explicit assignment of CPUs and memory to nodes is required')
+    if (vcpus % nodes !== 0 || memoryMb % nodes !== 0)
+      throw new NumaRequestError(
+        'ImageNUMATopologyAsymmetric',
+        'Instance CPUs and/or memory cannot be evenly distributed across instance NUMA nodes. Explicit assignment of CPUs and memory to nodes is required',
+      )
     const per = Math.trunc(vcpus / nodes)
-    for (let i = 0; i < nodes; i++) cells.push(cell(i, Array.from({length: per}, (_, k) => i * per + k), Math.trunc(memoryMb / nodes)))
+    for (let i = 0; i < nodes; i++)
+      cells.push(
+        cell(
+          i,
+          Array.from({length: per}, (_, k) => i * per + k),
+          Math.trunc(memoryMb / nodes),
+        ),
+      )
   } else if (cpuList !== null && memList !== null) {
-    if (cpuList.length !== nodes || memList.length !== nodes) throw new NumaRequestError('ImageNUMATopologyIncomplete', 'CPU and memory allocation must be provided for all NUMA nodes')
+    if (cpuList.length !== nodes || memList.length !== nodes)
+      throw new NumaRequestError('ImageNUMATopologyIncomplete', 'CPU and memory allocation must be provided for all NUMA nodes')
     const avail = new Set(Array.from({length: vcpus}, (_, i) => i))
     let total = 0
     for (let i = 0; i < nodes; i++) {

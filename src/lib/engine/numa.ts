@@ -8,10 +8,26 @@ import type {HostNumaCell, HostNumaTopology, MemPages} from '../domain/nova-obje
 import {cpuRanges} from '../util/cpu-ranges.js'
 import {PyIntSet} from './pyset.js'
 import type {EngineRelease} from './config.js'
-import {type CpuPolicy, type InstanceCellRequest, type InstanceTopologyRequest, MEMPAGES_ANY, MEMPAGES_LARGE, MEMPAGES_SMALL, type ThreadPolicy} from './numa-constraints.js'
+import {
+  type CpuPolicy,
+  type InstanceCellRequest,
+  type InstanceTopologyRequest,
+  MEMPAGES_ANY,
+  MEMPAGES_LARGE,
+  MEMPAGES_SMALL,
+  type ThreadPolicy,
+} from './numa-constraints.js'
 
 // The engine and the tests know the NUMA code as one module.
-export {type CpuPolicy, type InstanceCellRequest, type InstanceTopologyRequest, instanceTopologyFor, NumaRequestError, parseCpuSpecBounded, type ThreadPolicy} from './numa-constraints.js'
+export {
+  type CpuPolicy,
+  type InstanceCellRequest,
+  type InstanceTopologyRequest,
+  instanceTopologyFor,
+  NumaRequestError,
+  parseCpuSpecBounded,
+  type ThreadPolicy,
+} from './numa-constraints.js'
 
 export interface FittedCell {
   id: number // host cell id
@@ -99,7 +115,11 @@ function noPins(p: Array<[number, number]> | null): p is null {
 }
 
 /** _pack_instance_onto_cores: returns pinning + reserved pCPUs, or a reason. */
-function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserved: number): {pinning: Array<[number, number]>; reserved: number[]} | FitFailure {
+function packOntoCores(
+  cell: HostNumaCell,
+  inst: InstanceCellRequest,
+  numReserved: number,
+): {pinning: Array<[number, number]>; reserved: number[]} | FitFailure {
   if (cell.siblings.length === 0) {
     // max(map(len, [])) raises ValueError in nova: the filter errors out on such a host.
     return {reason: `host NUMA cell ${cell.id} has no siblings information (nova's pinning code raises ValueError)`}
@@ -110,7 +130,7 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
   // sets, iterated in their hash-table order (see pyset.ts), which decides the CPUs picked below.
   const freeSiblings = freeSiblingsOf(cell)
   const siblingSets = new Map<number, number[][]>()
-  for (const sib of freeSiblings) for (let n = 1; n <= sib.length; n++) (siblingSets.get(n) ?? siblingSets.set(n, []).get(n) as number[][]).push(sib)
+  for (const sib of freeSiblings) for (let n = 1; n <= sib.length; n++) (siblingSets.get(n) ?? (siblingSets.set(n, []).get(n) as number[][])).push(sib)
   const vcpus = [...inst.pcpuset].sort((a, b) => a - b)
   const getPinning = (threadsNo: number, sets: number[][]): Array<[number, number]> | null => {
     if (threadsNo * sets.length < vcpus.length) return null
@@ -163,7 +183,9 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
     }
   }
   if (noPins(pinning) || (numReserved && !reserved)) {
-    return {reason: `cannot pin ${vcpus.length} vCPU(s)${numReserved ? ` + ${numReserved} emulator pCPU` : ''} on cell ${cell.id}: free pCPUs ${fmtSet([...free])} (pinned_cpus ${fmtSet(cell.pinned_cpus)})${policy ? `, thread policy ${policy}` : ''}`}
+    return {
+      reason: `cannot pin ${vcpus.length} vCPU(s)${numReserved ? ` + ${numReserved} emulator pCPU` : ''} on cell ${cell.id}: free pCPUs ${fmtSet([...free])} (pinned_cpus ${fmtSet(cell.pinned_cpus)})${policy ? `, thread policy ${policy}` : ''}`,
+    }
   }
   return {pinning, reserved: reserved ?? []}
 }
@@ -175,7 +197,13 @@ function packOntoCores(cell: HostNumaCell, inst: InstanceCellRequest, numReserve
  * reports page sizes (no overcommit) or the free memory when it does not, and not at all when a
  * page size was requested (the free-pages check of the size stands for it).
  */
-export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, limits: {cpu: number; ram: number} | null, numReserved: number, release: EngineRelease = 'zed'): FittedCell | FitFailure {
+export function fitInstanceCell(
+  cell: HostNumaCell,
+  inst: InstanceCellRequest,
+  limits: {cpu: number; ram: number} | null,
+  numReserved: number,
+  release: EngineRelease = 'zed',
+): FittedCell | FitFailure {
   let pagesize: number | null = null
   const pinned = inst.cpuPolicy === 'dedicated' || inst.cpuPolicy === 'mixed'
   const epoxy = release !== 'zed'
@@ -195,14 +223,17 @@ export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, l
   if (pinned && inst.pcpuset.length + numReserved > cell.pcpuset.length) {
     return {reason: `cell ${cell.id}: needs ${inst.pcpuset.length + numReserved} dedicated pCPUs, cell has ${cell.pcpuset.length} in cpu_dedicated_set`}
   }
-  if (shared && inst.cpuset.length > cell.cpuset.length) return {reason: `cell ${cell.id}: needs ${inst.cpuset.length} shared CPUs, cell has ${cell.cpuset.length}`}
+  if (shared && inst.cpuset.length > cell.cpuset.length)
+    return {reason: `cell ${cell.id}: needs ${inst.cpuset.length} shared CPUs, cell has ${cell.cpuset.length}`}
   let pinning: Array<[number, number]> = []
   let reserved: number[] = []
   if (pinned) {
     const need = inst.pcpuset.length + numReserved
     const free = freePcpus(cell)
     if (need > free.length) {
-      return {reason: `cell ${cell.id}: needs ${need} free pCPUs, has ${free.length} (pcpuset ${fmtSet(cell.pcpuset)}, pinned_cpus ${fmtSet(cell.pinned_cpus)})`}
+      return {
+        reason: `cell ${cell.id}: needs ${need} free pCPUs, has ${free.length} (pcpuset ${fmtSet(cell.pcpuset)}, pinned_cpus ${fmtSet(cell.pinned_cpus)})`,
+      }
     }
     if (!epoxy && inst.memory > availMemory(cell)) return {reason: `cell ${cell.id}: needs ${inst.memory} MB, ${availMemory(cell)} MB available`}
     const packed = packOntoCores(cell, inst, numReserved)
@@ -218,7 +249,17 @@ export function fitInstanceCell(cell: HostNumaCell, inst: InstanceCellRequest, l
     const ramLimit = cell.memory * limits.ram
     if (ramUsage > ramLimit) return {reason: `cell ${cell.id}: memory usage ${ramUsage} MB > limit ${ramLimit} MB`}
   }
-  return {id: cell.id, cpuset: inst.cpuset, pcpuset: inst.pcpuset, memory: inst.memory, pagesize, cpuPolicy: inst.cpuPolicy, pinning, cpusetReserved: reserved, threadPolicy: inst.threadPolicy}
+  return {
+    id: cell.id,
+    cpuset: inst.cpuset,
+    pcpuset: inst.pcpuset,
+    memory: inst.memory,
+    pagesize,
+    cpuPolicy: inst.cpuPolicy,
+    pinning,
+    cpusetReserved: reserved,
+    threadPolicy: inst.threadPolicy,
+  }
 }
 
 function* permutations<T>(items: T[], k: number): Generator<T[]> {
@@ -347,9 +388,14 @@ function pinCpus(cell: HostNumaCell, cpus: Set<number>, withSiblings: boolean): 
     for (const sib of cell.siblings) if (sib.some((c) => cpus.has(c))) for (const c of sib) want.add(c)
   }
   const pcpus = new Set(cell.pcpuset)
-  if ([...want].some((c) => !pcpus.has(c))) throw new CpuPinningError('CPUPinningUnknown', `CPU set to pin ${pyList(want)} must be a subset of known CPU set ${pyList(pcpus)}`)
+  if ([...want].some((c) => !pcpus.has(c)))
+    throw new CpuPinningError('CPUPinningUnknown', `CPU set to pin ${pyList(want)} must be a subset of known CPU set ${pyList(pcpus)}`)
   const pinned = new Set(cell.pinned_cpus)
-  if ([...want].some((c) => pinned.has(c))) throw new CpuPinningError('CPUPinningInvalid', `CPU set to pin ${pyList(want)} must be a subset of free CPU set ${pyList(cell.pcpuset.filter((c) => !pinned.has(c)))}`)
+  if ([...want].some((c) => pinned.has(c)))
+    throw new CpuPinningError(
+      'CPUPinningInvalid',
+      `CPU set to pin ${pyList(want)} must be a subset of free CPU set ${pyList(cell.pcpuset.filter((c) => !pinned.has(c)))}`,
+    )
   return [...pinned, ...want].sort((a, b) => a - b)
 }
 
@@ -362,7 +408,8 @@ export function consumeNuma(host: HostNumaTopology, cells: FittedCell[]): HostNu
       for (const ic of cells) {
         if (ic.id !== hc.id) continue
         const ps = ic.pagesize ?? (next.mempages.length > 0 ? smallestPagesize(next) : null)
-        if (ps !== null) next.mempages = next.mempages.map((p): MemPages => (p.size_kb === ps ? {...p, used: Math.max(0, p.used + (ic.memory * 1024) / p.size_kb)} : p))
+        if (ps !== null)
+          next.mempages = next.mempages.map((p): MemPages => (p.size_kb === ps ? {...p, used: Math.max(0, p.used + (ic.memory * 1024) / p.size_kb)} : p))
         next.memory_usage += ic.memory
         next.cpu_usage += ic.cpuset.length
         if (ic.cpuPolicy === null || ic.cpuPolicy === 'shared') continue

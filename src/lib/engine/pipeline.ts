@@ -43,11 +43,16 @@ interface Run {
 
 function resolvePlugins(cfg: SchedulerConfig): {filters: HostFilter[]; weighers: Weigher[]} {
   const {filters, unknown: unknownFilters} = resolveFilters(cfg.enabled_filters)
-  if (unknownFilters.length > 0) throw new ConfigError(`unknown scheduler filter(s): ${unknownFilters.join(', ')}`, `Known filters: ${Object.keys(FILTERS).join(', ')}`)
+  if (unknownFilters.length > 0)
+    throw new ConfigError(`unknown scheduler filter(s): ${unknownFilters.join(', ')}`, `Known filters: ${Object.keys(FILTERS).join(', ')}`)
   const {weighers, unknown: unknownWeighers} = resolveWeighers(cfg.weight_classes)
   if (unknownWeighers.length > 0) throw new ConfigError(`unknown weigher(s): ${unknownWeighers.join(', ')}`)
   const absent = notInRelease(cfg)
-  if (absent.length > 0) throw new ConfigError(`nova ${cfg.release} has no ${absent.join(', ')}`, 'Drop it from enabled_filters / weight_classes, or simulate the release that has it (--release).')
+  if (absent.length > 0)
+    throw new ConfigError(
+      `nova ${cfg.release} has no ${absent.join(', ')}`,
+      'Drop it from enabled_filters / weight_classes, or simulate the release that has it (--release).',
+    )
   return {filters, weighers}
 }
 
@@ -58,7 +63,9 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
   const result = emptyResult(spec, seed)
   // The instances of this request are members of their server group, as nova-api records them; a
   // move schedules the instance itself (already a member).
-  const uuids = spec.instanceUuid ? [spec.instanceUuid] : Array.from({length: spec.numInstances}, (_, i) => `simulated-instance-${String(i + 1).padStart(4, '0')}`)
+  const uuids = spec.instanceUuid
+    ? [spec.instanceUuid]
+    : Array.from({length: spec.numInstances}, (_, i) => `simulated-instance-${String(i + 1).padStart(4, '0')}`)
   if (spec.group) for (const u of uuids) spec.group.members.add(u)
   try {
     result.prefilters = runRequestFilters(model, spec, cfg)
@@ -69,7 +76,9 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
     return finishNoValidHost(result, `request filter failed: ${error.message}`)
   }
   if (spec.numaTopology && !filters.some((f) => f.name === 'NUMATopologyFilter')) {
-    result.warnings.push('the request has a NUMA topology (pinning / hw:numa_nodes / page size) but NUMATopologyFilter is not in enabled_filters: nova would pick a host without checking NUMA cells, and the build could then fail on the compute node (add it with --filters or --nova-conf)')
+    result.warnings.push(
+      'the request has a NUMA topology (pinning / hw:numa_nodes / page size) but NUMATopologyFilter is not in enabled_filters: nova would pick a host without checking NUMA cells, and the build could then fail on the compute node (add it with --filters or --nova-conf)',
+    )
   }
   const pr = placementRequestFor(model, spec, cfg)
   result.warnings.push(...unreadSpecs(spec), ...pr.warnings)
@@ -80,7 +89,10 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
 
   const idx = providerIndex(model)
   const state = opts.state ?? createEngineState()
-  const cands = allocationCandidates(idx, pr.request, state.usageView(idx), {maxCandidates: cfg.max_allocation_candidates, strategy: cfg.allocation_candidates_generation_strategy})
+  const cands = allocationCandidates(idx, pr.request, state.usageView(idx), {
+    maxCandidates: cfg.max_allocation_candidates,
+    strategy: cfg.allocation_candidates_generation_strategy,
+  })
   recordPlacement(result, cands, pr.request)
   const run: Run = {model, cfg, spec, idx, state, result, verdicts: new Map(), rng: createRng(seed), topWeighed: opts.topWeighed ?? 5}
   const hosts = narrowHosts(candidateHostStates(model, idx, cands, spec, cfg, state, result, run.verdicts), spec, run.verdicts)
@@ -88,8 +100,17 @@ export function simulateBoot(model: CloudModel, req: BootRequest, cfg: Scheduler
   const explain = Boolean(opts.explain)
   const placed = result.instances.filter((o) => o.host !== null).length
   if (explain || placed < spec.numInstances) {
-    first.weighed.forEach((w, rank) => run.verdicts.set(w.hs.key, {host: w.hs.host, node: w.hs.nodename, stage: 'weigher', reason: `passed all filters; weighed ${w.weight.toFixed(4)} (rank ${rank + 1} of ${first.weighed.length})`, label: 'outweighed'}))
-    if (first.selected) run.verdicts.set(first.selected.key, {host: first.selected.host, node: first.selected.nodename, stage: 'selected', reason: 'selected', label: 'selected'})
+    first.weighed.forEach((w, rank) =>
+      run.verdicts.set(w.hs.key, {
+        host: w.hs.host,
+        node: w.hs.nodename,
+        stage: 'weigher',
+        reason: `passed all filters; weighed ${w.weight.toFixed(4)} (rank ${rank + 1} of ${first.weighed.length})`,
+        label: 'outweighed',
+      }),
+    )
+    if (first.selected)
+      run.verdicts.set(first.selected.key, {host: first.selected.host, node: first.selected.nodename, stage: 'selected', reason: 'selected', label: 'selected'})
     // Placement-stage verdicts for every other compute node: for --explain/--why and for the summary.
     collectPlacementVerdicts(model, idx, cands, spec, run.verdicts)
   }
@@ -117,7 +138,10 @@ function recordPlacement(result: SimulationResult, cands: CandidateResult, reque
     limit: request.limit,
     providerSummaries: cands.summaryProviderIds.size,
     stoppedAt: cands.diagnostics.stoppedAt,
-    notes: [...cands.diagnostics.notes, ...(cands.combinationsTruncated ? [`more than 10000 combinations in a provider tree: the engine stopped enumerating (placement would not)`] : [])],
+    notes: [
+      ...cands.diagnostics.notes,
+      ...(cands.combinationsTruncated ? [`more than 10000 combinations in a provider tree: the engine stopped enumerating (placement would not)`] : []),
+    ],
   }
 }
 
@@ -140,7 +164,14 @@ function requestsByProvider(idx: ProviderIndex, cands: CandidateResult): Map<str
  * FilterScheduler._schedule per instance: filter, weigh, choose, claim, consume. Returns the first
  * instance's weighing and choice (turned into verdicts only when they are reported).
  */
-function placeInstances(run: Run, start: HostState[], cands: CandidateResult, uuids: string[], filters: HostFilter[], weighers: Weigher[]): {weighed: WeighedHost[]; selected: HostState | null} {
+function placeInstances(
+  run: Run,
+  start: HostState[],
+  cands: CandidateResult,
+  uuids: string[],
+  filters: HostFilter[],
+  weighers: Weigher[],
+): {weighed: WeighedHost[]; selected: HostState | null} {
   const {spec, result, state, idx, cfg} = run
   const forced = spec.forceHosts.length > 0 || spec.forceNodes.length > 0
   const areqsByRp = requestsByProvider(idx, cands)
@@ -185,7 +216,12 @@ function placeInstances(run: Run, start: HostState[], cands: CandidateResult, uu
 }
 
 /** The first host (in the chosen order) whose first allocation request still fits placement. */
-function claimFirst(run: Run, sorted: HostState[], areqsByRp: Map<string, AllocationRequest[]>, outcome: InstanceOutcome): {hs: HostState; areq: AllocationRequest} | null {
+function claimFirst(
+  run: Run,
+  sorted: HostState[],
+  areqsByRp: Map<string, AllocationRequest[]>,
+  outcome: InstanceOutcome,
+): {hs: HostState; areq: AllocationRequest} | null {
   for (const hs of sorted) {
     const list = areqsByRp.get(hs.uuid)
     if (!list || list.length === 0) continue
@@ -197,7 +233,15 @@ function claimFirst(run: Run, sorted: HostState[], areqsByRp: Map<string, Alloca
 }
 
 /** BaseFilterHandler.get_filtered_objects: filter by filter, stop at the first empty result. */
-function runFilters(filters: HostFilter[], hosts: HostState[], spec: RequestSpec, ctx: FilterContext, index: number, steps: FilterStep[], verdicts: Map<string, HostVerdict> | null): HostState[] {
+function runFilters(
+  filters: HostFilter[],
+  hosts: HostState[],
+  spec: RequestSpec,
+  ctx: FilterContext,
+  index: number,
+  steps: FilterStep[],
+  verdicts: Map<string, HostVerdict> | null,
+): HostState[] {
   let list = hosts
   for (const f of filters) {
     if (f.runOncePerRequest && index > 0) {

@@ -61,7 +61,8 @@ export function checkCandidateCapacity(inv: ProviderInventory | undefined, used:
   }
   if (inv.minUnit > amount) return {ok: false, why: 'min_unit', detail: `${rc} ${amount} is below min_unit ${inv.minUnit}`}
   if (inv.maxUnit < amount) return {ok: false, why: 'max_unit', detail: `${rc} ${amount} exceeds max_unit ${inv.maxUnit}`}
-  if (inv.stepSize <= 0 || amount % inv.stepSize !== 0) return {ok: false, why: 'step_size', detail: `${rc} ${amount} is not a multiple of step_size ${inv.stepSize}`}
+  if (inv.stepSize <= 0 || amount % inv.stepSize !== 0)
+    return {ok: false, why: 'step_size', detail: `${rc} ${amount} is not a multiple of step_size ${inv.stepSize}`}
   return FITS
 }
 

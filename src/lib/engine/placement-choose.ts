@@ -64,8 +64,16 @@ export function classesOfSeveralGroups(req: PlacementRequest): Set<string> {
 }
 
 /** Apply the limit (after ordering, as placement does) and collect the provider summaries. */
-export function finish(idx: ProviderIndex, req: PlacementRequest, all: AllocationRequest[], diag: CandidateDiagnostics, truncated: boolean, multiGroupRcs: Set<string>): CandidateResult {
-  if (multiGroupRcs.size > 0) diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
+export function finish(
+  idx: ProviderIndex,
+  req: PlacementRequest,
+  all: AllocationRequest[],
+  diag: CandidateDiagnostics,
+  truncated: boolean,
+  multiGroupRcs: Set<string>,
+): CandidateResult {
+  if (multiGroupRcs.size > 0)
+    diag.notes.push(`resource class(es) ${[...multiGroupRcs].join(', ')} requested by several groups: amounts are summed per provider`)
   all = dedupeSharingOnly(idx, all)
   const kept = req.limit !== null && req.limit < all.length ? all.slice(0, req.limit) : all
   const keptRoots = new Set<number>()

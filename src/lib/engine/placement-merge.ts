@@ -60,7 +60,16 @@ export function mergeGroups(
   for (const anchor of anchors) {
     const m = byAnchor.get(anchor) as Map<string, AllocationRequest[]>
     if (m.size !== suffixes.length) {
-      if (!diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(`tree cannot satisfy request group(s) ${suffixes.filter((s) => !m.has(s)).map((s) => s || '(unsuffixed)').join(', ')}`))
+      if (!diag.rejectedRoots.has(anchor))
+        diag.rejectedRoots.set(
+          anchor,
+          rootRejection(
+            `tree cannot satisfy request group(s) ${suffixes
+              .filter((s) => !m.has(s))
+              .map((s) => s || '(unsuffixed)')
+              .join(', ')}`,
+          ),
+        )
       continue
     }
     if (suffixes.length === 1) {
@@ -68,7 +77,13 @@ export function mergeGroups(
       keepFitting(idx, usage, m.get(suffixes[0] as string) as AllocationRequest[], anchor, all, diag)
       continue
     }
-    const r = combineAnchor(idx, req, suffixes.map((s) => m.get(s) as AllocationRequest[]), usage, all)
+    const r = combineAnchor(
+      idx,
+      req,
+      suffixes.map((s) => m.get(s) as AllocationRequest[]),
+      usage,
+      all,
+    )
     truncated ||= r.truncated
     if (r.found === 0 && r.rejectedWhy && !diag.rejectedRoots.has(anchor)) diag.rejectedRoots.set(anchor, rootRejection(r.rejectedWhy))
   }
@@ -151,7 +166,14 @@ function isAncestorOrSelf(idx: ProviderIndex, ancestor: number, id: number): boo
  * Re-checks capacity of one anchor's requests, keeping those that fit; when none does, the anchor
  * is rejected with the first reason found.
  */
-function keepFitting(idx: ProviderIndex, usage: UsageView, areqs: AllocationRequest[], anchor: number, into: AllocationRequest[], diag: CandidateDiagnostics): void {
+function keepFitting(
+  idx: ProviderIndex,
+  usage: UsageView,
+  areqs: AllocationRequest[],
+  anchor: number,
+  into: AllocationRequest[],
+  diag: CandidateDiagnostics,
+): void {
   let any = false
   let why: string | null = null
   for (const a of areqs) {

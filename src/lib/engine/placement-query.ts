@@ -22,7 +22,14 @@ const QS_KEY = /^(resources|required|member_of|in_tree)([a-zA-Z0-9_-]{1,64})?$/
 
 /** oslo uuidutils.is_uuid_like */
 function isUuidLike(v: string): boolean {
-  return /^[0-9a-f]{32}$/.test(v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '').toLowerCase())
+  return /^[0-9a-f]{32}$/.test(
+    v
+      .replace(/urn:/g, '')
+      .replace(/uuid:/g, '')
+      .replace(/^[{}]+|[{}]+$/g, '')
+      .replace(/-/g, '')
+      .toLowerCase(),
+  )
 }
 
 /** A microversion as a number: '1.39' -> 1039. */
@@ -42,8 +49,12 @@ const invalid = (what: string) => `Invalid query string parameters: ${what}`
 function requiredValueError(val: string, anyTraits: boolean): string | null {
   if (!val.startsWith('in:')) return null
   if (!anyTraits) return invalid(`The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`)
-  const traits = val.slice(3).split(',').map((t) => t.trim())
-  if (traits.some((t) => t === '')) return invalid(`Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`)
+  const traits = val
+    .slice(3)
+    .split(',')
+    .map((t) => t.trim())
+  if (traits.some((t) => t === ''))
+    return invalid(`Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`)
   if (traits.some((t) => t.startsWith('!'))) return invalid(`The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: ${val}`)
   return null
 }
@@ -54,7 +65,8 @@ function paramError(params: Array<[string, string]>, anyTraits: boolean): string
     const m = QS_KEY.exec(key)
     if (!m) continue
     if (m[1] === 'resources') {
-      if (val.trim() === '') return 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.'
+      if (val.trim() === '')
+        return 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string.'
       for (const rt of val.split(',')) {
         const [rc, amount] = rt.split(':') as [string, string]
         if (Number(amount) < 1) return `Requested resource ${rc} requires amount >= 1. Got: ${amount}.`
@@ -100,7 +112,8 @@ function conflictError(req: PlacementRequest): string | null {
   const conflicts: string[] = []
   for (const g of req.groups) {
     for (const t of g.required) if (g.forbidden.has(t)) conflicts.push(`required${g.suffix}: (${t})`)
-    for (const anyOf of g.requiredAnyOf ?? []) if (anyOf.every((t) => g.forbidden.has(t))) conflicts.push(`required${g.suffix}: (${[...new Set(anyOf)].sort().join(', ')})`)
+    for (const anyOf of g.requiredAnyOf ?? [])
+      if (anyOf.every((t) => g.forbidden.has(t))) conflicts.push(`required${g.suffix}: (${[...new Set(anyOf)].sort().join(', ')})`)
   }
   return conflicts.length > 0 ? `Conflicting required and forbidden traits found in the following traits keys: ${conflicts.sort().join(', ')}` : null
 }
@@ -116,17 +129,20 @@ export function placementBadRequest(idx: KnownNames, req: PlacementRequest): str
   const params = queryParams(req)
   // the JSON schema, over dict(req.GET)
   if (req.limit !== null && !(Number.isInteger(req.limit) && req.limit >= 1)) return invalid(`'${req.limit}' does not match '^[1-9][0-9]*$'`)
-  if (req.groupPolicy !== null && req.groupPolicy !== 'none' && req.groupPolicy !== 'isolate') return invalid(`'${req.groupPolicy}' is not one of ['none', 'isolate']`)
+  if (req.groupPolicy !== null && req.groupPolicy !== 'none' && req.groupPolicy !== 'isolate')
+    return invalid(`'${req.groupPolicy}' is not one of ['none', 'isolate']`)
   // RequestWideParams.from_request
   // root_required is parsed the pre-1.39 way at every microversion
   const rootParam = params.find(([k]) => k === 'root_required')
-  if (rootParam && rootParam[1].startsWith('in:')) return invalid(`The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${rootParam[1]}`)
+  if (rootParam && rootParam[1].startsWith('in:'))
+    return invalid(`The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${rootParam[1]}`)
   const rootConflicts = [...req.rootRequired].filter((t) => req.rootForbidden.has(t))
   if (rootConflicts.length > 0) return `Conflicting required and forbidden traits found in root_required: ${rootConflicts.join(', ')}`
   if ((req.sameSubtree ?? []).some((l) => l.some((s) => s.trim() === ''))) return 'Empty string (unsuffixed group) can not be specified in `same_subtree` '
   const bad = paramError(params, microversionOf(req) >= 1039) ?? groupSetError(req, params) ?? conflictError(req)
   if (bad) return bad
-  if (!req.groupPolicy && req.groups.filter((g) => g.suffix !== '').length > 1) return 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'
+  if (!req.groupPolicy && req.groups.filter((g) => g.suffix !== '').length > 1)
+    return 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'
   // AllocationCandidates.get_by_requests: root traits, then each group's classes and traits
   const unknownTrait = (names: Iterable<string>) => {
     for (const t of names) if (!idx.knownTraits.has(t)) return `No such trait(s): ${t}.`
@@ -135,7 +151,8 @@ export function placementBadRequest(idx: KnownNames, req: PlacementRequest): str
   const root = unknownTrait(req.rootRequired) ?? unknownTrait(req.rootForbidden)
   if (root) return root
   for (const g of req.groups) {
-    for (const rc of g.resources.keys()) if (idx.model.rc.id(rc) === undefined) return `Invalid resource class in resources parameter: No such resource class ${rc}.`
+    for (const rc of g.resources.keys())
+      if (idx.model.rc.id(rc) === undefined) return `Invalid resource class in resources parameter: No such resource class ${rc}.`
     const t = unknownTrait(g.required) ?? unknownTrait((g.requiredAnyOf ?? []).flat()) ?? unknownTrait(g.forbidden)
     if (t) return t
   }
@@ -165,7 +182,13 @@ export function queryParams(req: PlacementRequest): Array<[string, string]> {
   for (const suffixes of req.sameSubtree ?? []) q.push(['same_subtree', [...suffixes].sort().join(',')])
   for (const g of req.groups) {
     const s = g.suffix
-    q.push([`resources${s}`, [...g.resources].map(([rc, n]) => `${rc}:${n}`).sort().join(',')])
+    q.push([
+      `resources${s}`,
+      [...g.resources]
+        .map(([rc, n]) => `${rc}:${n}`)
+        .sort()
+        .join(','),
+    ])
     const traits = [...[...g.required].sort(), ...[...g.forbidden].sort().map((t) => `!${t}`)].join(',')
     if (traits) q.push([`required${s}`, traits])
     for (const anyOf of g.requiredAnyOf ?? []) q.push([`required${s}`, `in:${[...anyOf].sort().join(',')}`])

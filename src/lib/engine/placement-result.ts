@@ -119,8 +119,14 @@ export function* product<T>(lists: T[][]): Generator<T[]> {
 
 /** Identity of a request: its parts and group mappings, with or without its anchor root. */
 export function areqKey(a: AllocationRequest, withAnchor = true): string {
-  const parts = a.parts.map((p) => `${p.rpId}:${p.rcId}:${p.amount}`).sort().join(',')
-  const maps = [...a.mappings].map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('+')}`).sort().join(';')
+  const parts = a.parts
+    .map((p) => `${p.rpId}:${p.rcId}:${p.amount}`)
+    .sort()
+    .join(',')
+  const maps = [...a.mappings]
+    .map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('+')}`)
+    .sort()
+    .join(';')
   return `${withAnchor ? a.anchorRootId : ''}|${parts}|${maps}`
 }
 

@@ -25,7 +25,14 @@ const NO_DELTA = new Map<number, Map<number, number>>()
 
 export function scanGroup(idx: ProviderIndex, group: PlacementGroup, usage: UsageView, anchorRoots: Set<number> | null, diag: CandidateDiagnostics): GroupScan {
   const rcReg = idx.model.rc
-  const ctx: GroupCtx = {group, useSameProvider: group.suffix !== '', resources: [], rpsInAggs: null, badAggRps: null, summaryHits: new Uint8Array(idx.providers.size)}
+  const ctx: GroupCtx = {
+    group,
+    useSameProvider: group.suffix !== '',
+    resources: [],
+    rpsInAggs: null,
+    badAggRps: null,
+    summaryHits: new Uint8Array(idx.providers.size),
+  }
   for (const [rc, amount] of group.resources) ctx.resources.push({rc, rcId: rcReg.id(rc) as number, amount})
   if (group.memberOf.length > 0) {
     ctx.rpsInAggs = providersInAllAggregates(idx, group.memberOf)
@@ -94,7 +101,12 @@ function providersWithCapacity(
     const free = Math.max(0, Math.floor(inv.sqlCapacity - used))
     if (!diag.rejectedRoots.has(info.rootId)) {
       const v = checkCandidateCapacity(inv, used, amount, r.rc) as Extract<CapacityVerdict, {ok: false}>
-      diag.rejectedRoots.set(info.rootId, v.why === 'capacity' ? {label: `insufficient ${r.rc}`, message: v.detail + suffixText(group), need: amount, have: free} : rootRejection(v.detail + suffixText(group)))
+      diag.rejectedRoots.set(
+        info.rootId,
+        v.why === 'capacity'
+          ? {label: `insufficient ${r.rc}`, message: v.detail + suffixText(group), need: amount, have: free}
+          : rootRejection(v.detail + suffixText(group)),
+      )
     }
     if (!best || free > best.free) best = {free, rp: info}
   }
@@ -105,7 +117,13 @@ function providersWithCapacity(
   return list
 }
 
-function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<number, ProviderInfo[]>, anchorRoots: Set<number> | null, diag: CandidateDiagnostics): AllocationRequest[] {
+function singleProvider(
+  idx: ProviderIndex,
+  ctx: GroupCtx,
+  withResource: Map<number, ProviderInfo[]>,
+  anchorRoots: Set<number> | null,
+  diag: CandidateDiagnostics,
+): AllocationRequest[] {
   const g = ctx.group
   // Providers that have capacity for every class (lists are in provider id order).
   let pool: ProviderInfo[]
@@ -142,7 +160,8 @@ function singleProvider(idx: ProviderIndex, ctx: GroupCtx, withResource: Map<num
 
 function providerTraitAggReason(info: ProviderInfo, g: PlacementGroup, ctx: GroupCtx): string | null {
   for (const t of g.required) if (!info.traits.has(t)) return `provider ${info.name ?? info.uuid} lacks required trait ${t}`
-  for (const anyOf of g.requiredAnyOf ?? []) if (!anyOf.some((t) => info.traits.has(t))) return `provider ${info.name ?? info.uuid} lacks required trait in:${anyOf.join(',')}`
+  for (const anyOf of g.requiredAnyOf ?? [])
+    if (!anyOf.some((t) => info.traits.has(t))) return `provider ${info.name ?? info.uuid} lacks required trait in:${anyOf.join(',')}`
   if (ctx.rpsInAggs && !ctx.rpsInAggs.has(info.id)) return `provider ${info.name ?? info.uuid} is not in aggregate(s) ${memberOfText(g.memberOf)}`
   if (ctx.badAggRps && ctx.badAggRps.has(info.id)) return `provider ${info.name ?? info.uuid} is in a forbidden (isolated) aggregate`
   for (const t of g.forbidden) if (info.traits.has(t)) return `provider ${info.name ?? info.uuid} has forbidden trait ${t}`
@@ -222,7 +241,10 @@ function multipleProviders(
         truncated = true
         break
       }
-      const t = traitsReason(combo.map((c) => c.rp), g)
+      const t = traitsReason(
+        combo.map((c) => c.rp),
+        g,
+      )
       if (t) {
         why ??= t
         continue

@@ -108,7 +108,12 @@ export class ProviderIndex {
       else {
         const missing = [...required].filter((t) => !info.traits.has(t))
         const present = [...forbidden].filter((t) => info.traits.has(t))
-        rejected.push([info.id, rootRejection(present.length > 0 ? `root provider has forbidden trait ${present.join(', ')}` : `root provider lacks required trait ${missing.join(', ')}`)])
+        rejected.push([
+          info.id,
+          rootRejection(
+            present.length > 0 ? `root provider has forbidden trait ${present.join(', ')}` : `root provider lacks required trait ${missing.join(', ')}`,
+          ),
+        ])
       }
     }
     got = {roots, rejected}

@@ -34,9 +34,14 @@ export function instancesRequestReads(groups: readonly InstanceGroup[], request:
  * could name is asked, as buildRequestSpec would find it; a flavor found nowhere, or constraints
  * nova-api refuses, count as reading them.
  */
-export function requestReadsHostNuma(flavors: readonly Flavor[], request: Pick<BootRequest, 'flavor' | 'flavorRecord' | 'extraSpecs' | 'imageProperties'>): boolean {
+export function requestReadsHostNuma(
+  flavors: readonly Flavor[],
+  request: Pick<BootRequest, 'flavor' | 'flavorRecord' | 'extraSpecs' | 'imageProperties'>,
+): boolean {
   const ref = request.flavor
-  const named = request.flavorRecord ? [request.flavorRecord] : flavors.filter((f) => f.name === ref || f.flavorid === ref || (/^\d+$/.test(ref) && f.id === Number(ref)))
+  const named = request.flavorRecord
+    ? [request.flavorRecord]
+    : flavors.filter((f) => f.name === ref || f.flavorid === ref || (/^\d+$/.test(ref) && f.id === Number(ref)))
   if (named.length === 0) return true
   return named.some((f) => {
     try {
@@ -57,7 +62,12 @@ export function requestReadsHostNuma(flavors: readonly Flavor[], request: Pick<B
  * traits read nothing else. Whatever fails there (a zone, a host or a group the stand-in cannot
  * know, a refusal) gives null; the real run then decides with every row.
  */
-export function requestTraitNames(api: NovaApiTables, placement: Pick<PlacementTables, 'traits' | 'resource_classes'>, request: BootRequest, configs: readonly SchedulerConfig[]): Set<string> | null {
+export function requestTraitNames(
+  api: NovaApiTables,
+  placement: Pick<PlacementTables, 'traits' | 'resource_classes'>,
+  request: BootRequest,
+  configs: readonly SchedulerConfig[],
+): Set<string> | null {
   const stand = emptySnapshot({kind: 'live', description: 'nova_api and placement names'})
   stand.nova_api = api
   stand.placement = {...stand.placement, traits: placement.traits, resource_classes: placement.resource_classes}

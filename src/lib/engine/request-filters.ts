@@ -107,7 +107,9 @@ const requireTenantAggregate: Stage = (_model, spec, cfg, aggs) => {
     return {name, ran: true, effect: `member_of in:${mine.join(',')} (aggregates for project ${spec.projectId})`}
   }
   if (!cfg.placement_aggregate_required_for_tenants) return {name, ran: true, effect: 'no tenant aggregate: not restricted'}
-  const failed = new RequestFilterFailed(`No hosts available for tenant ${spec.projectId}: no aggregate carries filter_tenant_id=${spec.projectId} and placement_aggregate_required_for_tenants=True`)
+  const failed = new RequestFilterFailed(
+    `No hosts available for tenant ${spec.projectId}: no aggregate carries filter_tenant_id=${spec.projectId} and placement_aggregate_required_for_tenants=True`,
+  )
   failed.trace.push({name, ran: true, effect: `no aggregate for project ${spec.projectId}: NoValidHost (placement_aggregate_required_for_tenants)`})
   throw failed
 }
@@ -164,7 +166,15 @@ const acceleratorsFilter: Stage = (_model, spec) => {
   return {name: 'accelerators_filter', ran: true, effect: 'root_required COMPUTE_ACCELERATORS'}
 }
 
-const REQUEST_FILTERS: Stage[] = [requireTenantAggregate, mapAzToPlacementAggregate, requireImageTypeSupport, computeStatusFilter, isolateAggregates, transformImageMetadata, acceleratorsFilter]
+const REQUEST_FILTERS: Stage[] = [
+  requireTenantAggregate,
+  mapAzToPlacementAggregate,
+  requireImageTypeSupport,
+  computeStatusFilter,
+  isolateAggregates,
+  transformImageMetadata,
+  acceleratorsFilter,
+]
 
 /**
  * nova-api's zone check, then ALL_REQUEST_FILTERS in order. Mutates spec; throws RequestRefused

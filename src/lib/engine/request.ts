@@ -21,7 +21,14 @@ export function findFlavor(model: CloudModel, ref: string): Flavor {
   if (!f) {
     const names = [...model.flavorsByName.keys()].slice(0, 8).join(', ')
     const near = nearest(ref, model.flavorsByName.keys())
-    throw new NotFoundError(`flavor "${ref}" not found`, near ? `Did you mean ${near}? Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}` : names ? `Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}` : 'The snapshot has no flavors.')
+    throw new NotFoundError(
+      `flavor "${ref}" not found`,
+      near
+        ? `Did you mean ${near}? Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}`
+        : names
+          ? `Known flavors: ${names}${model.flavorsByName.size > 8 ? ', ...' : ''}`
+          : 'The snapshot has no flavors.',
+    )
   }
   return f
 }
@@ -52,7 +59,11 @@ function pciRequestsFor(extraSpecs: Record<string, string>, cfg: SchedulerConfig
   return text.split(',').map((part) => {
     const [name, countText] = part.trim().split(':')
     const alias = cfg.pci_alias.find((a) => a.name === name)
-    if (!alias) throw new ConfigError(`PCI alias "${name}" (pci_passthrough:alias) is not defined`, 'Nova would refuse the flavor (PciRequestAliasNotDefined): pass --nova-conf with its [pci] alias.')
+    if (!alias)
+      throw new ConfigError(
+        `PCI alias "${name}" (pci_passthrough:alias) is not defined`,
+        'Nova would refuse the flavor (PciRequestAliasNotDefined): pass --nova-conf with its [pci] alias.',
+      )
     return {alias: name as string, count: countText === undefined ? 1 : Number(countText), spec: alias}
   })
 }
@@ -61,7 +72,31 @@ function pciRequestsFor(extraSpecs: Record<string, string>, cfg: SchedulerConfig
  * The exceptions of numa_get_constraints ServersController.create maps to 400; LockMemoryForbidden
  * (a Forbidden) becomes 403, anything else a 500. Either way nothing is scheduled.
  */
-const API_400 = new Set(['BadRequirementEmulatorThreadsPolicy', 'CPUThreadPolicyConfigurationInvalid', 'ImageCPUPinningForbidden', 'ImageCPUThreadPolicyForbidden', 'ImageNUMATopologyAsymmetric', 'ImageNUMATopologyCPUDuplicates', 'ImageNUMATopologyCPUOutOfRange', 'ImageNUMATopologyCPUsUnassigned', 'ImageNUMATopologyForbidden', 'ImageNUMATopologyIncomplete', 'ImageNUMATopologyMemoryOutOfRange', 'InvalidCPUAllocationPolicy', 'InvalidCPUThreadAllocationPolicy', 'InvalidEmulatorThreadsPolicy', 'InvalidNUMANodesNumber', 'InvalidRequest', 'MemoryPageSizeForbidden', 'MemoryPageSizeInvalid', 'RealtimeConfigurationInvalid', 'RealtimeMaskNotFoundOrInvalid', 'RequiredMixedInstancePolicy', 'RequiredMixedOrRealtimeCPUMask', 'InvalidMixedInstanceDedicatedMask'])
+const API_400 = new Set([
+  'BadRequirementEmulatorThreadsPolicy',
+  'CPUThreadPolicyConfigurationInvalid',
+  'ImageCPUPinningForbidden',
+  'ImageCPUThreadPolicyForbidden',
+  'ImageNUMATopologyAsymmetric',
+  'ImageNUMATopologyCPUDuplicates',
+  'ImageNUMATopologyCPUOutOfRange',
+  'ImageNUMATopologyCPUsUnassigned',
+  'ImageNUMATopologyForbidden',
+  'ImageNUMATopologyIncomplete',
+  'ImageNUMATopologyMemoryOutOfRange',
+  'InvalidCPUAllocationPolicy',
+  'InvalidCPUThreadAllocationPolicy',
+  'InvalidEmulatorThreadsPolicy',
+  'InvalidNUMANodesNumber',
+  'InvalidRequest',
+  'MemoryPageSizeForbidden',
+  'MemoryPageSizeInvalid',
+  'RealtimeConfigurationInvalid',
+  'RealtimeMaskNotFoundOrInvalid',
+  'RequiredMixedInstancePolicy',
+  'RequiredMixedOrRealtimeCPUMask',
+  'InvalidMixedInstanceDedicatedMask',
+])
 
 export function apiStatusOf(novaName: string): number {
   return API_400.has(novaName) ? 400 : novaName === 'LockMemoryForbidden' ? 403 : 500
@@ -85,7 +120,10 @@ export function buildRequestSpec(model: CloudModel, req: BootRequest, cfg: Sched
   if (req.host || req.node) {
     const nodes = model.liveComputeNodes.filter((cn) => (!req.host || cn.host === req.host) && (!req.node || cn.hypervisor_hostname === req.node))
     if (nodes.length === 0) {
-      throw new NotFoundError(`no compute node matches host ${req.host ?? '*'} node ${req.node ?? '*'}`, 'Check the name with `openstack compute service list` / `hypervisor list`.')
+      throw new NotFoundError(
+        `no compute node matches host ${req.host ?? '*'} node ${req.node ?? '*'}`,
+        'Check the name with `openstack compute service list` / `hypervisor list`.',
+      )
     }
     requestedDestination = {host: req.host ?? (nodes[0] as ComputeNode).host ?? '', node: req.node ?? null, nodes}
   }
@@ -145,13 +183,19 @@ function pinningOf(spec: RequestSpec): CpuPinning {
 /** Traits of the unsuffixed group nova derives from flavor and image after the amounts. */
 function derivedTraits(spec: RequestSpec): string[] {
   const out: string[] = []
-  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket') out.push('COMPUTE_SOCKET_PCI_NUMA_AFFINITY')
+  if ((spec.extraSpecs['hw:pci_numa_affinity_policy'] ?? spec.image.properties.hw_pci_numa_affinity_policy) === 'socket')
+    out.push('COMPUTE_SOCKET_PCI_NUMA_AFFINITY')
   if ((spec.extraSpecs['os:secure_boot'] ?? spec.image.properties.os_secure_boot) === 'required') out.push('COMPUTE_SECURITY_UEFI_SECURE_BOOT')
   return out
 }
 
 /** resources_from_request_spec: destination aggregates, in_tree and the limit (dropped for hints). */
-function destinationScope(g: ResourceRequest<PlacementGroup>, model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {limit: number | null; fatal: string | null} {
+function destinationScope(
+  g: ResourceRequest<PlacementGroup>,
+  model: CloudModel,
+  spec: RequestSpec,
+  cfg: SchedulerConfig,
+): {limit: number | null; fatal: string | null} {
   let limit: number | null = cfg.max_placement_results
   let fatal: string | null = null
   if (spec.requiredAggregates.length > 0) g.group('').memberOf = spec.requiredAggregates.map((l) => [...l])
@@ -177,8 +221,19 @@ function destinationScope(g: ResourceRequest<PlacementGroup>, model: CloudModel,
 }
 
 /** ResourceRequest.from_request_spec + resources_from_request_spec. Also returns warnings nova logs. */
-export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: SchedulerConfig): {request: PlacementRequest; warnings: string[]; fatal: string | null} {
-  const flavorAmounts = {vcpus: spec.vcpus, memory_mb: spec.memoryMb, root_gb: spec.rootGb, ephemeral_gb: spec.ephemeralGb, swap: spec.swap, extra_specs: spec.extraSpecs}
+export function placementRequestFor(
+  model: CloudModel,
+  spec: RequestSpec,
+  cfg: SchedulerConfig,
+): {request: PlacementRequest; warnings: string[]; fatal: string | null} {
+  const flavorAmounts = {
+    vcpus: spec.vcpus,
+    memory_mb: spec.memoryMb,
+    root_gb: spec.rootGb,
+    ephemeral_gb: spec.ephemeralGb,
+    swap: spec.swap,
+    extra_specs: spec.extraSpecs,
+  }
   const g = buildResourceRequest(flavorAmounts, {
     bootFromVolume: spec.isBfv,
     pinning: pinningOf(spec),
@@ -212,7 +267,11 @@ export function placementRequestFor(model: CloudModel, spec: RequestSpec, cfg: S
 export function unreadSpecs(spec: RequestSpec): string[] {
   const out: string[] = []
   const cells = Object.keys(spec.extraSpecs).filter((k) => /^hw:numa_(cpus|mem)\.\d+$/.test(k))
-  if (cells.length > 0 && spec.numaTopology === null) out.push(`${cells.join(', ')} ignored: nova reads them only when the request has a NUMA topology (hw:numa_nodes, a dedicated or mixed hw:cpu_policy, hw:mem_page_size or vPMEM)`)
-  if (spec.extraSpecs['hw:cpu_realtime_mask'] !== undefined && !boolFromString(spec.extraSpecs['hw:cpu_realtime'])) out.push('hw:cpu_realtime_mask ignored: nova reads it only with hw:cpu_realtime=yes')
+  if (cells.length > 0 && spec.numaTopology === null)
+    out.push(
+      `${cells.join(', ')} ignored: nova reads them only when the request has a NUMA topology (hw:numa_nodes, a dedicated or mixed hw:cpu_policy, hw:mem_page_size or vPMEM)`,
+    )
+  if (spec.extraSpecs['hw:cpu_realtime_mask'] !== undefined && !boolFromString(spec.extraSpecs['hw:cpu_realtime']))
+    out.push('hw:cpu_realtime_mask ignored: nova reads it only with hw:cpu_realtime=yes')
   return out
 }

@@ -65,11 +65,24 @@ function pyStr(v: unknown, floatLike = false): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False'
   if (typeof v === 'string') return v
   if (Array.isArray(v)) return `[${v.map((x) => (typeof x === 'string' ? `'${x}'` : pyStr(x))).join(', ')}]`
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `'${k}': ${typeof x === 'string' ? `'${x}'` : pyStr(x)}`).join(', ')}}`
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `'${k}': ${typeof x === 'string' ? `'${x}'` : pyStr(x)}`)
+    .join(', ')}}`
 }
 
 /** Attributes HostState takes from the compute node: None until its usage is reported. */
-const FROM_COMPUTE_NODE = new Set(['uuid', 'host_ip', 'hypervisor_type', 'hypervisor_version', 'hypervisor_hostname', 'cpu_info', 'supported_instances', 'cpu_allocation_ratio', 'ram_allocation_ratio', 'disk_allocation_ratio'])
+const FROM_COMPUTE_NODE = new Set([
+  'uuid',
+  'host_ip',
+  'hypervisor_type',
+  'hypervisor_version',
+  'hypervisor_hostname',
+  'cpu_info',
+  'supported_instances',
+  'cpu_allocation_ratio',
+  'ram_allocation_ratio',
+  'disk_allocation_ratio',
+])
 
 /** HostState attributes by their nova names. */
 function hostAttr(hs: HostState, name: string): unknown {
@@ -149,7 +162,8 @@ export const ComputeCapabilitiesFilter: HostFilter = {
     let specs = Object.entries(spec.extraSpecs)
     const bits = spec.extraSpecs['hw:maxphysaddr_bits']
     // nova 31 turns hw:maxphysaddr_bits into a capability check on cpu_info (placed last)
-    if (ctx.cfg.release !== 'zed' && bits !== undefined) specs = [...specs.filter(([k]) => k !== 'hw:maxphysaddr_bits'), ['capabilities:cpu_info:maxphysaddr:bits', `>= ${bits}`]]
+    if (ctx.cfg.release !== 'zed' && bits !== undefined)
+      specs = [...specs.filter(([k]) => k !== 'hw:maxphysaddr_bits'), ['capabilities:cpu_info:maxphysaddr:bits', `>= ${bits}`]]
     for (const [key, req] of specs) {
       let scope = key.split(':')
       if (scope.length === 1) {
@@ -242,7 +256,8 @@ export const ImagePropertiesFilter: HostFilter = {
     const wanted = [canonArch(p.hw_architecture ?? ctx.cfg.image_properties_default_architecture), canonHv(p.img_hv_type), canonVmMode(p.hw_vm_mode)]
     if (!wanted.some(Boolean)) return null
     const text = `architecture=${wanted[0] ?? '*'} hv_type=${wanted[1] ?? '*'} vm_mode=${wanted[2] ?? '*'}`
-    if (hs.supportedInstances.length === 0) return reject('image properties not supported', `image asks ${text} but the compute node advertises no supported_instances`)
+    if (hs.supportedInstances.length === 0)
+      return reject('image properties not supported', `image asks ${text} but the compute node advertises no supported_instances`)
     const version = p.img_hv_requested_version
     // nova 31 also compares hw_maxphysaddr_bits with cpu_info's maxphysaddr bits
     const bits = ctx.cfg.release === 'zed' ? undefined : p.hw_maxphysaddr_bits
@@ -252,12 +267,19 @@ export const ImagePropertiesFilter: HostFilter = {
         if (!bits) return null
         const info: unknown = hs.cpuInfo
         // A real HostState's cpu_info is the compute node's JSON text, on which nova 31 calls .get()
-        if (typeof info === 'string') return reject('image properties not supported', `image asks hw_maxphysaddr_bits=${bits}: nova ${ctx.cfg.release}'s ImagePropertiesFilter raises AttributeError on ${hs.host}'s cpu_info (a JSON string), which fails the request`)
+        if (typeof info === 'string')
+          return reject(
+            'image properties not supported',
+            `image asks hw_maxphysaddr_bits=${bits}: nova ${ctx.cfg.release}'s ImagePropertiesFilter raises AttributeError on ${hs.host}'s cpu_info (a JSON string), which fails the request`,
+          )
         const have = (info as {maxphysaddr?: {bits?: number}} | null)?.maxphysaddr?.bits
         if (!have || have >= Number(bits)) return null
       }
     }
-    return reject('image properties not supported', `image asks ${text}${version ? ` hypervisor version ${version}` : ''}; host supports ${JSON.stringify(hs.supportedInstances)} (hypervisor_version ${hs.hypervisorVersion})`)
+    return reject(
+      'image properties not supported',
+      `image asks ${text}${version ? ` hypervisor version ${version}` : ''}; host supports ${JSON.stringify(hs.supportedInstances)} (hypervisor_version ${hs.hypervisorVersion})`,
+    )
   },
 }
 
@@ -280,7 +302,8 @@ export const AggregateInstanceExtraSpecsFilter: HostFilter = {
       }
       const vals = md.get(k)
       if (!vals || vals.size === 0) return reject(`aggregate metadata ${k} missing`, `no aggregate of ${hs.host} sets ${k} (extra spec ${key}=${req})`)
-      if (![...vals].some((v) => extraSpecMatch(v, req))) return reject(`aggregate metadata ${k} not matched`, `aggregate metadata ${k}=${[...vals].join(',')} does not match "${req}"`)
+      if (![...vals].some((v) => extraSpecMatch(v, req)))
+        return reject(`aggregate metadata ${k} not matched`, `aggregate metadata ${k}=${[...vals].join(',')} does not match "${req}"`)
     }
     return null
   },

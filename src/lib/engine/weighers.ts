@@ -62,9 +62,18 @@ export const WEIGHERS: Record<string, Weigher> = {
   PCIWeigher: {
     name: 'PCIWeigher',
     option: 'pci_weight_multiplier',
-    raw: (hs) => PCI_MAX_DEVS - Math.min(hs.pciPools.reduce((n, p) => n + p.count, 0), PCI_MAX_DEVS - 1),
+    raw: (hs) =>
+      PCI_MAX_DEVS -
+      Math.min(
+        hs.pciPools.reduce((n, p) => n + p.count, 0),
+        PCI_MAX_DEVS - 1,
+      ),
   },
-  ServerGroupSoftAffinityWeigher: {name: 'ServerGroupSoftAffinityWeigher', option: 'soft_affinity_weight_multiplier', raw: (hs, spec) => groupMembersOn(hs, spec, 'soft-affinity')},
+  ServerGroupSoftAffinityWeigher: {
+    name: 'ServerGroupSoftAffinityWeigher',
+    option: 'soft_affinity_weight_multiplier',
+    raw: (hs, spec) => groupMembersOn(hs, spec, 'soft-affinity'),
+  },
   ServerGroupSoftAntiAffinityWeigher: {
     name: 'ServerGroupSoftAntiAffinityWeigher',
     option: 'soft_anti_affinity_weight_multiplier',

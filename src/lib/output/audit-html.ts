@@ -51,7 +51,8 @@ export function hostStrips(report: AuditReport, model: CloudModel): HostStrip[] 
     push(byProvider, f.subject.provider_uuid, i)
   })
   const providerOf = (cn: ComputeNode): ResourceProvider | undefined =>
-    (cn.uuid ? model.providersByUuid.get(cn.uuid) : undefined) ?? (model.providersByName.get(cn.hypervisor_hostname ?? '') ?? []).find((p) => p.parent_provider_id === null)
+    (cn.uuid ? model.providersByUuid.get(cn.uuid) : undefined) ??
+    (model.providersByName.get(cn.hypervisor_hostname ?? '') ?? []).find((p) => p.parent_provider_id === null)
   const resourcesOf = (rp: ResourceProvider): HostStrip['resources'] =>
     CLASSES.flatMap((rc) => {
       const rcId = model.rc.id(rc)
@@ -61,7 +62,11 @@ export function hostStrips(report: AuditReport, model: CloudModel): HostStrip[] 
   const strips = model.liveComputeNodes.map((cn): HostStrip => {
     const rp = providerOf(cn)
     const resources = rp ? resourcesOf(rp) : []
-    const idx = new Set([...(byName.get(cn.host ?? '') ?? []), ...(byName.get(cn.hypervisor_hostname ?? '') ?? []), ...(rp ? byProvider.get(rp.uuid) ?? [] : [])])
+    const idx = new Set([
+      ...(byName.get(cn.host ?? '') ?? []),
+      ...(byName.get(cn.hypervisor_hostname ?? '') ?? []),
+      ...(rp ? (byProvider.get(rp.uuid) ?? []) : []),
+    ])
     return {
       host: cn.host ?? '',
       node: cn.hypervisor_hostname ?? '',
@@ -78,7 +83,14 @@ export function hostStrips(report: AuditReport, model: CloudModel): HostStrip[] 
     const idx = byProvider.get(rp.uuid)
     if (!idx || shown.has(rp.uuid)) continue
     const resources = resourcesOf(rp)
-    strips.push({host: rp.name ?? rp.uuid, node: rp.name ?? '', cell: 'provider without a live compute node', provider_uuid: rp.uuid, resources, findings: [...idx]})
+    strips.push({
+      host: rp.name ?? rp.uuid,
+      node: rp.name ?? '',
+      cell: 'provider without a live compute node',
+      provider_uuid: rp.uuid,
+      resources,
+      findings: [...idx],
+    })
   }
   // Hosts with findings first (worst first), then by name: the page opens on what needs a look.
   const worst = (s: HostStrip) => Math.min(4, ...s.findings.map((i) => SEVERITIES.indexOf(report.findings[i].severity)))
@@ -101,7 +113,9 @@ function evidenceText(f: Finding, full: boolean): string {
   if (full) return JSON.stringify(f.evidence, null, 2) ?? '{}'
   const {evidence, truncated} = capEvidence(f.evidence)
   const text = [JSON.stringify(evidence, null, 2) ?? '{}', ...truncationLines(truncated)].join('\n')
-  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS)}\n… (${text.length - MAX_EVIDENCE_CHARS} more characters: see --json --full-evidence)` : text
+  return text.length > MAX_EVIDENCE_CHARS
+    ? `${text.slice(0, MAX_EVIDENCE_CHARS)}\n… (${text.length - MAX_EVIDENCE_CHARS} more characters: see --json --full-evidence)`
+    : text
 }
 
 function findingArticle(f: Finding, i: number, full: boolean): string {
@@ -155,7 +169,10 @@ ${list.length > shown.length ? `<p class="meta">${list.length - shown.length} mo
     })
     .join('\n')
   const unavailable = report.unavailableCells
-    .map((c) => `<p class="alert sev-unknown">cell ${escapeHtml(c.name ?? c.uuid)} could not be read${c.error ? ` (${escapeHtml(c.error)})` : ''}: its checks report unknown, never a conclusion.</p>`)
+    .map(
+      (c) =>
+        `<p class="alert sev-unknown">cell ${escapeHtml(c.name ?? c.uuid)} could not be read${c.error ? ` (${escapeHtml(c.error)})` : ''}: its checks report unknown, never a conclusion.</p>`,
+    )
     .join('\n')
   const shownStrips = strips.slice(0, MAX_HOSTS)
   return `<!DOCTYPE html>

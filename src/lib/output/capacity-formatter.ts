@@ -52,7 +52,9 @@ function zoneBars(r: CapacityResult, width: number, c: ChalkInstance): string[] 
       const res = z.resources[rc]
       if (!res || !(res.capacity > 0)) continue
       const pct = Math.round((res.used / res.capacity) * 100)
-      out.push(`  ${' '.repeat(nameWidth)}  ${rc.padEnd(9)} ${usageBar(res.used, res.capacity, width, c)} ${String(pct).padStart(3)}%  ${res.used} used / ${Math.max(0, res.capacity - res.used)} free`)
+      out.push(
+        `  ${' '.repeat(nameWidth)}  ${rc.padEnd(9)} ${usageBar(res.used, res.capacity, width, c)} ${String(pct).padStart(3)}%  ${res.used} used / ${Math.max(0, res.capacity - res.used)} free`,
+      )
     }
     const fits = zoneFits(r.flavors, z)
     if (fits.length > 0) out.push(`  ${' '.repeat(nameWidth)}  fits      ${fits.join(' · ')}`)
@@ -68,7 +70,9 @@ function zoneFits(flavors: FlavorCapacity[], z: ZoneUsage): string[] {
 }
 
 function drainLines(d: DrainReport, c: ChalkInstance): string[] {
-  const out = [`  drain ${d.host}: ${d.replaced.length} of ${d.instances} instance(s) re-placed through the engine${d.failed.length > 0 ? c.red(`, ${d.failed.length} could not be`) : ''}`]
+  const out = [
+    `  drain ${d.host}: ${d.replaced.length} of ${d.instances} instance(s) re-placed through the engine${d.failed.length > 0 ? c.red(`, ${d.failed.length} could not be`) : ''}`,
+  ]
   for (const i of d.failed) out.push(c.red(`    ✖ ${i.name ?? i.uuid} (${i.uuid}, ${i.flavor ?? 'unknown flavor'}): ${i.reason ?? 'no host'}`))
   return out
 }
@@ -88,8 +92,12 @@ function repairLines(s: ScenarioCapacity, c: ChalkInstance): string[] {
   const out = ['', c.bold('Planned repairs (as if applied)')]
   if (r.removedAllocations === 0 && r.pins.length === 0) out.push('  nothing to repair: no leaked allocation and no stuck pinned CPU')
   for (const p of r.freedByProvider) {
-    const what = Object.entries(p.resources).map(([rc, n]) => `${rc} ${n}`).join(', ')
-    out.push(`  leaked allocations freed on ${p.name ?? p.provider}: ${what}${p.schedulable ? '' : c.yellow(' (no live compute node owns this provider: the scheduler cannot use it)')}`)
+    const what = Object.entries(p.resources)
+      .map(([rc, n]) => `${rc} ${n}`)
+      .join(', ')
+    out.push(
+      `  leaked allocations freed on ${p.name ?? p.provider}: ${what}${p.schedulable ? '' : c.yellow(' (no live compute node owns this provider: the scheduler cannot use it)')}`,
+    )
   }
   const byNode = new Map<string, string[]>()
   for (const p of r.pins) {
@@ -110,8 +118,13 @@ export function renderCapacity(r: CapacityResult, d: Display, opts: CapacityRend
   const c = theme()
   const out: string[] = []
   const s = r.scenario
-  const scope = [r.scope.availabilityZone ? `AZ ${r.scope.availabilityZone}` : null, r.scope.aggregate ? `aggregate ${r.scope.aggregate}` : null].filter(Boolean).join(', ')
-  out.push(c.bold(`Capacity: additional instances that fit, ${r.scope.hosts} compute node(s)${scope ? ` in ${scope}` : ''}`) + `  (snapshot ${r.captured_at}, seed ${r.seed})`)
+  const scope = [r.scope.availabilityZone ? `AZ ${r.scope.availabilityZone}` : null, r.scope.aggregate ? `aggregate ${r.scope.aggregate}` : null]
+    .filter(Boolean)
+    .join(', ')
+  out.push(
+    c.bold(`Capacity: additional instances that fit, ${r.scope.hosts} compute node(s)${scope ? ` in ${scope}` : ''}`) +
+      `  (snapshot ${r.captured_at}, seed ${r.seed})`,
+  )
   out.push(`  filters: ${r.enabled_filters.join(', ')}`)
   if (s) out.push('', ...renderScenarioChanges(s, c))
 
@@ -146,12 +159,22 @@ export function renderCapacity(r: CapacityResult, d: Display, opts: CapacityRend
   for (const f of r.flavors) {
     if (!f.hosts) continue
     const rows = f.hosts.map((h) => [h.node && h.node !== h.host ? `${h.host}/${h.node}` : h.host, h.az, h.aggregates.join(','), h.fits, h.naive, h.limit])
-    out.push('', renderTable(d, ['host', 'AZ', 'aggregates', 'fits', 'naive ÷', 'next one refused by'], rows, {title: `Per host: ${f.flavor}`, align: ['left', 'left', 'left', 'right', 'right', 'left']}))
+    out.push(
+      '',
+      renderTable(d, ['host', 'AZ', 'aggregates', 'fits', 'naive ÷', 'next one refused by'], rows, {
+        title: `Per host: ${f.flavor}`,
+        align: ['left', 'left', 'left', 'right', 'right', 'left'],
+      }),
+    )
   }
 
   if (r.mix) {
     const m = r.mix
-    out.push('', c.bold(`Mix ${m.mix.map((x) => `${x.flavor} ${Math.round(x.share * 1000) / 10}%`).join(' + ')}: ${m.total} instance(s) fit`) + (s?.mix ? ` (snapshot ${s.mix.before}, ${signed(s.mix.change)})` : ''))
+    out.push(
+      '',
+      c.bold(`Mix ${m.mix.map((x) => `${x.flavor} ${Math.round(x.share * 1000) / 10}%`).join(' + ')}: ${m.total} instance(s) fit`) +
+        (s?.mix ? ` (snapshot ${s.mix.before}, ${signed(s.mix.change)})` : ''),
+    )
     out.push(`  ${m.byFlavor.map((x) => `${x.flavor} ${x.fits}`).join(', ')}`)
     for (const z of m.byAz) out.push(`  ${z.name}: ${m.byFlavor.map((x) => `${x.flavor} ${z.byFlavor[x.flavor] ?? 0}`).join(', ')}`)
     if (m.stoppedBy) out.push(`  stopped at the next ${m.stoppedBy}: ${m.stopReason ?? ''}`)

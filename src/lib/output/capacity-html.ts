@@ -65,7 +65,11 @@ function pct(h: HostUsage, rc: string): number | null {
 
 function hostChart(az: string, hosts: HostUsage[]): string {
   const present = CLASSES.filter((rc) => hosts.some((h) => pct(h, rc) !== null))
-  const legend = present.map((rc, i) => `<rect x="${160 + i * 120}" y="6" width="12" height="10" fill="${COLORS[rc]}"/><text x="${176 + i * 120}" y="15" class="legend">${rc}</text>`).join('')
+  const legend = present
+    .map(
+      (rc, i) => `<rect x="${160 + i * 120}" y="6" width="12" height="10" fill="${COLORS[rc]}"/><text x="${176 + i * 120}" y="15" class="legend">${rc}</text>`,
+    )
+    .join('')
   if (hosts.length > MAX_HOST_ROWS) return hostHistogram(az, hosts, present, legend)
   const labelW = Math.min(260, 16 + 7 * Math.max(6, ...hosts.map((h) => h.node.length || h.host.length)))
   const plotW = WIDTH - labelW - 60
@@ -92,7 +96,9 @@ function hostChart(az: string, hosts: HostUsage[]): string {
       // Overcommitted usage (a negative free) is drawn to the edge and reported in the tooltip.
       const w = (Math.min(p, 100) / 100) * plotW
       parts.push(`<rect class="track" x="${labelW}" y="${y + k * barH}" width="${plotW}" height="${barH - 1}" fill="#eef1f5"/>`)
-      parts.push(`<rect class="bar util" data-host="${escapeHtml(name)}" data-rc="${rc}" data-value="${n2(p)}" x="${labelW}" y="${y + k * barH}" width="${n2(w)}" height="${barH - 1}" fill="${COLORS[rc]}"><title>${escapeHtml(name)} ${rc}: ${r.used} / ${r.capacity} (${n2(p)}%)</title></rect>`)
+      parts.push(
+        `<rect class="bar util" data-host="${escapeHtml(name)}" data-rc="${rc}" data-value="${n2(p)}" x="${labelW}" y="${y + k * barH}" width="${n2(w)}" height="${barH - 1}" fill="${COLORS[rc]}"><title>${escapeHtml(name)} ${rc}: ${r.used} / ${r.capacity} (${n2(p)}%)</title></rect>`,
+      )
     })
   })
   parts.push('</svg>')
@@ -122,11 +128,15 @@ function hostHistogram(az: string, hosts: HostUsage[], present: readonly string[
   ]
   for (let b = 0; b < buckets; b++) {
     const x0 = 40 + b * groupW
-    parts.push(`<text x="${x0 + groupW / 2}" y="${40 + plotH + 16}" text-anchor="middle" class="legend">${b === 10 ? '>100%' : `${b * 10}-${b * 10 + 10}%`}</text>`)
+    parts.push(
+      `<text x="${x0 + groupW / 2}" y="${40 + plotH + 16}" text-anchor="middle" class="legend">${b === 10 ? '>100%' : `${b * 10}-${b * 10 + 10}%`}</text>`,
+    )
     present.forEach((rc, k) => {
       const n = counts[k]?.[b] ?? 0
       const bh = (n / max) * plotH
-      parts.push(`<rect class="bar util" data-rc="${rc}" data-bucket="${b}" data-value="${n}" x="${n2(x0 + 3 + k * barW)}" y="${n2(40 + plotH - bh)}" width="${n2(barW - 1)}" height="${n2(bh)}" fill="${COLORS[rc]}"><title>${rc}: ${n} host(s) at ${b === 10 ? 'over 100' : `${b * 10}-${b * 10 + 10}`}%</title></rect>`)
+      parts.push(
+        `<rect class="bar util" data-rc="${rc}" data-bucket="${b}" data-value="${n}" x="${n2(x0 + 3 + k * barW)}" y="${n2(40 + plotH - bh)}" width="${n2(barW - 1)}" height="${n2(bh)}" fill="${COLORS[rc]}"><title>${rc}: ${n} host(s) at ${b === 10 ? 'over 100' : `${b * 10}-${b * 10 + 10}`}%</title></rect>`,
+      )
     })
   }
   parts.push('</svg>')
@@ -147,13 +157,29 @@ export function renderCapacityHtml(r: CapacityResult): string {
     ['flavor', 'vCPU', 'RAM MB', 'disk GB', 'fits', 'naive ÷', 'overestimate', ...(s ? ['snapshot', 'change'] : []), 'limited by (hosts)'],
     r.flavors.map((f) => {
       const d = delta.get(f.flavor)
-      return [f.flavor, f.vcpus, f.memory_mb, f.disk_gb, f.fits, f.naive, f.overestimate, ...(s ? [d?.before ?? 0, d ? (d.change > 0 ? `+${d.change}` : String(d.change)) : ''] : []), f.error ? `refused: ${f.error}` : f.limits.map((l) => `${l.reason} (${l.hosts})`).join('; ')]
+      return [
+        f.flavor,
+        f.vcpus,
+        f.memory_mb,
+        f.disk_gb,
+        f.fits,
+        f.naive,
+        f.overestimate,
+        ...(s ? [d?.before ?? 0, d ? (d.change > 0 ? `+${d.change}` : String(d.change)) : ''] : []),
+        f.error ? `refused: ${f.error}` : f.limits.map((l) => `${l.reason} (${l.hosts})`).join('; '),
+      ]
     }),
   )
   const whatIf = s
     ? `<section class="what-if"><h2>What-if</h2><ul>${s.changes.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}${s.drains
-        .flatMap((d) => d.failed.map((i) => `<li class="bad">${escapeHtml(`${d.host}: ${i.name ?? i.uuid} (${i.flavor ?? '?'}) could not be re-placed: ${i.reason ?? ''}`)}</li>`))
-        .join('')}${(s.repairs?.pins ?? []).map((p) => `<li>${escapeHtml(`${p.host} NUMA cell ${p.numa_cell}: pinned CPUs ${cpuRanges(p.released)} released`)}</li>`).join('')}</ul></section>`
+        .flatMap((d) =>
+          d.failed.map(
+            (i) => `<li class="bad">${escapeHtml(`${d.host}: ${i.name ?? i.uuid} (${i.flavor ?? '?'}) could not be re-placed: ${i.reason ?? ''}`)}</li>`,
+          ),
+        )
+        .join(
+          '',
+        )}${(s.repairs?.pins ?? []).map((p) => `<li>${escapeHtml(`${p.host} NUMA cell ${p.numa_cell}: pinned CPUs ${cpuRanges(p.released)} released`)}</li>`).join('')}</ul></section>`
     : ''
   const sections = azs.map((az) => {
     const zone = r.zones.find((z) => z.kind === 'az' && z.name === az)
@@ -182,7 +208,9 @@ ${hosts.length > 0 ? hostChart(az, hosts) : '<p>No per-host data.</p>'}
       )}${r.mix.stoppedBy ? `<p class="meta">${escapeHtml(`stopped at the next ${r.mix.stoppedBy}: ${r.mix.stopReason ?? ''}`)}</p>` : ''}</section>`
     : ''
   const notes = [...r.notes, ...r.flavors.flatMap((f) => f.notes.map((n) => `${f.flavor}: ${n}`))]
-  const scope = [r.scope.availabilityZone ? `AZ ${r.scope.availabilityZone}` : null, r.scope.aggregate ? `aggregate ${r.scope.aggregate}` : null].filter(Boolean).join(', ')
+  const scope = [r.scope.availabilityZone ? `AZ ${r.scope.availabilityZone}` : null, r.scope.aggregate ? `aggregate ${r.scope.aggregate}` : null]
+    .filter(Boolean)
+    .join(', ')
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -7,7 +7,8 @@ import {formatSubject} from './findings-formatter.js'
 import {severityColor, theme} from './theme.js'
 
 const cpus = (l: number[]): string => (l.length === 0 ? '-' : l.join(','))
-const where = (p: {cell: string; host: string | null; node: string | null}): string => `${p.host ?? '?'}${p.node && p.node !== p.host ? `/${p.node}` : ''} (${p.cell})`
+const where = (p: {cell: string; host: string | null; node: string | null}): string =>
+  `${p.host ?? '?'}${p.node && p.node !== p.host ? `/${p.node}` : ''} (${p.cell})`
 
 export function describeChange(c: RowChange): string {
   switch (c.kind) {
@@ -61,6 +62,10 @@ export function renderDiff(d: SnapshotDiff): string {
   for (const ch of d.changes.slice(0, MAX_LISTED)) out.push(`  ${describeChange(ch)}`)
   if (d.changes.length > MAX_LISTED) out.push(`  … ${d.changes.length - MAX_LISTED} more (see --json)`)
   out.push('')
-  out.push(d.counts.appeared > 0 ? c.red(`✖ ${d.counts.appeared} new finding(s)`) : c.green(`✔ no new findings${d.counts.disappeared > 0 ? `, ${d.counts.disappeared} resolved` : ''}`))
+  out.push(
+    d.counts.appeared > 0
+      ? c.red(`✖ ${d.counts.appeared} new finding(s)`)
+      : c.green(`✔ no new findings${d.counts.disappeared > 0 ? `, ${d.counts.disappeared} resolved` : ''}`),
+  )
   return out.join('\n')
 }

@@ -78,5 +78,8 @@ export function capFinding<F extends {evidence: unknown}>(finding: F, limit: num
 /** "… and N more" lines for people, one per cut array ("blocking_allocations: … and 1980 more"). */
 export function truncationLines(truncated: Truncations | undefined): string[] {
   if (!truncated) return []
-  return Object.entries(truncated).map(([pointer, t]) => `${pointer.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')}: … and ${t.total - t.shown} more (${t.total} in all; --full-evidence shows every row)`)
+  return Object.entries(truncated).map(
+    ([pointer, t]) =>
+      `${pointer.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')}: … and ${t.total - t.shown} more (${t.total} in all; --full-evidence shows every row)`,
+  )
 }

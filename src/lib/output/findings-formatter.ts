@@ -63,7 +63,9 @@ export function renderFindings(report: ReportLike, d: Display, opts: {summaryTab
   const c = theme()
   const out: string[] = []
   for (const cell of report.unavailableCells) {
-    out.push(c.magenta(`! cell ${cell.name ?? cell.uuid} could not be read${cell.error ? ` (${cell.error})` : ''}: its checks report "unknown", never a conclusion.`))
+    out.push(
+      c.magenta(`! cell ${cell.name ?? cell.uuid} could not be read${cell.error ? ` (${cell.error})` : ''}: its checks report "unknown", never a conclusion.`),
+    )
   }
   for (const check of report.checks) {
     const findings = report.findings.filter((f) => f.check === check)
@@ -79,7 +81,12 @@ export function renderFindings(report: ReportLike, d: Display, opts: {summaryTab
       return [check, ...SEVERITIES.map((k) => (n[k] > 0 ? severityColor(k, c)(String(n[k])) : '0')), SEVERITIES.reduce((s, k) => s + n[k], 0)]
     })
     rows.push(['total', ...SEVERITIES.map((k) => String(report.counts.bySeverity[k])), report.counts.total])
-    out.push(renderTable(d, ['Check', 'error', 'unknown', 'warning', 'info', 'total'], rows, {title: 'summary', align: ['left', 'right', 'right', 'right', 'right', 'right']}))
+    out.push(
+      renderTable(d, ['Check', 'error', 'unknown', 'warning', 'info', 'total'], rows, {
+        title: 'summary',
+        align: ['left', 'right', 'right', 'right', 'right', 'right'],
+      }),
+    )
   }
   return out.join('\n\n')
 }

@@ -95,7 +95,10 @@ function findColumn(spec: ListingSpec, name: string): Column | undefined {
  * whether or not the document holds any row.
  */
 export function declaredListing(doc: unknown, spec: ListingSpec, wanted: string[] | undefined): Listing {
-  const names = (wanted ?? []).flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '')
+  const names = (wanted ?? [])
+    .flatMap((w) => w.split(','))
+    .map((w) => w.trim())
+    .filter((w) => w !== '')
   const columns =
     names.length === 0
       ? spec.columns

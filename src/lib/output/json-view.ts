@@ -113,7 +113,8 @@ function view(value: unknown, path: string, opts: ViewOptions): unknown {
   if (DATA.has(path)) return value
   if (Array.isArray(value)) return value.map((v) => view(v, `${path}[]`, opts))
   if (!isPlainObject(value)) return value
-  const fields: Record<string, unknown> = FINDINGS.has(path) && 'evidence' in value ? capFinding(value as {evidence: unknown}, opts.fullEvidence ? null : EVIDENCE_ROWS) : value
+  const fields: Record<string, unknown> =
+    FINDINGS.has(path) && 'evidence' in value ? capFinding(value as {evidence: unknown}, opts.fullEvidence ? null : EVIDENCE_ROWS) : value
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(fields)) {
     if (path === '' && DROPPED.has(k)) continue
@@ -146,8 +147,9 @@ type Snake<S extends string> = S extends `${infer H}${infer R}` ? `${H extends L
  * The type of a result's JSON view, for code that reads the documents (tests, scripts): field names
  * in snake_case; maps keep their `string` keys. (RENAMES is what the view does; this follows it.)
  */
-export type JsonOf<T> = T extends ReadonlyArray<infer U>
-  ? Array<JsonOf<U>>
-  : T extends object
-    ? {[K in keyof T as K extends 'timings' ? never : K extends string ? Snake<K> : K]: JsonOf<T[K]>}
-    : T
+export type JsonOf<T> =
+  T extends ReadonlyArray<infer U>
+    ? Array<JsonOf<U>>
+    : T extends object
+      ? {[K in keyof T as K extends 'timings' ? never : K extends string ? Snake<K> : K]: JsonOf<T[K]>}
+      : T

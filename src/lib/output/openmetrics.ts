@@ -107,10 +107,16 @@ export function auditMetricFamilies(input: AuditMetricsInput): Family[] {
   add('audit_unknown_cells', 'Cells that could not be read in this audit.').push({labels: {}, value: report.unavailableCells.length})
 
   // Placement, per provider and resource class, computed as placement does.
-  const inventory = add('provider_inventory', 'Placement inventory total per provider and resource class, in the class unit (CPUs, MiB for MEMORY_MB, GiB for DISK_GB).')
+  const inventory = add(
+    'provider_inventory',
+    'Placement inventory total per provider and resource class, in the class unit (CPUs, MiB for MEMORY_MB, GiB for DISK_GB).',
+  )
   const reserved = add('provider_reserved', 'Placement inventory reserved per provider and resource class, in the class unit.')
   const ratio = add('provider_allocation_ratio', 'Placement allocation_ratio per provider and resource class.')
-  const capacity = add('provider_capacity', 'Capacity as placement computes it, (total - reserved) * allocation_ratio, per provider and resource class, in the class unit.')
+  const capacity = add(
+    'provider_capacity',
+    'Capacity as placement computes it, (total - reserved) * allocation_ratio, per provider and resource class, in the class unit.',
+  )
   const used = add('provider_used', 'Sum of placement allocations per provider and resource class, in the class unit.')
   const providers = [...model.snapshot.placement.resource_providers].sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0))
   for (const rp of providers) {
@@ -127,7 +133,10 @@ export function auditMetricFamilies(input: AuditMetricsInput): Family[] {
 
   if (input.capacity) {
     const fits = add('capacity_instances', 'More instances of the flavor that fit now, counted by the scheduler simulation (as `cloudctl simulate capacity`).')
-    const naive = add('capacity_naive_instances', 'More instances of the flavor by dividing free placement capacity (the estimate capacity_instances corrects).')
+    const naive = add(
+      'capacity_naive_instances',
+      'More instances of the flavor by dividing free placement capacity (the estimate capacity_instances corrects).',
+    )
     for (const f of input.capacity.flavors) {
       if (f.error) continue
       fits.push({labels: {flavor: f.flavor}, value: f.fits})
@@ -135,8 +144,14 @@ export function auditMetricFamilies(input: AuditMetricsInput): Family[] {
     }
   }
 
-  add('audit_duration_seconds', 'Wall time of this audit run: reading the snapshot, the checks and the capacity count.').push({labels: {}, value: input.durationSeconds})
-  add('snapshot_timestamp_seconds', 'When the audited snapshot was captured, in seconds since the epoch.').push({labels: {}, value: epochSeconds(model.snapshot.captured_at)})
+  add('audit_duration_seconds', 'Wall time of this audit run: reading the snapshot, the checks and the capacity count.').push({
+    labels: {},
+    value: input.durationSeconds,
+  })
+  add('snapshot_timestamp_seconds', 'When the audited snapshot was captured, in seconds since the epoch.').push({
+    labels: {},
+    value: epochSeconds(model.snapshot.captured_at),
+  })
   return families
 }
 

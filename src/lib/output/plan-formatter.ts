@@ -8,13 +8,22 @@ import {renderTable} from './table.js'
 import {humanText} from './terminal.js'
 import {theme} from './theme.js'
 
-const VERB: Record<Step['op'], string> = {check: 'lock+check', delete: 'DELETE', update: 'UPDATE', 'update-all': 'UPDATE', 'delete-all': 'DELETE', insert: 'INSERT', restore: 'RESTORE'}
+const VERB: Record<Step['op'], string> = {
+  check: 'lock+check',
+  delete: 'DELETE',
+  update: 'UPDATE',
+  'update-all': 'UPDATE',
+  'delete-all': 'DELETE',
+  insert: 'INSERT',
+  restore: 'RESTORE',
+}
 
 /** pinned_cpus per NUMA cell id of a compute_nodes.numa_topology blob, or null when it is not one. */
 function pinnedCpus(blob: unknown): Map<number, number[]> | null {
   if (typeof blob !== 'string' || !blob.includes('pinned_cpus')) return null
   try {
-    const cells = (JSON.parse(blob) as {'nova_object.data'?: {cells?: Array<{'nova_object.data'?: {id?: number; pinned_cpus?: number[]}}>}})['nova_object.data']?.cells
+    const cells = (JSON.parse(blob) as {'nova_object.data'?: {cells?: Array<{'nova_object.data'?: {id?: number; pinned_cpus?: number[]}}>}})['nova_object.data']
+      ?.cells
     if (!Array.isArray(cells)) return null
     return new Map(cells.map((c, i) => [c['nova_object.data']?.id ?? i, [...(c['nova_object.data']?.pinned_cpus ?? [])].sort((a, b) => a - b)]))
   } catch {
@@ -76,7 +85,11 @@ export function renderPlan(plan: RepairPlan, d: Display, opts: {verbose?: boolea
     for (const f of plan.findings) out.push(`  ${f.code}  ${f.subject}`)
   }
   if (writes.length === 0)
-    out.push(plan.skipped.some((s) => needsAction(s.severity)) ? c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.') : c.green('Nothing to do.'))
+    out.push(
+      plan.skipped.some((s) => needsAction(s.severity))
+        ? c.yellow('Nothing to do that this command may do on its own: the findings under "Not repaired" need you.')
+        : c.green('Nothing to do.'),
+    )
   else {
     const checks = plan.steps.length - writes.length
     // Only the databases this plan writes to, in the order their transactions commit.
@@ -129,10 +142,15 @@ function planCounts(plan: RepairPlan): Array<{db: string; op: string; table: str
 /** Also the confirmation prompt's text, which no base-command output path sees: made terminal-safe here. */
 export function countLines(plan: RepairPlan): string[] {
   // An update-all / delete-all step takes every matching row, known only inside the transaction: not "1 row".
-  return planCounts(plan).map((x) => humanText(x.op.endsWith('-all') ? `${x.db}: ${x.op.slice(0, -4)} every matching ${x.table} row` : `${x.db}: ${x.op} ${x.count} ${x.table} row(s)`))
+  return planCounts(plan).map((x) =>
+    humanText(x.op.endsWith('-all') ? `${x.db}: ${x.op.slice(0, -4)} every matching ${x.table} row` : `${x.db}: ${x.op} ${x.count} ${x.table} row(s)`),
+  )
 }
 
-export function renderApplied(plan: RepairPlan, result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number; records?: ReadonlyArray<{db: string}>}): string {
+export function renderApplied(
+  plan: RepairPlan,
+  result: {committed: string[]; undo_file: string; rows_changed: number; rows_already?: number; records?: ReadonlyArray<{db: string}>},
+): string {
   const c = theme()
   const label = (d: string) => plan.db_labels[d] ?? d
   const perDb = new Map<string, number>()

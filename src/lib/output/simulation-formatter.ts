@@ -8,7 +8,12 @@ import {renderTable} from './table.js'
 import {theme} from './theme.js'
 
 /** What `simulate boot` prints: the recorded request it replays, the what-if changes, the simulation. */
-export function renderBootReport(r: BootWhatIfResult, recorded: RecordedRequest | undefined, d: Display, opts: {explain?: boolean; why?: string[]} = {}): string {
+export function renderBootReport(
+  r: BootWhatIfResult,
+  recorded: RecordedRequest | undefined,
+  d: Display,
+  opts: {explain?: boolean; why?: string[]} = {},
+): string {
   const parts: string[] = []
   if (recorded) parts.push(renderRecorded(recorded))
   if (r.scenario) parts.push([...renderScenarioChanges(r.scenario), `  on the snapshot as captured: ${r.scenario.before.summary}`, ''].join('\n'))
@@ -27,12 +32,15 @@ export function renderRecorded(r: RecordedRequest): string {
     `  image ${r.image.id ?? '(none: boot from volume)'}${props.length ? `; ${props.join(' ')}` : ''}`,
     `  availability zone ${r.availability_zone ?? '(any)'}, project ${r.project_id ?? '?'}, user ${r.user_id ?? '?'}, num_instances ${r.num_instances}`,
   ]
-  if (hints.length || r.instance_group) lines.push(`  scheduler hints ${hints.join(' ') || '(none)'}${r.instance_group ? `; server group ${r.instance_group}` : ''}`)
-  if (r.requested_destination) lines.push(`  requested destination ${r.requested_destination.host ?? '*'}${r.requested_destination.node ? `/${r.requested_destination.node}` : ''}`)
+  if (hints.length || r.instance_group)
+    lines.push(`  scheduler hints ${hints.join(' ') || '(none)'}${r.instance_group ? `; server group ${r.instance_group}` : ''}`)
+  if (r.requested_destination)
+    lines.push(`  requested destination ${r.requested_destination.host ?? '*'}${r.requested_destination.node ? `/${r.requested_destination.node}` : ''}`)
   if (r.force_hosts.length || r.force_nodes.length) lines.push(`  forced to ${[...r.force_hosts, ...r.force_nodes].join(', ')} (filters skipped, as nova does)`)
   if (r.ignore_hosts.length) lines.push(`  ignore_hosts ${r.ignore_hosts.join(', ')}`)
   if (r.not_simulated.length) lines.push(`  not simulated: ${r.not_simulated.join('; ')}`)
-  if (r.holds_allocations_on.length) lines.push(`  note: the instance still holds allocations on ${r.holds_allocations_on.join(', ')}; the replay counts them as used`)
+  if (r.holds_allocations_on.length)
+    lines.push(`  note: the instance still holds allocations on ${r.holds_allocations_on.join(', ')}; the replay counts them as used`)
   return `${lines.join('\n')}\n`
 }
 
@@ -44,7 +52,12 @@ export function renderSimulation(r: SimulationResult, d: Display, opts: {explain
   const c = theme()
   const out: string[] = []
   const rq = r.request
-  out.push(c.bold(`${opts.verb ?? 'Boot'} ${rq.num_instances} x ${rq.flavor}`) + ` (${rq.vcpus} vCPU, ${rq.memory_mb} MB RAM, ${rq.disk_gb} GB disk${rq.boot_from_volume ? ', boot from volume' : ''})` + (rq.availability_zone ? ` in AZ ${rq.availability_zone}` : '') + `  seed=${r.seed}`)
+  out.push(
+    c.bold(`${opts.verb ?? 'Boot'} ${rq.num_instances} x ${rq.flavor}`) +
+      ` (${rq.vcpus} vCPU, ${rq.memory_mb} MB RAM, ${rq.disk_gb} GB disk${rq.boot_from_volume ? ', boot from volume' : ''})` +
+      (rq.availability_zone ? ` in AZ ${rq.availability_zone}` : '') +
+      `  seed=${r.seed}`,
+  )
   if (rq.numa) out.push(`  NUMA request: ${rq.numa}`)
   const ran = r.prefilters.filter((p) => p.ran)
   if (ran.length > 0) {
@@ -66,7 +79,8 @@ export function renderSimulation(r: SimulationResult, d: Display, opts: {explain
   const hs = r.hostStates
   if (r.query !== null && r.placement.kept > 0) {
     out.push('', c.bold('Host states') + `: ${hs.count} compute node(s) from the candidates`)
-    for (const u of hs.unavailableCells) out.push(c.magenta(`  cell ${u.cell} could not be read: ${u.candidates} candidate host(s) in it are unknown (nova's scatter-gather would skip them too)`))
+    for (const u of hs.unavailableCells)
+      out.push(c.magenta(`  cell ${u.cell} could not be read: ${u.candidates} candidate host(s) in it are unknown (nova's scatter-gather would skip them too)`))
     if (hs.withoutService.length > 0) out.push(`  skipped without a nova-compute service: ${hs.withoutService.join(', ')}`)
     if (hs.withoutComputeNode > 0) out.push(`  ${hs.withoutComputeNode} candidate provider(s) without a compute node in the readable cells`)
   }
@@ -80,11 +94,19 @@ export function renderSimulation(r: SimulationResult, d: Display, opts: {explain
     out.push('', c.bold('Selected'))
     for (const o of r.instances) {
       if (!o.host) continue
-      out.push(`  instance ${o.index + 1}: ${c.green(o.host)}${o.node && o.node !== o.host ? `/${o.node}` : ''}  [${o.allocations.map((a) => `${a.resource_class}=${a.amount}@${a.provider}`).join(', ')}]${o.claimFailures.length ? `  (claim failed first on ${o.claimFailures.join(', ')})` : ''}`)
+      out.push(
+        `  instance ${o.index + 1}: ${c.green(o.host)}${o.node && o.node !== o.host ? `/${o.node}` : ''}  [${o.allocations.map((a) => `${a.resource_class}=${a.amount}@${a.provider}`).join(', ')}]${o.claimFailures.length ? `  (claim failed first on ${o.claimFailures.join(', ')})` : ''}`,
+      )
     }
   }
-  const shown = opts.why && opts.why.length > 0 ? r.verdicts.filter((v) => opts.why?.some((h) => v.host === h || v.node === h)) : opts.explain ? r.verdicts.filter((v) => v.stage !== 'selected') : []
-  if (opts.why && opts.why.length > 0 && shown.length === 0 && !r.warnings.some((w) => w.startsWith('--why '))) out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
+  const shown =
+    opts.why && opts.why.length > 0
+      ? r.verdicts.filter((v) => opts.why?.some((h) => v.host === h || v.node === h))
+      : opts.explain
+        ? r.verdicts.filter((v) => v.stage !== 'selected')
+        : []
+  if (opts.why && opts.why.length > 0 && shown.length === 0 && !r.warnings.some((w) => w.startsWith('--why ')))
+    out.push('', c.yellow(`No verdict for ${opts.why.join(', ')}: not a compute node of this snapshot`))
   if (shown.length > 0) {
     out.push('', c.bold(opts.why?.length ? 'Why' : 'Per host'))
     for (const v of shown) out.push(`  ${verdictLine(v)}`)

@@ -12,7 +12,9 @@ export function renderSummary(s: SnapshotSummary, d: Display): string {
   out.push(`${c.bold('Snapshot')} captured ${s.captured_at} from ${s.source.kind}: ${s.source.description}`)
   // One line per database: which server answered, and on Galera which node and how causal the read was.
   for (const r of s.read_from)
-    out.push(`  ${r.database} read from ${r.wsrep_node_name === null ? '' : `Galera node ${r.wsrep_node_name}, `}${r.hostname ?? '?'}:${r.port ?? '?'}${r.wsrep_sync_wait === null ? '' : ` (wsrep_sync_wait ${r.wsrep_sync_wait})`}`)
+    out.push(
+      `  ${r.database} read from ${r.wsrep_node_name === null ? '' : `Galera node ${r.wsrep_node_name}, `}${r.hostname ?? '?'}:${r.port ?? '?'}${r.wsrep_sync_wait === null ? '' : ` (wsrep_sync_wait ${r.wsrep_sync_wait})`}`,
+    )
   out.push(releaseLine(s.release))
   // A snapshot that records no release gets no column of question marks.
   const withRelease = s.release !== null
@@ -91,7 +93,10 @@ export function renderValidation(path: string, problems: ValidationProblem[], bl
  * The first lines of a human audit report: what was read and when, the release, how big the cloud
  * is (as the HTML report's header says), so that a report pasted into a ticket names its source.
  */
-export function reportHeader(snapshot: {source: {kind: string; description: string}; captured_at: string; release?: SnapshotRelease | null; cells: ReadonlyArray<{status: string}>}, hosts: number): string {
+export function reportHeader(
+  snapshot: {source: {kind: string; description: string}; captured_at: string; release?: SnapshotRelease | null; cells: ReadonlyArray<{status: string}>},
+  hosts: number,
+): string {
   const c = theme()
   const cells = snapshot.cells.length
   const down = snapshot.cells.filter((x) => x.status !== 'available').length

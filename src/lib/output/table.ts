@@ -95,7 +95,10 @@ function widest(texts: Iterable<string>, measure: (t: string) => number[]): numb
   for (const t of texts) for (const w of measure(t)) if (w > max) max = w
   return max
 }
-const words = (t: string) => stripSgr(t).split(/\s+|(?<==)|(?<=\.)/).map((w) => Array.from(w).length)
+const words = (t: string) =>
+  stripSgr(t)
+    .split(/\s+|(?<==)|(?<=\.)/)
+    .map((w) => Array.from(w).length)
 
 /**
  * Content widths (without padding) that fit maxWidth, or null when the table fits as it is. The
@@ -179,7 +182,10 @@ function capLines(lines: string[], width: number): string[] {
 function wrapCell(text: string, width: number): string {
   if (Math.max(...lineWidths(text)) <= width) return text
   const whole = WHOLE_SGR.exec(text)
-  if (whole) return capLines(wrapLine(whole[2], width), width).map((l) => `${whole[1]}${l}${whole[3]}`).join('\n')
+  if (whole)
+    return capLines(wrapLine(whole[2], width), width)
+      .map((l) => `${whole[1]}${l}${whole[3]}`)
+      .join('\n')
   return capLines(
     stripSgr(text)
       .split('\n')
@@ -245,7 +251,13 @@ export function renderTable(display: Display, headings: string[], rows: Cell[][]
  * widths, the widest line of each column). A line wider than its column is cut with '…'. Rows are
  * separated by a rule, as the tables always were.
  */
-export function drawTable(head: string[], rows: string[][], colWidths: number[] | undefined, align: TableOptions['align'], borders: Display['borders']): string {
+export function drawTable(
+  head: string[],
+  rows: string[][],
+  colWidths: number[] | undefined,
+  align: TableOptions['align'],
+  borders: Display['borders'],
+): string {
   const b = borders === 'ascii' ? ASCII : UNICODE
   const n = Math.max(head.length, ...rows.slice(0, 1).map((r) => r.length))
   if (n === 0) return ''

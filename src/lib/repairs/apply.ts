@@ -148,7 +148,10 @@ class Tables {
   /** The observed values a write is guarded by, where the snapshot holds the column. */
   private guard(row: AnyRow, expect: Row, step: Step): void {
     for (const [c, v] of Object.entries(expect))
-      if (c in row && !sameValue(row[c] ?? null, v)) throw new Error(`applyPlan: ${step.op} on ${step.table} in ${step.db} expects ${c} = ${JSON.stringify(v)}, the snapshot holds ${JSON.stringify(row[c])}`)
+      if (c in row && !sameValue(row[c] ?? null, v))
+        throw new Error(
+          `applyPlan: ${step.op} on ${step.table} in ${step.db} expects ${c} = ${JSON.stringify(v)}, the snapshot holds ${JSON.stringify(row[c])}`,
+        )
   }
 
   private resolve(values: WriteRow, row: AnyRow): Row {
@@ -210,7 +213,8 @@ class Tables {
     if (step.op === 'restore') return this.restoreExtra(step)
     const where = step.op === 'update' ? step.key : step.op === 'update-all' ? step.where : undefined
     const set = step.op === 'update' || step.op === 'update-all' ? step.set : undefined
-    if (!where || !set || !('deleted' in set) || typeof where.instance_uuid !== 'string') throw new Error(`applyPlan: step ${step.op} on instance_extra is not modelled`)
+    if (!where || !set || !('deleted' in set) || typeof where.instance_uuid !== 'string')
+      throw new Error(`applyPlan: step ${step.op} on instance_extra is not modelled`)
     const cell = step.db.slice('cell:'.length)
     const t = this.table(step.db, 'instances') as TableRef
     t.rows.forEach((r, i) => {

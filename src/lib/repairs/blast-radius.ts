@@ -21,10 +21,30 @@ interface Kind {
 }
 
 const KINDS: readonly Kind[] = [
-  {what: 'allocations', verb: 'deletes', total: (m) => m.snapshot.placement.allocations.length, counts: (s) => s.db === 'placement' && s.table === 'allocations' && s.op === 'delete'},
-  {what: 'resource providers', verb: 'deletes', total: (m) => m.snapshot.placement.resource_providers.length, counts: (s) => s.db === 'placement' && s.table === 'resource_providers' && s.op === 'delete'},
-  {what: 'host mappings', verb: 'deletes or remaps', total: (m) => m.snapshot.nova_api.host_mappings.length, counts: (s) => s.db === 'nova_api' && s.table === 'host_mappings' && (s.op === 'delete' || s.op === 'update')},
-  {what: 'instance mappings', verb: 'deletes or remaps', total: (m) => m.snapshot.nova_api.instance_mappings.length, counts: (s) => s.db === 'nova_api' && s.table === 'instance_mappings' && (s.op === 'delete' || s.op === 'update')},
+  {
+    what: 'allocations',
+    verb: 'deletes',
+    total: (m) => m.snapshot.placement.allocations.length,
+    counts: (s) => s.db === 'placement' && s.table === 'allocations' && s.op === 'delete',
+  },
+  {
+    what: 'resource providers',
+    verb: 'deletes',
+    total: (m) => m.snapshot.placement.resource_providers.length,
+    counts: (s) => s.db === 'placement' && s.table === 'resource_providers' && s.op === 'delete',
+  },
+  {
+    what: 'host mappings',
+    verb: 'deletes or remaps',
+    total: (m) => m.snapshot.nova_api.host_mappings.length,
+    counts: (s) => s.db === 'nova_api' && s.table === 'host_mappings' && (s.op === 'delete' || s.op === 'update'),
+  },
+  {
+    what: 'instance mappings',
+    verb: 'deletes or remaps',
+    total: (m) => m.snapshot.nova_api.instance_mappings.length,
+    counts: (s) => s.db === 'nova_api' && s.table === 'instance_mappings' && (s.op === 'delete' || s.op === 'update'),
+  },
 ]
 
 export interface BlastCount {

@@ -85,7 +85,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   const findings = runChecks(model, {checks: ['cells'], host: opts.host}).findings
   const batch = new InstanceBatch(opts.maxCount ?? Number.POSITIVE_INFINITY)
 
-  for (const c of cells) if (c.status !== 'available') b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
+  for (const c of cells)
+    if (c.status !== 'available')
+      b.skip('cell.undecided', `cell=${c.name ?? c.uuid}`, `cell could not be read (${c.error ?? 'unavailable'}): its instances are left for a later run`)
   // The outage rule: which copies of an instance exist is only known when every cell was read.
   const dark = model.unavailableCells
   const darkReason = `cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold another live copy: re-run once every cell is readable`
@@ -102,7 +104,11 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
     }
     const winner = duplicateWinner(copies)
     if (!winner) {
-      b.skip(f.code, subjectOf(f), `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand which copy to keep`)
+      b.skip(
+        f.code,
+        subjectOf(f),
+        `copies in ${copies.map((i) => `${model.cellLabel(i.cell_uuid)} (${i.vm_state})`).join(', ')}: no single live, non-error copy; decide by hand which copy to keep`,
+      )
       continue
     }
     if (!batch.take()) break
@@ -115,7 +121,9 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
   for (const c of cells) if (c.status === 'available') mapCellInstances(model, b, c, mappings, batch, onHost)
 
   if (model.snapshot.nova_api.instance_mappings.some((m) => m.project_id === MAP_INSTANCES_MARKER_PROJECT))
-    b.note("An INSTANCE_MIGRATION_MARKER row of nova-manage map_instances exists; cloudctl leaves it alone (nova-manage resumes from it; --reset there starts over).")
+    b.note(
+      'An INSTANCE_MIGRATION_MARKER row of nova-manage map_instances exists; cloudctl leaves it alone (nova-manage resumes from it; --reset there starts over).',
+    )
   const plan = b.build(['nova_api'])
   if (batch.partial) {
     plan.partial = true
@@ -125,7 +133,12 @@ export function planMapInstances(model: CloudModel, opts: MapInstancesOptions = 
 }
 
 /** Wrong or NULL cell ids of live instances. */
-function repointWrongCells(model: CloudModel, b: PlanBuilder, findings: Finding[], w: {inScope: Set<string>; mappings: Map<string, InstanceMapping>; batch: InstanceBatch; darkReason: string}): void {
+function repointWrongCells(
+  model: CloudModel,
+  b: PlanBuilder,
+  findings: Finding[],
+  w: {inScope: Set<string>; mappings: Map<string, InstanceMapping>; batch: InstanceBatch; darkReason: string},
+): void {
   const {inScope, mappings, batch, darkReason} = w
   for (const f of ofCodes(findings, 'cell.instance-mapped-wrong-cell')) {
     const uuid = f.subject.instance_uuid
@@ -141,19 +154,43 @@ function repointWrongCells(model: CloudModel, b: PlanBuilder, findings: Finding[
     if (!im || !cell) continue
     b.finding(f.code, subjectOf(f), f.message)
     b.about(`instance ${uuid}, which lives in cell ${cell.name ?? cell.uuid}`)
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: im.id}, expect: {instance_uuid: uuid, cell_id: im.cell_id}, set: {cell_id: cell.id, updated_at: NOW}, why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${im.cell_id ?? 'NULL'} -> ${cell.id})`, code: f.code}, `cell_id ${im.cell_id ?? 'NULL'} -> ${cell.id}`)
+    b.add(
+      {
+        db: 'nova_api',
+        table: 'instance_mappings',
+        op: 'update',
+        key: {id: im.id},
+        expect: {instance_uuid: uuid, cell_id: im.cell_id},
+        set: {cell_id: cell.id, updated_at: NOW},
+        why: `${f.code}: ${uuid} lives in ${cell.name ?? cell.uuid} (cell_id ${im.cell_id ?? 'NULL'} -> ${cell.id})`,
+        code: f.code,
+      },
+      `cell_id ${im.cell_id ?? 'NULL'} -> ${cell.id}`,
+    )
   }
-  }
+}
 
 /** Every instance row of a cell without a mapping, oldest first, as nova-manage maps them. */
-function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappings: Map<string, unknown>, batch: InstanceBatch, onHost: (i: Instance) => boolean): void {
+function mapCellInstances(
+  model: CloudModel,
+  b: PlanBuilder,
+  c: CellInfo,
+  mappings: Map<string, unknown>,
+  batch: InstanceBatch,
+  onHost: (i: Instance) => boolean,
+): void {
   const dark = model.unavailableCells
   const rows = model.snapshot.nova.instances.filter((i) => i.cell_uuid === c.uuid && onHost(i)).sort(byAge)
   if (dark.length > 0) {
     // The outage rule: without a mapping nothing proves the instance is not live in the unreadable
     // cell too, and a mapping to this copy would hide that one from the API.
     const unmapped = rows.filter((i) => !mappings.has(i.uuid) && !batch.done.has(i.uuid)).length
-    if (unmapped > 0) b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)}`, `${unmapped} unmapped instance(s) left alone: cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold a live copy; re-run once every cell is readable`)
+    if (unmapped > 0)
+      b.skip(
+        'cell.instance-unmapped',
+        `cell=${model.cellLabel(c.uuid)}`,
+        `${unmapped} unmapped instance(s) left alone: cell ${dark.map((d) => d.name ?? d.uuid).join(', ')} could not be read and may hold a live copy; re-run once every cell is readable`,
+      )
     return
   }
   for (const inst of rows) {
@@ -162,35 +199,70 @@ function mapCellInstances(model: CloudModel, b: PlanBuilder, c: CellInfo, mappin
     if (model.liveInstances(inst.uuid).length > 1) continue // a duplicate handled (or skipped) above
     if (inst.deleted !== 0 && model.liveInstances(inst.uuid).length > 0) continue // a deleted copy: the live one gets the mapping
     if (inst.project_id === null) {
-      b.skip('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, 'the instance has no project_id (instance_mappings.project_id is NOT NULL)')
+      b.skip(
+        'cell.instance-unmapped',
+        `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`,
+        'the instance has no project_id (instance_mappings.project_id is NOT NULL)',
+      )
       continue
     }
     if (!batch.take()) break
     batch.done.add(inst.uuid)
     b.about(`instances of cell ${model.cellLabel(c.uuid)} without an instance mapping (deleted ones too, as nova-manage maps them)`)
     const code = inst.deleted === 0 ? 'cell.instance-unmapped' : 'cell.instance-unmapped (deleted)'
-    if (inst.deleted === 0) b.finding('cell.instance-unmapped', `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`, `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`)
+    if (inst.deleted === 0)
+      b.finding(
+        'cell.instance-unmapped',
+        `cell=${model.cellLabel(c.uuid)} instance=${inst.uuid}`,
+        `Instance ${inst.uuid} lives in cell ${model.cellLabel(c.uuid)} but has no instance_mapping.`,
+      )
     b.add({
       db: 'nova_api',
       table: 'instance_mappings',
       op: 'insert',
       unique: {instance_uuid: inst.uuid},
-      values: {created_at: NOW, updated_at: null, instance_uuid: inst.uuid, cell_id: c.id, project_id: inst.project_id, user_id: inst.user_id, queued_for_delete: 0},
+      values: {
+        created_at: NOW,
+        updated_at: null,
+        instance_uuid: inst.uuid,
+        cell_id: c.id,
+        project_id: inst.project_id,
+        user_id: inst.user_id,
+        queued_for_delete: 0,
+      },
       why: `${code}: map ${inst.uuid} to ${c.name ?? c.uuid}${inst.deleted !== 0 ? ' (deleted instance: nova-manage maps those too)' : ''}`,
       code: 'cell.instance-unmapped',
     })
   }
 }
 
-function planDuplicate(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string, winner: Instance, copies: Instance[], mappedCellId: number | null, hasMapping: boolean): void {
+function planDuplicate(
+  model: CloudModel,
+  b: PlanBuilder,
+  f: Finding,
+  uuid: string,
+  winner: Instance,
+  copies: Instance[],
+  mappedCellId: number | null,
+  hasMapping: boolean,
+): void {
   const winCell = model.cellOf(winner.cell_uuid) as CellInfo
   b.finding(f.code, subjectOf(f), f.message)
   b.about(`instance ${uuid}, live in cells ${copies.map((i) => model.cellLabel(i.cell_uuid)).join(' and ')}: the copy in ${winCell.name ?? winCell.uuid} stays`)
-  b.note('Duplicates: nova_api commits first (the mapping points at the surviving copy), then the cell of the other copy; if the second commit fails, `cloudctl audit cells` still reports the duplicate and a re-run finishes it.')
+  b.note(
+    'Duplicates: nova_api commits first (the mapping points at the surviving copy), then the cell of the other copy; if the second commit fails, `cloudctl audit cells` still reports the duplicate and a re-run finishes it.',
+  )
   mapToWinner(model, b, f, uuid, winner, mappedCellId, hasMapping)
   for (const loser of copies) if (loser !== winner) softDeleteCopy(model, b, f, uuid, loser)
   // The surviving copy must still be live and not errored when we commit.
-  b.add({db: cellDbOf(model, b, winner.cell_uuid), table: 'instances', op: 'check', where: {id: winner.id}, rows: [{uuid, deleted: 0, vm_state: winner.vm_state}], why: `${f.code}: the copy in ${winCell.name ?? winCell.uuid} is still live and ${winner.vm_state}`})
+  b.add({
+    db: cellDbOf(model, b, winner.cell_uuid),
+    table: 'instances',
+    op: 'check',
+    where: {id: winner.id},
+    rows: [{uuid, deleted: 0, vm_state: winner.vm_state}],
+    why: `${f.code}: the copy in ${winCell.name ?? winCell.uuid} is still live and ${winner.vm_state}`,
+  })
 }
 
 /** The instance mapping points at the surviving copy's cell: created when missing, re-pointed when wrong. */
@@ -198,32 +270,90 @@ function mapToWinner(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string
   const winCell = model.cellOf(winner.cell_uuid) as CellInfo
   const m = model.snapshot.nova_api.instance_mappings.find((x) => x.instance_uuid === uuid)
   if (!hasMapping || !m) {
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'insert', unique: {instance_uuid: uuid}, values: {created_at: NOW, updated_at: null, instance_uuid: uuid, cell_id: winCell.id, project_id: winner.project_id ?? '', user_id: winner.user_id, queued_for_delete: 0}, why: `${f.code}: map ${uuid} to ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code}, `to cell ${winCell.name ?? winCell.uuid}`)
+    b.add(
+      {
+        db: 'nova_api',
+        table: 'instance_mappings',
+        op: 'insert',
+        unique: {instance_uuid: uuid},
+        values: {
+          created_at: NOW,
+          updated_at: null,
+          instance_uuid: uuid,
+          cell_id: winCell.id,
+          project_id: winner.project_id ?? '',
+          user_id: winner.user_id,
+          queued_for_delete: 0,
+        },
+        why: `${f.code}: map ${uuid} to ${winCell.name ?? winCell.uuid}, where it is live and not errored`,
+        code: f.code,
+      },
+      `to cell ${winCell.name ?? winCell.uuid}`,
+    )
   } else if (mappedCellId !== winCell.id) {
-    b.add({db: 'nova_api', table: 'instance_mappings', op: 'update', key: {id: m.id}, expect: {instance_uuid: uuid, cell_id: mappedCellId}, set: {cell_id: winCell.id, updated_at: NOW}, why: `${f.code}: point ${uuid} at ${winCell.name ?? winCell.uuid}, where it is live and not errored`, code: f.code}, `to cell ${winCell.name ?? winCell.uuid}`)
+    b.add(
+      {
+        db: 'nova_api',
+        table: 'instance_mappings',
+        op: 'update',
+        key: {id: m.id},
+        expect: {instance_uuid: uuid, cell_id: mappedCellId},
+        set: {cell_id: winCell.id, updated_at: NOW},
+        why: `${f.code}: point ${uuid} at ${winCell.name ?? winCell.uuid}, where it is live and not errored`,
+        code: f.code,
+      },
+      `to cell ${winCell.name ?? winCell.uuid}`,
+    )
   }
 }
 
 /** The losing copy, soft-deleted in its own cell with what nova's instance_destroy takes with it. */
 function softDeleteCopy(model: CloudModel, b: PlanBuilder, f: Finding, uuid: string, loser: Instance): void {
   const db = cellDbOf(model, b, loser.cell_uuid)
-  b.add({
-    db,
-    table: 'instances',
-    op: 'update',
-    key: {id: loser.id},
-    expect: {uuid, deleted: 0, vm_state: loser.vm_state, host: loser.host},
-    set: {deleted: col('id'), deleted_at: NOW},
-    why: `${f.code}: soft-delete the ${loser.vm_state ?? ''} copy in ${model.cellLabel(loser.cell_uuid)} as nova does (deleted = id, deleted_at; updated_at kept)`,
-    code: f.code,
-  }, `the ${loser.vm_state ?? ''} copy in cell ${model.cellLabel(loser.cell_uuid)}`)
+  b.add(
+    {
+      db,
+      table: 'instances',
+      op: 'update',
+      key: {id: loser.id},
+      expect: {uuid, deleted: 0, vm_state: loser.vm_state, host: loser.host},
+      set: {deleted: col('id'), deleted_at: NOW},
+      why: `${f.code}: soft-delete the ${loser.vm_state ?? ''} copy in ${model.cellLabel(loser.cell_uuid)} as nova does (deleted = id, deleted_at; updated_at kept)`,
+      code: f.code,
+    },
+    `the ${loser.vm_state ?? ''} copy in cell ${model.cellLabel(loser.cell_uuid)}`,
+  )
   if (loser.extra !== null)
-    b.add({db, table: 'instance_extra', op: 'update', key: {instance_uuid: uuid, deleted: 0}, expect: {}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its instance_extra row with it, as nova's instance_destroy does`, code: f.code})
+    b.add({
+      db,
+      table: 'instance_extra',
+      op: 'update',
+      key: {instance_uuid: uuid, deleted: 0},
+      expect: {},
+      set: {deleted: col('id'), deleted_at: NOW},
+      why: `${f.code}: soft-delete its instance_extra row with it, as nova's instance_destroy does`,
+      code: f.code,
+    })
   // The rest of what instance_destroy takes with the instance, in that copy's cell only (the other
   // copy shares the uuid). The snapshot does not read these tables: every such row is locked and
   // recorded in the undo file when the repair runs, under the instance step's guard above.
   for (const [table, column] of DESTROYED_WITH_INSTANCE)
-    b.add({db, table, op: 'update-all', where: {[column]: uuid, deleted: 0}, set: {deleted: col('id'), deleted_at: NOW}, why: `${f.code}: soft-delete its ${table} rows with it, as nova's instance_destroy does`, code: f.code})
+    b.add({
+      db,
+      table,
+      op: 'update-all',
+      where: {[column]: uuid, deleted: 0},
+      set: {deleted: col('id'), deleted_at: NOW},
+      why: `${f.code}: soft-delete its ${table} rows with it, as nova's instance_destroy does`,
+      code: f.code,
+    })
   for (const [table, column] of REMOVED_WITH_INSTANCE)
-    b.add({db, table, op: 'delete-all', where: {[column]: uuid}, why: `${f.code}: delete its ${table} rows with it, as nova's instance_destroy does (the table has no deleted column)`, code: f.code})
+    b.add({
+      db,
+      table,
+      op: 'delete-all',
+      where: {[column]: uuid},
+      why: `${f.code}: delete its ${table} rows with it, as nova's instance_destroy does (the table has no deleted column)`,
+      code: f.code,
+    })
 }

@@ -29,12 +29,27 @@ export function allCellDbs(model: CloudModel, b: PlanBuilder): Array<{db: DbKey;
 
 export function subjectOf(f: Finding): string {
   const s = f.subject
-  return [s.cell && `cell=${s.cell}`, s.host && `host=${s.host}`, s.node && s.node !== s.host && `node=${s.node}`, s.numa_cell !== undefined && `numa=${s.numa_cell}`, s.provider_uuid && `provider=${s.provider_uuid}`, s.consumer_uuid && `consumer=${s.consumer_uuid}`, s.instance_uuid && s.instance_uuid !== s.consumer_uuid && `instance=${s.instance_uuid}`, s.aggregate && `aggregate=${s.aggregate}`]
+  return [
+    s.cell && `cell=${s.cell}`,
+    s.host && `host=${s.host}`,
+    s.node && s.node !== s.host && `node=${s.node}`,
+    s.numa_cell !== undefined && `numa=${s.numa_cell}`,
+    s.provider_uuid && `provider=${s.provider_uuid}`,
+    s.consumer_uuid && `consumer=${s.consumer_uuid}`,
+    s.instance_uuid && s.instance_uuid !== s.consumer_uuid && `instance=${s.instance_uuid}`,
+    s.aggregate && `aggregate=${s.aggregate}`,
+  ]
     .filter(Boolean)
     .join(' ')
 }
 
-export const allocationRow = (a: Allocation): Row => ({id: a.id, resource_provider_id: a.resource_provider_id, consumer_id: a.consumer_id, resource_class_id: a.resource_class_id, used: a.used})
+export const allocationRow = (a: Allocation): Row => ({
+  id: a.id,
+  resource_provider_id: a.resource_provider_id,
+  consumer_id: a.consumer_id,
+  resource_class_id: a.resource_class_id,
+  used: a.used,
+})
 
 /** Lock every allocation of a consumer and require exactly the rows the snapshot holds: nothing new appeared. */
 export function lockConsumerAllocations(model: CloudModel, b: PlanBuilder, consumer: string, why: string): void {
@@ -43,7 +58,15 @@ export function lockConsumerAllocations(model: CloudModel, b: PlanBuilder, consu
 }
 
 /** The instance row as the finding saw it (its placement and state). */
-export const instanceGuard = (i: Instance): Row => ({id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, task_state: i.task_state, deleted: i.deleted})
+export const instanceGuard = (i: Instance): Row => ({
+  id: i.id,
+  uuid: i.uuid,
+  host: i.host,
+  node: i.node,
+  vm_state: i.vm_state,
+  task_state: i.task_state,
+  deleted: i.deleted,
+})
 
 export function sortedUnique<T>(xs: Iterable<T>): T[] {
   return [...new Set(xs)]
@@ -59,5 +82,7 @@ export function liveOnProvider(model: CloudModel, consumer: string, rp: Resource
   const nodes = model.computeNodesByUuid.get(rp.uuid) ?? []
   return model
     .liveInstances(consumer)
-    .find((i) => (rp.name !== null && (i.node === rp.name || i.host === rp.name)) || nodes.some((cn) => cn.host === i.host && cn.hypervisor_hostname === i.node))
+    .find(
+      (i) => (rp.name !== null && (i.node === rp.name || i.host === rp.name)) || nodes.some((cn) => cn.host === i.host && cn.hypervisor_hostname === i.node),
+    )
 }

@@ -30,7 +30,9 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
   const planned = new Set<string>()
   // --host: the audits' filter (a service host, or the hypervisor_hostname of one of its nodes).
   const findings = runChecks(model, {checks: ['cells'], host: opts.host}).findings
-  const named = new Set(model.liveComputeNodes.filter((cn) => opts.host !== undefined && cn.hypervisor_hostname === opts.host).map((cn) => `${cn.cell_uuid}/${cn.host}`))
+  const named = new Set(
+    model.liveComputeNodes.filter((cn) => opts.host !== undefined && cn.hypervisor_hostname === opts.host).map((cn) => `${cn.cell_uuid}/${cn.host}`),
+  )
   const onHost = (c: CellInfo, host: string) => opts.host === undefined || host === opts.host || named.has(`${c.uuid}/${host}`)
 
   for (const c of cells) {
@@ -45,7 +47,8 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     } else {
       for (const cn of model.liveComputeNodes) if (cn.cell_uuid === c.uuid && cn.host) hosts.add(cn.host)
     }
-    for (const host of [...hosts].sort()) if (onHost(c, host)) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
+    for (const host of [...hosts].sort())
+      if (onHost(c, host)) b.unit(() => discoverHost(model, b, {cell: c, db, host, hm: mapped.get(host), planned, byService: opts.byService}))
   }
 
   for (const f of ofCodes(findings, 'cell.host-mapped-wrong-cell')) {
@@ -55,7 +58,19 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
     b.unit(() => {
       b.finding(f.code, subjectOf(f), f.message)
       b.about(`compute host ${ev.host_mapping.host}, which runs in cell ${f.subject.cell}`)
-      b.add({db: 'nova_api', table: 'host_mappings', op: 'update', key: {id: ev.host_mapping.id}, expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id}, set: {cell_id: expected, updated_at: NOW}, why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`, code: f.code}, `cell_id ${ev.host_mapping.cell_id} -> ${expected}`)
+      b.add(
+        {
+          db: 'nova_api',
+          table: 'host_mappings',
+          op: 'update',
+          key: {id: ev.host_mapping.id},
+          expect: {host: ev.host_mapping.host, cell_id: ev.host_mapping.cell_id},
+          set: {cell_id: expected, updated_at: NOW},
+          why: `${f.code}: ${ev.host_mapping.host} runs in ${f.subject.cell}`,
+          code: f.code,
+        },
+        `cell_id ${ev.host_mapping.cell_id} -> ${expected}`,
+      )
     })
   }
 
@@ -65,7 +80,11 @@ export function planDiscoverHosts(model: CloudModel, opts: DiscoverHostsOptions 
 }
 
 /** One compute host of a cell: its host mapping when it has none, and compute_nodes.mapped of its nodes. */
-function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db: DbKey; host: string; hm: HostMapping | undefined; planned: Set<string>; byService?: boolean}): void {
+function discoverHost(
+  model: CloudModel,
+  b: PlanBuilder,
+  h: {cell: CellInfo; db: DbKey; host: string; hm: HostMapping | undefined; planned: Set<string>; byService?: boolean},
+): void {
   const {cell: c, db, host, hm} = h
   const s = model.snapshot
   const nodes = model.liveComputeNodes.filter((cn) => cn.cell_uuid === c.uuid && cn.host === host)
@@ -73,20 +92,46 @@ function discoverHost(model: CloudModel, b: PlanBuilder, h: {cell: CellInfo; db:
   if (!hm && !h.planned.has(host)) {
     const elsewhere = s.nova.services.filter((x) => x.host === host && x.binary === 'nova-compute' && x.deleted === 0 && x.cell_uuid !== c.uuid)
     if (elsewhere.length > 0) {
-      b.skip('cell.host-unmapped', `host=${host}`, `nova-compute runs on ${host} in several cells (${[c.uuid, ...elsewhere.map((x) => x.cell_uuid)].map((u) => model.cellLabel(u)).join(', ')}): decide by hand`)
+      b.skip(
+        'cell.host-unmapped',
+        `host=${host}`,
+        `nova-compute runs on ${host} in several cells (${[c.uuid, ...elsewhere.map((x) => x.cell_uuid)].map((u) => model.cellLabel(u)).join(', ')}): decide by hand`,
+      )
       return
     }
     h.planned.add(host)
     b.about(hostSubject)
     b.finding('cell.host-unmapped', `cell=${c.name ?? c.uuid} host=${host}`, `Compute host ${host} has no host_mapping.`)
-    b.add({db: 'nova_api', table: 'host_mappings', op: 'insert', unique: {host}, values: {created_at: NOW, updated_at: null, cell_id: c.id, host}, why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`, code: 'cell.host-unmapped'}, `to cell ${c.name ?? c.uuid}`)
+    b.add(
+      {
+        db: 'nova_api',
+        table: 'host_mappings',
+        op: 'insert',
+        unique: {host},
+        values: {created_at: NOW, updated_at: null, cell_id: c.id, host},
+        why: `cell.host-unmapped: map ${host} to ${c.name ?? c.uuid}`,
+        code: 'cell.host-unmapped',
+      },
+      `to cell ${c.name ?? c.uuid}`,
+    )
   }
   if (h.byService) return // nova's --by_service path does not touch compute_nodes.mapped
   if (hm && hm.cell_id !== c.id) return // mapped elsewhere: reported as host-mapped-wrong-cell
   for (const cn of nodes) {
     if (cn.mapped === 1) continue
     b.about(hostSubject)
-    b.add({db, table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {host, deleted: 0, mapped: cn.mapped}, set: {mapped: 1, updated_at: NOW}, why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`}, `${cn.hypervisor_hostname ?? cn.id}: mapped = 1`)
+    b.add(
+      {
+        db,
+        table: 'compute_nodes',
+        op: 'update',
+        key: {id: cn.id},
+        expect: {host, deleted: 0, mapped: cn.mapped},
+        set: {mapped: 1, updated_at: NOW},
+        why: `compute node ${cn.hypervisor_hostname ?? cn.id} of ${host} is mapped (as discover_hosts records it)`,
+      },
+      `${cn.hypervisor_hostname ?? cn.id}: mapped = 1`,
+    )
   }
 }
 
@@ -99,6 +144,21 @@ function pruneHostMapping(model: CloudModel, b: PlanBuilder, f: FindingOf<'cell.
   b.about(`host ${hm.host}, which runs nova-compute in no cell`)
   for (const {db} of allCellDbs(model, b))
     if (db !== 'cell:00000000-0000-0000-0000-000000000000')
-      b.add({db, table: 'services', op: 'check', where: {host: hm.host, binary: 'nova-compute', deleted: 0}, rows: [], why: `${f.code}: still no nova-compute on ${hm.host}`})
-  b.add({db: 'nova_api', table: 'host_mappings', op: 'delete', key: {id: hm.id}, expect: {host: hm.host, cell_id: hm.cell_id}, why: `${f.code}: no nova-compute runs on ${hm.host} in any cell`, code: f.code})
+      b.add({
+        db,
+        table: 'services',
+        op: 'check',
+        where: {host: hm.host, binary: 'nova-compute', deleted: 0},
+        rows: [],
+        why: `${f.code}: still no nova-compute on ${hm.host}`,
+      })
+  b.add({
+    db: 'nova_api',
+    table: 'host_mappings',
+    op: 'delete',
+    key: {id: hm.id},
+    expect: {host: hm.host, cell_id: hm.cell_id},
+    why: `${f.code}: no nova-compute runs on ${hm.host} in any cell`,
+    code: f.code,
+  })
 }

@@ -39,7 +39,11 @@ function guardService(model: CloudModel, b: PlanBuilder, f: Finding, cn: Compute
   const svc = model.serviceOf(cn)
   if (serviceUp(svc, model.snapshot.captured_at)) {
     if (!opts.force) {
-      b.skip(f.code, subjectOf(f), `nova-compute on ${cn.host} is up and reporting: it owns this row (restart it to recompute, or stop it and re-run; --force writes anyway)`)
+      b.skip(
+        f.code,
+        subjectOf(f),
+        `nova-compute on ${cn.host} is up and reporting: it owns this row (restart it to recompute, or stop it and re-run; --force writes anyway)`,
+      )
       return false
     }
     b.note(`--force: nova-compute on ${cn.host} is up; restart it afterwards so that its resource tracker reloads the row.`)
@@ -58,7 +62,14 @@ function nodeSubject(model: CloudModel, cn: ComputeNode): string {
 function lockResidents(model: CloudModel, b: PlanBuilder, cn: ComputeNode, code: string): void {
   const db = cellDbOf(model, b, cn.cell_uuid)
   const rows = model.trackedOnNode(cn).sort((x, y) => x.id - y.id)
-  b.add({db, table: 'instances', op: 'check', where: {host: cn.host, node: cn.hypervisor_hostname, deleted: 0}, rows: rows.map((i) => ({id: i.id, uuid: i.uuid, vm_state: i.vm_state, task_state: i.task_state})), why: `${code}: the live instances on ${cn.hypervisor_hostname} are those audited`})
+  b.add({
+    db,
+    table: 'instances',
+    op: 'check',
+    where: {host: cn.host, node: cn.hypervisor_hostname, deleted: 0},
+    rows: rows.map((i) => ({id: i.id, uuid: i.uuid, vm_state: i.vm_state, task_state: i.task_state})),
+    why: `${code}: the live instances on ${cn.hypervisor_hostname} are those audited`,
+  })
 }
 
 /**
@@ -91,7 +102,14 @@ export function planPinning(model: CloudModel, opts: HostRepairOptions = {}): Re
   for (const f of findings) {
     if (f.code !== 'pinning.leaked' && f.code !== 'pinning.unaccounted') {
       if (f.code === 'pinning.undecided') skipUnread(b, f)
-      else b.skip(f.code, subjectOf(f), f.code === 'pinning.placement-drift' ? 'placement PCPU allocations: see cloudctl repair leaks --heal' : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus')
+      else
+        b.skip(
+          f.code,
+          subjectOf(f),
+          f.code === 'pinning.placement-drift'
+            ? 'placement PCPU allocations: see cloudctl repair leaks --heal'
+            : 'needs an operator: two instances (or a CPU outside the dedicated set) cannot be fixed by rewriting pinned_cpus',
+        )
       continue
     }
     const id = f.evidence.compute_node.id
@@ -143,16 +161,19 @@ function planNodePins(model: CloudModel, b: PlanBuilder, cn: ComputeNode, fs: Pi
   for (const f of fs) b.finding(f.code, subjectOf(f), f.message)
   b.about(nodeSubject(model, cn))
   lockResidents(model, b, cn, fs[0].code)
-  b.add({
-    db: cellDbOf(model, b, cn.cell_uuid),
-    table: 'compute_nodes',
-    op: 'update',
-    key: {id: cn.id},
-    expect: {deleted: 0, numa_topology: cn.numa_topology},
-    set: {numa_topology: text},
-    why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
-    code: fs[0].code,
-  }, `pinned_cpus ${topo.value.cells.flatMap((c, i) => (pinText(c.pinned_cpus) === pinText(wanted[i]) ? [] : [`NUMA cell ${c.id}: ${pinText(c.pinned_cpus)} -> ${pinText(wanted[i])}`])).join('; ')}`)
+  b.add(
+    {
+      db: cellDbOf(model, b, cn.cell_uuid),
+      table: 'compute_nodes',
+      op: 'update',
+      key: {id: cn.id},
+      expect: {deleted: 0, numa_topology: cn.numa_topology},
+      set: {numa_topology: text},
+      why: `${fs.map((f) => f.code).join(', ')}: pinned_cpus per NUMA cell = ${wanted.map((w, i) => `cell ${topo.value!.cells[i].id}: [${w.join(',')}]`).join('; ')} (every other field and the object versions kept)`,
+      code: fs[0].code,
+    },
+    `pinned_cpus ${topo.value.cells.flatMap((c, i) => (pinText(c.pinned_cpus) === pinText(wanted[i]) ? [] : [`NUMA cell ${c.id}: ${pinText(c.pinned_cpus)} -> ${pinText(wanted[i])}`])).join('; ')}`,
+  )
   b.note(`Restart nova-compute on ${cn.host} when it is back so that its resource tracker starts from the repaired row.`)
 }
 
@@ -179,7 +200,23 @@ function planNodeUsage(model: CloudModel, b: PlanBuilder, f: FindingOf<'usage.no
   lockResidents(model, b, cn, f.code)
   const set: Record<string, number | typeof NOW> = {}
   for (const [k, v] of Object.entries(ev.expected)) if (ev.recorded[k] !== null && ev.recorded[k] !== v) set[k] = v
-  b.add({db: cellDbOf(model, b, cn.cell_uuid), table: 'compute_nodes', op: 'update', key: {id: cn.id}, expect: {deleted: 0, ...ev.recorded}, set, why: `${f.code}: ${Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', ')} from the live instances`, code: f.code}, Object.keys(set).map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`).join(', '))
+  b.add(
+    {
+      db: cellDbOf(model, b, cn.cell_uuid),
+      table: 'compute_nodes',
+      op: 'update',
+      key: {id: cn.id},
+      expect: {deleted: 0, ...ev.recorded},
+      set,
+      why: `${f.code}: ${Object.keys(set)
+        .map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`)
+        .join(', ')} from the live instances`,
+      code: f.code,
+    },
+    Object.keys(set)
+      .map((k) => `${k} ${ev.recorded[k]} -> ${ev.expected[k]}`)
+      .join(', '),
+  )
 }
 
 export interface AggregatesOptions extends RepairScope {
@@ -207,9 +244,31 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         if (aggId === undefined) {
           aggId = nextAggId++
           pAggs.set(uuid, aggId)
-          b.add({db: 'placement', table: 'placement_aggregates', op: 'insert', unique: {uuid}, values: {id: aggId, created_at: NOW, updated_at: null, uuid}, why: `${f.code}: placement does not know aggregate ${uuid} yet`, code: f.code}, uuid)
+          b.add(
+            {
+              db: 'placement',
+              table: 'placement_aggregates',
+              op: 'insert',
+              unique: {uuid},
+              values: {id: aggId, created_at: NOW, updated_at: null, uuid},
+              why: `${f.code}: placement does not know aggregate ${uuid} yet`,
+              code: f.code,
+            },
+            uuid,
+          )
         }
-        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'insert', unique: {resource_provider_id: rp.id, aggregate_id: aggId}, values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId}, why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`, code: f.code}, uuid)
+        b.add(
+          {
+            db: 'placement',
+            table: 'resource_provider_aggregates',
+            op: 'insert',
+            unique: {resource_provider_id: rp.id, aggregate_id: aggId},
+            values: {created_at: NOW, updated_at: null, resource_provider_id: rp.id, aggregate_id: aggId},
+            why: `${f.code}: ${rp.name ?? rp.uuid} joins aggregate ${uuid}`,
+            code: f.code,
+          },
+          uuid,
+        )
         b.bumpProvider(rp, 'aggregates changed')
       } else if (f.code === 'aggregate.extra-in-placement' && f.evidence.aggregate.uuid) {
         const uuid = f.evidence.aggregate.uuid
@@ -222,7 +281,18 @@ export function planAggregates(model: CloudModel, opts: AggregatesOptions = {}):
         if (!rp || aggId === undefined) return
         b.finding(f.code, subjectOf(f), f.message)
         b.about(`resource provider ${rp.name ?? rp.uuid}, in no nova aggregate of uuid ${uuid}`)
-        b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: aggId}, expect: {}, why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`, code: f.code}, uuid)
+        b.add(
+          {
+            db: 'placement',
+            table: 'resource_provider_aggregates',
+            op: 'delete',
+            key: {resource_provider_id: rp.id, aggregate_id: aggId},
+            expect: {},
+            why: `${f.code}: ${rp.name ?? rp.uuid} leaves aggregate ${uuid}`,
+            code: f.code,
+          },
+          uuid,
+        )
         b.bumpProvider(rp, 'aggregates changed')
       } else if (f.code === 'aggregate.undecided') skipUnread(b, f)
       else b.skip(f.code, subjectOf(f), 'not a placement link: fix it in nova (openstack aggregate ...)')

@@ -41,7 +41,9 @@ export interface LeaksOptions extends RepairScope {
 
 export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPlan {
   const b = new PlanBuilder('leaks', opts.now, opts.maxCount)
-  const findings = runChecks(model, {checks: ['leaks'], cell: opts.cell, host: opts.host}).findings.filter((f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer)
+  const findings = runChecks(model, {checks: ['leaks'], cell: opts.cell, host: opts.host}).findings.filter(
+    (f) => !opts.consumer || f.subject.consumer_uuid === opts.consumer,
+  )
   const removals = new Map<string, {ids: Set<number>; findings: LeakFinding[]}>()
 
   for (const f of findings) {
@@ -49,14 +51,23 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
       const consumer = f.subject.consumer_uuid
       const home = f.code === 'allocation.wrong-provider' ? placedOnFindingProvider(model, f) : undefined
       if (home) {
-        b.skip(f.code, subjectOf(f), `not removed: instance ${consumer} is placed on ${home.node ?? home.host}, the host this provider stands for (its compute node or service is deleted); see provider.stale`)
+        b.skip(
+          f.code,
+          subjectOf(f),
+          `not removed: instance ${consumer} is placed on ${home.node ?? home.host}, the host this provider stands for (its compute node or service is deleted); see provider.stale`,
+        )
         continue
       }
       const misplaced = f.code === 'allocation.wrong-provider' && !f.evidence.migration ? homeWithoutAllocations(model, consumer) : undefined
       if (misplaced) {
         // Removing these would leave a running instance with no allocation at all (allocation.missing):
         // they belong on its own host. heal_allocations territory, so only with --heal.
-        if (!opts.heal) b.skip(f.code, subjectOf(f), `instance ${consumer} holds nothing on its own host ${misplaced.node ?? misplaced.host}: removing these would leave it with no allocation; run with --heal to move them there`)
+        if (!opts.heal)
+          b.skip(
+            f.code,
+            subjectOf(f),
+            `instance ${consumer} holds nothing on its own host ${misplaced.node ?? misplaced.host}: removing these would leave it with no allocation; run with --heal to move them there`,
+          )
         else b.unit(() => planMove(model, b, f, misplaced))
         continue
       }
@@ -82,7 +93,9 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
     }
   }
   if (b.findings.length > 0)
-    b.note('Placement commits first, then nothing else: every step is in the placement database; the cell databases are only read (locked) to re-check each finding.')
+    b.note(
+      'Placement commits first, then nothing else: every step is in the placement database; the cell databases are only read (locked) to re-check each finding.',
+    )
   return b.build(['placement'])
 }
 
@@ -91,7 +104,14 @@ export function planLeaks(model: CloudModel, opts: LeaksOptions = {}): RepairPla
  * `deletedProviders`: providers the same plan deletes (repair providers): their generation is guarded
  * by the provider delete itself, so they are not bumped.
  */
-export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string, ids: Set<number>, findings: LeakFinding[], deletedProviders: ReadonlySet<number> = new Set()): void {
+export function planRemoval(
+  model: CloudModel,
+  b: PlanBuilder,
+  consumer: string,
+  ids: Set<number>,
+  findings: LeakFinding[],
+  deletedProviders: ReadonlySet<number> = new Set(),
+): void {
   const allocs = model.allocationsByConsumer.get(consumer) ?? []
   const doomed = allocs.filter((a) => ids.has(a.id))
   if (doomed.length === 0) return
@@ -106,7 +126,18 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
   const providers = new Map<number, ResourceProvider>()
   for (const a of doomed) {
     const amount = `${model.rc.name(a.resource_class_id)}=${a.used}`
-    b.add({db: 'placement', table: 'allocations', op: 'delete', key: {id: a.id}, expect: allocationRow(a), why: `${codes}: leaked ${amount} of ${consumer}`, code: findings[0].code}, amount)
+    b.add(
+      {
+        db: 'placement',
+        table: 'allocations',
+        op: 'delete',
+        key: {id: a.id},
+        expect: allocationRow(a),
+        why: `${codes}: leaked ${amount} of ${consumer}`,
+        code: findings[0].code,
+      },
+      amount,
+    )
     const rp = model.providersById.get(a.resource_provider_id)
     if (rp) providers.set(rp.id, rp)
   }
@@ -114,14 +145,17 @@ export function planRemoval(model: CloudModel, b: PlanBuilder, consumer: string,
   const c = model.consumersByUuid.get(consumer)
   if (!c) return
   if (doomed.length === allocs.length) {
-    b.add({
-      db: 'placement',
-      table: 'consumers',
-      op: 'delete',
-      key: {id: c.id},
-      expect: {uuid: c.uuid, project_id: c.project_id, user_id: c.user_id, generation: c.generation},
-      why: `consumer ${consumer} has no allocation left (placement deletes such consumers)`,
-    }, 'no allocation is left to it')
+    b.add(
+      {
+        db: 'placement',
+        table: 'consumers',
+        op: 'delete',
+        key: {id: c.id},
+        expect: {uuid: c.uuid, project_id: c.project_id, user_id: c.user_id, generation: c.generation},
+        why: `consumer ${consumer} has no allocation left (placement deletes such consumers)`,
+      },
+      'no allocation is left to it',
+    )
   } else {
     b.bumpConsumer(c, 'some of its allocations removed')
   }
@@ -148,9 +182,23 @@ function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: L
       // Deleted where it was, live nowhere.
       for (const {db, uuid} of allCellDbs(model, b)) {
         const rows = (model.instancesByUuid.get(consumer) ?? []).filter((i) => i.cell_uuid === uuid).sort((x, y) => x.id - y.id)
-        b.add({db, table: 'instances', op: 'check', where: {uuid: consumer}, rows: rows.map((i) => ({id: i.id, deleted: i.deleted})), why: `${f.code}: instance ${consumer} is still deleted`})
+        b.add({
+          db,
+          table: 'instances',
+          op: 'check',
+          where: {uuid: consumer},
+          rows: rows.map((i) => ({id: i.id, deleted: i.deleted})),
+          why: `${f.code}: instance ${consumer} is still deleted`,
+        })
       }
-      b.add({db: 'nova_api', table: 'build_requests', op: 'check', where: {instance_uuid: consumer}, rows: [], why: `${f.code}: no build request for ${consumer}`})
+      b.add({
+        db: 'nova_api',
+        table: 'build_requests',
+        op: 'check',
+        where: {instance_uuid: consumer},
+        rows: [],
+        why: `${f.code}: no build request for ${consumer}`,
+      })
       return
     }
     case 'allocation.consumer-unknown': {
@@ -158,14 +206,28 @@ function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: L
         b.add({db, table: 'instances', op: 'check', where: {uuid: consumer}, rows: [], why: `${f.code}: ${consumer} is still no instance`})
         b.add({db, table: 'migrations', op: 'check', where: {uuid: consumer}, rows: [], why: `${f.code}: ${consumer} is still no migration`})
       }
-      b.add({db: 'nova_api', table: 'build_requests', op: 'check', where: {instance_uuid: consumer}, rows: [], why: `${f.code}: no build request for ${consumer}`})
+      b.add({
+        db: 'nova_api',
+        table: 'build_requests',
+        op: 'check',
+        where: {instance_uuid: consumer},
+        rows: [],
+        why: `${f.code}: no build request for ${consumer}`,
+      })
       return
     }
     case 'allocation.migration-finished':
     case 'allocation.evacuation-leftover': {
       const m = f.evidence.migration
       const db = cellDbOf(model, b, m.cell_uuid)
-      b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, deleted: m.deleted}], why: `${f.code}: migration ${m.id} is still ${m.status}${m.deleted === 0 ? '' : ' and deleted'}`})
+      b.add({
+        db,
+        table: 'migrations',
+        op: 'check',
+        where: {id: m.id},
+        rows: [{id: m.id, status: m.status, deleted: m.deleted}],
+        why: `${f.code}: migration ${m.id} is still ${m.status}${m.deleted === 0 ? '' : ' and deleted'}`,
+      })
       if (f.code === 'allocation.evacuation-leftover') instanceCheck(model, b, consumer, f)
       return
     }
@@ -173,7 +235,14 @@ function premiseChecks(model: CloudModel, b: PlanBuilder, consumer: string, f: L
       const m = f.evidence.migration
       if (m) {
         const db = cellDbOf(model, b, m.cell_uuid)
-        b.add({db, table: 'migrations', op: 'check', where: {id: m.id}, rows: [{id: m.id, status: m.status, source_node: m.source_node, dest_node: m.dest_node}], why: `${f.code}: migration ${m.id} unchanged`})
+        b.add({
+          db,
+          table: 'migrations',
+          op: 'check',
+          where: {id: m.id},
+          rows: [{id: m.id, status: m.status, source_node: m.source_node, dest_node: m.dest_node}],
+          why: `${f.code}: migration ${m.id} unchanged`,
+        })
         return
       }
       instanceCheck(model, b, consumer, f)
@@ -187,9 +256,23 @@ function instanceCheck(model: CloudModel, b: PlanBuilder, consumer: string, f: F
   const live = model.liveInstances(consumer)
   for (const inst of live) {
     const db = cellDbOf(model, b, inst.cell_uuid)
-    b.add({db, table: 'instances', op: 'check', where: {uuid: consumer, deleted: 0}, rows: [instanceGuard(inst)], why: `${f.code}: instance ${consumer} still on ${inst.node ?? inst.host}`})
+    b.add({
+      db,
+      table: 'instances',
+      op: 'check',
+      where: {uuid: consumer, deleted: 0},
+      rows: [instanceGuard(inst)],
+      why: `${f.code}: instance ${consumer} still on ${inst.node ?? inst.host}`,
+    })
     const migs = (model.migrationsByInstance.get(consumer) ?? []).filter((m) => m.cell_uuid === inst.cell_uuid).sort((x, y) => x.id - y.id)
-    b.add({db, table: 'migrations', op: 'check', where: {instance_uuid: consumer}, rows: migs.map((m) => ({id: m.id, status: m.status, deleted: m.deleted})), why: `${f.code}: no migration of ${consumer} started or changed`})
+    b.add({
+      db,
+      table: 'migrations',
+      op: 'check',
+      where: {instance_uuid: consumer},
+      rows: migs.map((m) => ({id: m.id, status: m.status, deleted: m.deleted})),
+      why: `${f.code}: no migration of ${consumer} started or changed`,
+    })
   }
 }
 
@@ -218,14 +301,31 @@ function planMove(model: CloudModel, b: PlanBuilder, f: LeakFinding, inst: Retur
   for (const a of rows) {
     const inv = model.inventory(target.id, a.resource_class_id)
     if (!inv) return void b.skip(f.code, subject, `${target.name ?? target.uuid} has no ${model.rc.name(a.resource_class_id)} inventory: move it by hand`)
-    if (model.usage(target.id, a.resource_class_id) + a.used > capacityOf(inv) + 1e-6) return void b.skip(f.code, subject, `${model.rc.name(a.resource_class_id)}=${a.used} does not fit on ${target.name ?? target.uuid} (placement would refuse it)`)
+    if (model.usage(target.id, a.resource_class_id) + a.used > capacityOf(inv) + 1e-6)
+      return void b.skip(
+        f.code,
+        subject,
+        `${model.rc.name(a.resource_class_id)}=${a.used} does not fit on ${target.name ?? target.uuid} (placement would refuse it)`,
+      )
   }
   b.finding(f.code, subject, f.message)
   b.about(`instance ${consumer} on ${target.name ?? target.uuid} (cell ${model.cellLabel(inst.cell_uuid)}), whose allocations sit on another host`)
   instanceCheck(model, b, consumer, f)
   lockConsumerAllocations(model, b, consumer, `${f.code}: the consumer's allocations are exactly those audited`)
   for (const a of rows) {
-    b.add({db: 'placement', table: 'allocations', op: 'update', key: {id: a.id}, expect: allocationRow(a), set: {resource_provider_id: target.id, updated_at: NOW}, why: `${f.code} (--heal): ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to its own host ${target.name ?? target.uuid}`, code: f.code}, `${model.rc.name(a.resource_class_id)}=${a.used} to ${target.name ?? target.uuid}`)
+    b.add(
+      {
+        db: 'placement',
+        table: 'allocations',
+        op: 'update',
+        key: {id: a.id},
+        expect: allocationRow(a),
+        set: {resource_provider_id: target.id, updated_at: NOW},
+        why: `${f.code} (--heal): ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to its own host ${target.name ?? target.uuid}`,
+        code: f.code,
+      },
+      `${model.rc.name(a.resource_class_id)}=${a.used} to ${target.name ?? target.uuid}`,
+    )
     const from = model.providersById.get(a.resource_provider_id)
     if (from) b.bumpProvider(from, `allocations of ${consumer} moved away`)
   }

@@ -191,7 +191,15 @@ export class PlanBuilder {
 
   private mark() {
     const lengths = (m: Map<DbKey, Step[]>) => new Map([...m].map(([k, v]) => [k, v.length]))
-    return {byDb: lengths(this.byDb), bumps: lengths(this.bumps), bumped: new Set(this.bumped), findings: this.findings.length, notes: this.notes.length, skipped: this.skipped.length, labels: {...this.labels}}
+    return {
+      byDb: lengths(this.byDb),
+      bumps: lengths(this.bumps),
+      bumped: new Set(this.bumped),
+      findings: this.findings.length,
+      notes: this.notes.length,
+      skipped: this.skipped.length,
+      labels: {...this.labels},
+    }
   }
 
   private wroteSince(mark: ReturnType<PlanBuilder['mark']>): boolean {
@@ -231,7 +239,8 @@ export class PlanBuilder {
 
   /** `detail`: the row's own part of the plain words ('VCPU=2'), under the subject last named. */
   add(step: Step, detail?: string): this {
-    if (!step.about && this.subject !== undefined && step.op !== 'check') step.about = detail === undefined ? {subject: this.subject} : {subject: this.subject, detail}
+    if (!step.about && this.subject !== undefined && step.op !== 'check')
+      step.about = detail === undefined ? {subject: this.subject} : {subject: this.subject, detail}
     const list = this.byDb.get(step.db)
     if (list) list.push(step)
     else this.byDb.set(step.db, [step])
@@ -271,7 +280,16 @@ export class PlanBuilder {
     const k = `${table}/${id}`
     if (this.bumped.has(k)) return this
     this.bumped.add(k)
-    const step: UpdateStep = {db: 'placement', table, op: 'update', key: {id}, expect: {generation}, set: {generation: (generation ?? 0) + 1, updated_at: NOW}, why, about: {subject: GENERATIONS, detail: name}}
+    const step: UpdateStep = {
+      db: 'placement',
+      table,
+      op: 'update',
+      key: {id},
+      expect: {generation},
+      set: {generation: (generation ?? 0) + 1, updated_at: NOW},
+      why,
+      about: {subject: GENERATIONS, detail: name},
+    }
     const list = this.bumps.get('placement')
     if (list) list.push(step)
     else this.bumps.set('placement', [step])

@@ -80,7 +80,9 @@ export function guardRefusals(plan: RepairPlan, {model, maxDelete}: PlanContext)
       refusal(
         `refusing: ${over.map(describeOverLimit).join('; ')}`,
         'BlastRadius',
-        over[0]?.explicit ? 'Raise --max-delete N if this many is meant, or run in batches with --max-count.' : 'Check the cell URLs, or raise it with --max-delete N.',
+        over[0]?.explicit
+          ? 'Raise --max-delete N if this many is meant, or run in batches with --max-count.'
+          : 'Check the cell URLs, or raise it with --max-delete N.',
       ),
     )
   return out

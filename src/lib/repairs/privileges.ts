@@ -70,7 +70,13 @@ export function planProbes(steps: readonly Step[]): PrivilegeProbe[] {
     add({db: step.db, table: step.table, privilege: 'SELECT', sql: lockSql(step.table, lockedBy(step))})
     const w = writePrivilege(step)
     // A restore of a row whose before- and after-image agree writes nothing (the executor finds it restored).
-    if (step.op === 'restore' && step.before !== null && step.after !== null && !Object.keys(step.before).some((c) => !sameValue(step.before?.[c] ?? null, step.after?.[c] ?? null))) continue
+    if (
+      step.op === 'restore' &&
+      step.before !== null &&
+      step.after !== null &&
+      !Object.keys(step.before).some((c) => !sameValue(step.before?.[c] ?? null, step.after?.[c] ?? null))
+    )
+      continue
     if (w) add({db: step.db, table: step.table, privilege: w, sql: stepSql(step).sql})
   }
   return [...out.values()]

@@ -11,7 +11,14 @@ import type {PlanBuilder, Row} from './plan.js'
 type Placement = CloudModel['snapshot']['placement']
 
 /** The provider rows of a tree as observed, for the early lock on each (placement bumps generations there). */
-export const providerGuard = (p: ResourceProvider): Row => ({id: p.id, uuid: p.uuid, name: p.name, generation: p.generation, root_provider_id: p.root_provider_id, parent_provider_id: p.parent_provider_id})
+export const providerGuard = (p: ResourceProvider): Row => ({
+  id: p.id,
+  uuid: p.uuid,
+  name: p.name,
+  generation: p.generation,
+  root_provider_id: p.root_provider_id,
+  parent_provider_id: p.parent_provider_id,
+})
 
 export const treeAllocations = (model: CloudModel, tree: ResourceProvider[]): Allocation[] => tree.flatMap((p) => model.allocationsByProvider.get(p.id) ?? [])
 
@@ -51,26 +58,107 @@ function deleteProvider(model: CloudModel, b: PlanBuilder, rp: ResourceProvider,
   const invs = [...(model.inventoriesByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
   guardProvider(model, b, rp, code, {traits, aggs, invs})
   for (const t of traits)
-    b.add({db: 'placement', table: 'resource_provider_traits', op: 'delete', key: {resource_provider_id: rp.id, trait_id: t.trait_id}, expect: {}, why: `${code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id} of ${what}`, code}, model.traitNamesById.get(t.trait_id) ?? String(t.trait_id))
+    b.add(
+      {
+        db: 'placement',
+        table: 'resource_provider_traits',
+        op: 'delete',
+        key: {resource_provider_id: rp.id, trait_id: t.trait_id},
+        expect: {},
+        why: `${code}: trait ${model.traitNamesById.get(t.trait_id) ?? t.trait_id} of ${what}`,
+        code,
+      },
+      model.traitNamesById.get(t.trait_id) ?? String(t.trait_id),
+    )
   for (const a of aggs)
-    b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'delete', key: {resource_provider_id: rp.id, aggregate_id: a.aggregate_id}, expect: {}, why: `${code}: aggregate ${model.placementAggregateUuidById.get(a.aggregate_id) ?? a.aggregate_id} link of ${what}`, code}, model.placementAggregateUuidById.get(a.aggregate_id) ?? String(a.aggregate_id))
+    b.add(
+      {
+        db: 'placement',
+        table: 'resource_provider_aggregates',
+        op: 'delete',
+        key: {resource_provider_id: rp.id, aggregate_id: a.aggregate_id},
+        expect: {},
+        why: `${code}: aggregate ${model.placementAggregateUuidById.get(a.aggregate_id) ?? a.aggregate_id} link of ${what}`,
+        code,
+      },
+      model.placementAggregateUuidById.get(a.aggregate_id) ?? String(a.aggregate_id),
+    )
   for (const i of invs)
-    b.add({db: 'placement', table: 'inventories', op: 'delete', key: {id: i.id}, expect: {resource_provider_id: rp.id, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved}, why: `${code}: ${model.rc.name(i.resource_class_id)} inventory of ${what}`, code}, model.rc.name(i.resource_class_id))
+    b.add(
+      {
+        db: 'placement',
+        table: 'inventories',
+        op: 'delete',
+        key: {id: i.id},
+        expect: {resource_provider_id: rp.id, resource_class_id: i.resource_class_id, total: i.total, reserved: i.reserved},
+        why: `${code}: ${model.rc.name(i.resource_class_id)} inventory of ${what}`,
+        code,
+      },
+      model.rc.name(i.resource_class_id),
+    )
   deleteProviderRow(b, rp, code, what)
 }
 
 /** The provider and what hangs on it exactly as observed, locked before anything of it is deleted. */
-function guardProvider(model: CloudModel, b: PlanBuilder, rp: ResourceProvider, code: string, rows: {traits: Placement['resource_provider_traits']; aggs: Placement['resource_provider_aggregates']; invs: Inventory[]}): void {
+function guardProvider(
+  model: CloudModel,
+  b: PlanBuilder,
+  rp: ResourceProvider,
+  code: string,
+  rows: {traits: Placement['resource_provider_traits']; aggs: Placement['resource_provider_aggregates']; invs: Inventory[]},
+): void {
   const {traits, aggs, invs} = rows
   const what = `provider ${rp.name ?? rp.uuid}`
   const children = [...(model.childrenByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
-  b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {id: rp.id}, rows: [providerGuard(rp)], why: `${code}: ${what} unchanged (generation ${rp.generation})`})
-  b.add({db: 'placement', table: 'resource_provider_traits', op: 'check', where: {resource_provider_id: rp.id}, rows: traits.map((t) => ({trait_id: t.trait_id})), why: `${code}: the traits of ${what} are those observed`})
-  b.add({db: 'placement', table: 'resource_provider_aggregates', op: 'check', where: {resource_provider_id: rp.id}, rows: aggs.map((a) => ({aggregate_id: a.aggregate_id})), why: `${code}: the aggregates of ${what} are those observed`})
-  b.add({db: 'placement', table: 'inventories', op: 'check', where: {resource_provider_id: rp.id}, rows: invs.map((i) => ({id: i.id, resource_class_id: i.resource_class_id})), why: `${code}: the inventories of ${what} are those observed`})
-  b.add({db: 'placement', table: 'resource_providers', op: 'check', where: {parent_provider_id: rp.id}, rows: children.map((c) => ({id: c.id})), why: `${code}: no new child under ${what}`})
+  b.add({
+    db: 'placement',
+    table: 'resource_providers',
+    op: 'check',
+    where: {id: rp.id},
+    rows: [providerGuard(rp)],
+    why: `${code}: ${what} unchanged (generation ${rp.generation})`,
+  })
+  b.add({
+    db: 'placement',
+    table: 'resource_provider_traits',
+    op: 'check',
+    where: {resource_provider_id: rp.id},
+    rows: traits.map((t) => ({trait_id: t.trait_id})),
+    why: `${code}: the traits of ${what} are those observed`,
+  })
+  b.add({
+    db: 'placement',
+    table: 'resource_provider_aggregates',
+    op: 'check',
+    where: {resource_provider_id: rp.id},
+    rows: aggs.map((a) => ({aggregate_id: a.aggregate_id})),
+    why: `${code}: the aggregates of ${what} are those observed`,
+  })
+  b.add({
+    db: 'placement',
+    table: 'inventories',
+    op: 'check',
+    where: {resource_provider_id: rp.id},
+    rows: invs.map((i) => ({id: i.id, resource_class_id: i.resource_class_id})),
+    why: `${code}: the inventories of ${what} are those observed`,
+  })
+  b.add({
+    db: 'placement',
+    table: 'resource_providers',
+    op: 'check',
+    where: {parent_provider_id: rp.id},
+    rows: children.map((c) => ({id: c.id})),
+    why: `${code}: no new child under ${what}`,
+  })
   const allocs = [...(model.allocationsByProvider.get(rp.id) ?? [])].sort((x, y) => x.id - y.id)
-  b.add({db: 'placement', table: 'allocations', op: 'check', where: {resource_provider_id: rp.id}, rows: allocs.map((a) => ({id: a.id})), why: `${code}: no allocation on ${what} besides those removed or moved`})
+  b.add({
+    db: 'placement',
+    table: 'allocations',
+    op: 'check',
+    where: {resource_provider_id: rp.id},
+    rows: allocs.map((a) => ({id: a.id})),
+    why: `${code}: no allocation on ${what} besides those removed or moved`,
+  })
 }
 
 function deleteProviderRow(b: PlanBuilder, rp: ResourceProvider, code: string, what: string): void {
@@ -78,10 +166,30 @@ function deleteProviderRow(b: PlanBuilder, rp: ResourceProvider, code: string, w
   if (rp.root_provider_id === rp.id) {
     // A root refers to itself; InnoDB refuses to delete a row its own foreign key points at. Placement
     // clears root_provider_id first, in the same transaction; so do we.
-    b.add({db: 'placement', table: 'resource_providers', op: 'update', key: {id: rp.id}, expect: {...observed}, set: {root_provider_id: null}, why: `${code}: clear the self-reference of ${what} before deleting it, as placement does`, code}, 'root_provider_id cleared first, as placement does')
+    b.add(
+      {
+        db: 'placement',
+        table: 'resource_providers',
+        op: 'update',
+        key: {id: rp.id},
+        expect: {...observed},
+        set: {root_provider_id: null},
+        why: `${code}: clear the self-reference of ${what} before deleting it, as placement does`,
+        code,
+      },
+      'root_provider_id cleared first, as placement does',
+    )
     observed.root_provider_id = null
   }
-  b.add({db: 'placement', table: 'resource_providers', op: 'delete', key: {id: rp.id}, expect: observed, why: `${code}: ${what}${rp.parent_provider_id === null ? '' : ' (child, before its parent)'}`, code})
+  b.add({
+    db: 'placement',
+    table: 'resource_providers',
+    op: 'delete',
+    key: {id: rp.id},
+    expect: observed,
+    why: `${code}: ${what}${rp.parent_provider_id === null ? '' : ' (child, before its parent)'}`,
+    code,
+  })
 }
 
 /**

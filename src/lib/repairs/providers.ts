@@ -56,8 +56,7 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
   const b = new PlanBuilder('providers', opts.now, opts.maxCount)
   const findings = runChecks(model, {checks: ['providers', 'leaks']}).findings
   const leakOf = new Map<number, LeakFinding>()
-  for (const f of findings)
-    if (isLeakFinding(f)) for (const a of f.evidence.allocations) leakOf.set(a.id, f)
+  for (const f of findings) if (isLeakFinding(f)) for (const a of f.evidence.allocations) leakOf.set(a.id, f)
 
   const cellWrites = new Set<DbKey>()
   const ids = newProviderIds(model)
@@ -68,12 +67,18 @@ export function planProviders(model: CloudModel, opts: ProvidersOptions = {}): R
     if (f.code === 'provider.stale') b.unit(() => planStale(model, b, f, leakOf))
     else if (f.code === 'provider.duplicate-name') b.unit(() => planDuplicate(model, b, f, leakOf, cellWrites))
     else if (f.code === 'provider.uuid-mismatch') {
-      if (!opts.strategy) b.skip(f.code, subjectOf(f), 'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)')
+      if (!opts.strategy)
+        b.skip(
+          f.code,
+          subjectOf(f),
+          'choose a strategy: --strategy rekey (the provider takes the compute node uuid) or --strategy move (a new provider, allocations moved, old tree removed)',
+        )
       else if (opts.strategy === 'rekey') b.unit(() => planRekey(model, b, f))
       else b.unit(() => planMove(model, b, f, leakOf, ids))
     } else if (f.code === 'provider.undecided') b.skip(f.code, subjectOf(f), 'a cell could not be read: a provider is only stale when every cell says so')
   }
-  if (b.findings.length > 0 && cellWrites.size === 0) b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
+  if (b.findings.length > 0 && cellWrites.size === 0)
+    b.note('Every write is in placement (one transaction); the cell databases are only locked to re-check the compute node rows.')
   // Instance rows first: should placement then fail, a re-run finds the servers on the live node with
   // their allocations still on the old provider, and finishes the move.
   return b.build([...cellWrites, 'placement'])
@@ -95,7 +100,11 @@ function planStale(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.sta
   const root = model.providersById.get(ev.provider.id)
   if (!root) return void b.skip(f.code, subject, 'the provider is gone from the snapshot: re-audit')
   if (ev.cause === 'service-deleted')
-    return void b.skip(f.code, subject, 'its compute node row is still live (only the service is deleted): finish `openstack compute service delete`, or restart nova-compute on the host; removing the provider would leave the node without one')
+    return void b.skip(
+      f.code,
+      subject,
+      'its compute node row is still live (only the service is deleted): finish `openstack compute service delete`, or restart nova-compute on the host; removing the provider would leave the node without one',
+    )
   if (!model.allCellsAvailable) return void b.skip(f.code, subject, 'a cell could not be read: the compute node may live there')
   const tree = model.tree(root)
   const allocs = treeAllocations(model, tree)
@@ -103,7 +112,11 @@ function planStale(model: CloudModel, b: PlanBuilder, f: FindingOf<'provider.sta
   const live = allocs.filter((a) => !leakOf.has(a.id))
   if (live.length > 0) {
     const consumers = [...new Set(live.map((a) => a.consumer_id))]
-    return void b.skip(f.code, subject, `refused: consumer(s) ${consumers.join(', ')} hold allocations on it that are not leaks (a live instance placed there or a move in progress); evacuate or delete them first`)
+    return void b.skip(
+      f.code,
+      subject,
+      `refused: consumer(s) ${consumers.join(', ')} hold allocations on it that are not leaks (a live instance placed there or a move in progress); evacuate or delete them first`,
+    )
   }
   b.finding(f.code, subject, f.message)
   computeNodeChecks(model, b, root.uuid, f.code, `no live compute node has uuid ${root.uuid}`)

@@ -41,10 +41,13 @@ export function refuseBrokenTrees(model: CloudModel, plan: RepairPlan): void {
     }
     const chain = [...loop, loop[0]].map(name).join(' -> ')
     const steps = plan.steps.filter((s) => providerIdsOf(s).some((id) => model.brokenTrees.has(id))).length
-    throw new CloudctlError(`refusing to plan repair ${plan.kind}: ${steps} step(s) touch provider ${name(hit)}, whose tree is a parent_provider_id loop (${chain}); nothing is concluded on such a tree`, {
-      exitCode: ExitCode.CONFIG,
-      code: 'ProviderTreeLoop',
-      hint: 'Fix parent_provider_id / root_provider_id of those providers by hand first (`cloudctl audit providers` lists provider.tree-loop; `cloudctl explain provider.tree-loop`), then re-run.',
-    })
+    throw new CloudctlError(
+      `refusing to plan repair ${plan.kind}: ${steps} step(s) touch provider ${name(hit)}, whose tree is a parent_provider_id loop (${chain}); nothing is concluded on such a tree`,
+      {
+        exitCode: ExitCode.CONFIG,
+        code: 'ProviderTreeLoop',
+        hint: 'Fix parent_provider_id / root_provider_id of those providers by hand first (`cloudctl audit providers` lists provider.tree-loop; `cloudctl explain provider.tree-loop`), then re-run.',
+      },
+    )
   }
 }

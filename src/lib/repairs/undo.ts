@@ -64,8 +64,22 @@ export function planUndo(undo: UndoFileLike, now = new Date().toISOString()): Re
   for (const db of dbOrder) {
     const recs = undo.records.filter((r) => r.db === db).reverse()
     for (const r of recs) {
-      const what = r.before === null ? 'delete the row the repair inserted' : r.after === null ? 're-insert the row the repair deleted' : 'restore the values the repair changed'
-      const step: RestoreStep = {db, table: r.table, op: 'restore', key: r.key, before: r.before, after: r.after, why: `undo of repair ${undo.plan_id} step ${r.step}: ${what}`, about: {subject: `the rows repair ${undo.kind} (${undo.plan_id}) wrote`}}
+      const what =
+        r.before === null
+          ? 'delete the row the repair inserted'
+          : r.after === null
+            ? 're-insert the row the repair deleted'
+            : 'restore the values the repair changed'
+      const step: RestoreStep = {
+        db,
+        table: r.table,
+        op: 'restore',
+        key: r.key,
+        before: r.before,
+        after: r.after,
+        why: `undo of repair ${undo.plan_id} step ${r.step}: ${what}`,
+        about: {subject: `the rows repair ${undo.kind} (${undo.plan_id}) wrote`},
+      }
       const id = rowId(r)
       if ((count.get(id) ?? 0) > 1) step.origin = first.get(id)?.before ?? null
       steps.push(step)

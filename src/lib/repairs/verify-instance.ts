@@ -33,7 +33,14 @@ export function verifyInstance(model: CloudModel, uuid: string): VerifyResult {
   const mapping = model.snapshot.nova_api.instance_mappings.find((m) => m.instance_uuid === uuid) ?? null
   const cell = mapping?.cell_id == null ? undefined : model.cellsById.get(mapping.cell_id)
   const rows = model.instancesByUuid.get(uuid) ?? []
-  const copies = rows.map((i) => ({cell: model.cellLabel(i.cell_uuid), cell_uuid: i.cell_uuid, id: i.id, deleted: i.deleted, vm_state: i.vm_state, host: i.host}))
+  const copies = rows.map((i) => ({
+    cell: model.cellLabel(i.cell_uuid),
+    cell_uuid: i.cell_uuid,
+    id: i.id,
+    deleted: i.deleted,
+    vm_state: i.vm_state,
+    host: i.host,
+  }))
   const live = rows.filter((i) => i.deleted === 0)
   const base = {
     instance_uuid: uuid,
@@ -41,14 +48,42 @@ export function verifyInstance(model: CloudModel, uuid: string): VerifyResult {
     mapped_cell: cell ? {id: cell.id, uuid: cell.uuid, name: cell.name, status: cell.status} : null,
     copies,
   }
-  const r = (state: VerifyState, message: string, repair?: string): VerifyResult => ({...base, state, nova_manage_exit_code: NOVA_VERIFY_CODE[state], message, ...(repair ? {repair} : {})})
-  if (live.length > 1) return r('live-in-several-cells', `Instance ${uuid} is live in ${live.length} cells (${live.map((i) => `${model.cellLabel(i.cell_uuid)}: ${i.vm_state}`).join(', ')}).`, 'cloudctl cells map-instances')
-  if (!mapping) return r('unmapped', `Instance ${uuid} is not mapped to a cell${live.length ? ` (it lives in ${model.cellLabel(live[0].cell_uuid)})` : ' (upgrade is incomplete) or does not exist'}.`, live.length ? 'cloudctl cells map-instances' : undefined)
-  if (mapping.cell_id === null) return r('no-cell', `Instance ${uuid} is not mapped to a cell (instance_mappings.cell_id is NULL).`, live.length ? 'cloudctl cells map-instances' : undefined)
-  if (!cell || cell.status !== 'available') return r('cell-unavailable', `Instance ${uuid} is mapped to ${cell?.name ?? `cell id ${mapping.cell_id}`}, which could not be read.`)
+  const r = (state: VerifyState, message: string, repair?: string): VerifyResult => ({
+    ...base,
+    state,
+    nova_manage_exit_code: NOVA_VERIFY_CODE[state],
+    message,
+    ...(repair ? {repair} : {}),
+  })
+  if (live.length > 1)
+    return r(
+      'live-in-several-cells',
+      `Instance ${uuid} is live in ${live.length} cells (${live.map((i) => `${model.cellLabel(i.cell_uuid)}: ${i.vm_state}`).join(', ')}).`,
+      'cloudctl cells map-instances',
+    )
+  if (!mapping)
+    return r(
+      'unmapped',
+      `Instance ${uuid} is not mapped to a cell${live.length ? ` (it lives in ${model.cellLabel(live[0].cell_uuid)})` : ' (upgrade is incomplete) or does not exist'}.`,
+      live.length ? 'cloudctl cells map-instances' : undefined,
+    )
+  if (mapping.cell_id === null)
+    return r(
+      'no-cell',
+      `Instance ${uuid} is not mapped to a cell (instance_mappings.cell_id is NULL).`,
+      live.length ? 'cloudctl cells map-instances' : undefined,
+    )
+  if (!cell || cell.status !== 'available')
+    return r('cell-unavailable', `Instance ${uuid} is mapped to ${cell?.name ?? `cell id ${mapping.cell_id}`}, which could not be read.`)
   const here = rows.filter((i) => i.cell_uuid === cell.uuid)
   if (here.some((i) => i.deleted === 0)) return r('mapped', `Instance ${uuid} is in cell: ${cell.name ?? ''} (${cell.uuid}).`)
-  if (live.length === 1) return r('mapped-to-wrong-cell', `Instance ${uuid} is mapped to ${cell.name ?? cell.uuid} but lives in ${model.cellLabel(live[0].cell_uuid)}.`, 'cloudctl cells map-instances')
-  if (here.length > 0) return r('deleted', `The instance with uuid ${uuid} has been deleted; its instance_mapping remains.`, 'nova-manage db archive_deleted_rows')
+  if (live.length === 1)
+    return r(
+      'mapped-to-wrong-cell',
+      `Instance ${uuid} is mapped to ${cell.name ?? cell.uuid} but lives in ${model.cellLabel(live[0].cell_uuid)}.`,
+      'cloudctl cells map-instances',
+    )
+  if (here.length > 0)
+    return r('deleted', `The instance with uuid ${uuid} has been deleted; its instance_mapping remains.`, 'nova-manage db archive_deleted_rows')
   return r('archived', `The instance with uuid ${uuid} has been archived; however its instance_mapping remains.`)
 }

@@ -43,7 +43,13 @@ export function simulateBootWhatIf(model: CloudModel, request: BootRequest, cfg:
     result = simulateBoot(after, request, cfg, {...options, state: prepared.state})
     if (result.refusal) return result
     const placed = before.instances.filter((o) => o.host !== null).length
-    result.scenario = {options: opts.scenario, changes: prepared.changes, drains: prepared.drains, repairs: prepared.repairs, before: {placedAll: before.placedAll, placed, summary: before.summary}}
+    result.scenario = {
+      options: opts.scenario,
+      changes: prepared.changes,
+      drains: prepared.drains,
+      repairs: prepared.repairs,
+      before: {placedAll: before.placedAll, placed, summary: before.summary},
+    }
   }
   if (why.length > 0) {
     const known = new Set(after.liveComputeNodes.flatMap((cn) => [cn.host, cn.hypervisor_hostname]))
@@ -63,6 +69,9 @@ function whyUnknown(model: CloudModel, host: string, known: Set<string | null>):
   if (deleted && provider) return `--why ${host}: compute node deleted; its resource provider ${provider.uuid} is stale: see \`cloudctl audit providers\``
   if (deleted) return `--why ${host}: compute node deleted (nova-compute is gone from this host)`
   if (provider) return `--why ${host}: a resource provider with no compute node: see \`cloudctl audit providers\``
-  const near = nearest(host, [...known].filter((x): x is string => x !== null))
+  const near = nearest(
+    host,
+    [...known].filter((x): x is string => x !== null),
+  )
   return `--why ${host}: not a compute node of this snapshot${near ? `; did you mean ${near}?` : ''} (see \`cloudctl hosts list\`)`
 }

@@ -17,7 +17,16 @@ import {addHostsLike, disableHost, setAllocationRatio, type RatioChange} from '.
 
 export {applyPlannedRepairs, type RepairEffect} from './repairs.js'
 export {LEAK_CODES} from '../repairs/leaks.js'
-export {addHostsLike, copySnapshot, disableHost, parseAllocationRatio, rewriteHostNumaCells, setAllocationRatio, type RatioChange, type Transformed} from './transforms.js'
+export {
+  addHostsLike,
+  copySnapshot,
+  disableHost,
+  parseAllocationRatio,
+  rewriteHostNumaCells,
+  setAllocationRatio,
+  type RatioChange,
+  type Transformed,
+} from './transforms.js'
 
 export interface ScenarioOptions {
   disableHosts?: string[]
@@ -49,7 +58,7 @@ export interface ScenarioResult {
 }
 
 export function scenarioIsEmpty(o: ScenarioOptions): boolean {
-  return !o.applyRepairs && !o.addHosts && !(o.allocationRatios?.length) && !(o.disableHosts?.length) && !(o.drainHosts?.length)
+  return !o.applyRepairs && !o.addHosts && !o.allocationRatios?.length && !o.disableHosts?.length && !o.drainHosts?.length
 }
 
 /** Name the flag in an error about its value (an unknown host or aggregate). */
@@ -119,7 +128,12 @@ function requestedAz(model: CloudModel, uuid: string): string | null {
  * engine as a live migration without a destination would (its flavor, project, group hint and
  * requested AZ), consuming into one engine state. Instances that find no host are reported.
  */
-export function drainHosts(model: CloudModel, hosts: string[], cfg: SchedulerConfig, opts: {state?: EngineState; seed?: number} = {}): {state: EngineState; reports: DrainReport[]} {
+export function drainHosts(
+  model: CloudModel,
+  hosts: string[],
+  cfg: SchedulerConfig,
+  opts: {state?: EngineState; seed?: number} = {},
+): {state: EngineState; reports: DrainReport[]} {
   const state = opts.state ?? createEngineState()
   const reports: DrainReport[] = []
   let seed = opts.seed ?? 42
@@ -172,7 +186,8 @@ export function drainHosts(model: CloudModel, hosts: string[], cfg: SchedulerCon
       }
       // A live migration frees the source allocation once it completes: the drained host's
       // placement usage (shown as zone utilisation) must not count the instance twice.
-      for (const a of model.allocationsByConsumer.get(inst.uuid) ?? []) if (sourceRps.has(a.resource_provider_id)) state.addUsage(a.resource_provider_id, a.resource_class_id, -a.used)
+      for (const a of model.allocationsByConsumer.get(inst.uuid) ?? [])
+        if (sourceRps.has(a.resource_provider_id)) state.addUsage(a.resource_provider_id, a.resource_class_id, -a.used)
       report.replaced.push({...base, to: o.host})
     }
     reports.push(report)
@@ -198,7 +213,10 @@ export function prepareScenario(snapshot: Snapshot, o: ScenarioOptions, cfg: Sch
     const d = drainHosts(model, o.drainHosts, cfg, {state, seed: opts.seed})
     state = d.state
     drains = d.reports
-    for (const rep of drains) r.changes.push(`drain ${rep.host}: ${rep.replaced.length} of ${rep.instances} instance(s) re-placed${rep.failed.length > 0 ? `, ${rep.failed.length} could not be: ${rep.failed.map((i) => i.name ?? i.uuid).join(', ')}` : ''}`)
+    for (const rep of drains)
+      r.changes.push(
+        `drain ${rep.host}: ${rep.replaced.length} of ${rep.instances} instance(s) re-placed${rep.failed.length > 0 ? `, ${rep.failed.length} could not be: ${rep.failed.map((i) => i.name ?? i.uuid).join(', ')}` : ''}`,
+      )
   }
   return {model, state, changes: r.changes, drains, repairs: r.repairs}
 }

@@ -48,11 +48,16 @@ export function applyPlannedRepairs(snapshot: Snapshot, now?: string): RepairEff
   if (removed.length > 0) {
     const stale = freedByProvider.filter((p) => !p.schedulable)
     changes.push(
-      `removed ${removed.length} leaked allocation(s) of ${consumers} consumer(s): ${Object.entries(freed).map(([rc, n]) => `${rc} ${n}`).join(', ')}` +
+      `removed ${removed.length} leaked allocation(s) of ${consumers} consumer(s): ${Object.entries(freed)
+        .map(([rc, n]) => `${rc} ${n}`)
+        .join(', ')}` +
         (stale.length > 0 ? ` (on ${stale.map((p) => p.name ?? p.provider).join(', ')}: no live compute node, nothing schedulable comes back there)` : ''),
     )
   }
-  if (pins.length > 0) changes.push(`rewrote pinned_cpus of ${pins.length} NUMA cell(s) from the live instances: ${pins.reduce((n, p) => n + p.released.length, 0)} pCPU(s) released`)
+  if (pins.length > 0)
+    changes.push(
+      `rewrote pinned_cpus of ${pins.length} NUMA cell(s) from the live instances: ${pins.reduce((n, p) => n + p.released.length, 0)} pCPU(s) released`,
+    )
   if (changes.length === 0) changes.push('no leaked allocation or stuck pin to repair')
   return {snapshot: s, changes, removedAllocations: removed.length, consumers, freed, freedByProvider, pins}
 }
@@ -93,7 +98,8 @@ function releasedPins(before: ComputeNode[], after: ComputeNode[]): RepairEffect
       if (!prev) continue
       const now = new Set(cell.pinned_cpus)
       const released = prev.pinned_cpus.filter((p) => !now.has(p)).sort((x, y) => x - y)
-      if (released.length > 0 || prev.pinned_cpus.length !== cell.pinned_cpus.length) pins.push({host: cn.host ?? '', node: cn.hypervisor_hostname ?? '', numa_cell: cell.id, released})
+      if (released.length > 0 || prev.pinned_cpus.length !== cell.pinned_cpus.length)
+        pins.push({host: cn.host ?? '', node: cn.hypervisor_hostname ?? '', numa_cell: cell.id, released})
     }
   }
   return pins

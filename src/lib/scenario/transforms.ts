@@ -41,11 +41,16 @@ export function disableHost(snapshot: Snapshot, host: string, reason = 'cloudctl
   const s = copySnapshot(snapshot)
   const nodes = nodesOfHost(s, host)
   const hostName = nodes[0]?.host ?? host
-  s.nova.services = s.nova.services.map((svc) => (svc.deleted === 0 && svc.host === hostName && svc.binary === 'nova-compute' ? {...svc, disabled: true, disabled_reason: reason} : svc))
+  s.nova.services = s.nova.services.map((svc) =>
+    svc.deleted === 0 && svc.host === hostName && svc.binary === 'nova-compute' ? {...svc, disabled: true, disabled_reason: reason} : svc,
+  )
   const tid = traitId(s, 'COMPUTE_STATUS_DISABLED')
   const rpIds = new Set(nodes.map((cn) => s.placement.resource_providers.find((rp) => rp.uuid === cn.uuid)?.id).filter((x): x is number => x !== undefined))
   const has = new Set(s.placement.resource_provider_traits.filter((t) => t.trait_id === tid).map((t) => t.resource_provider_id))
-  s.placement.resource_provider_traits = [...s.placement.resource_provider_traits, ...[...rpIds].filter((id) => !has.has(id)).map((id) => ({resource_provider_id: id, trait_id: tid}))]
+  s.placement.resource_provider_traits = [
+    ...s.placement.resource_provider_traits,
+    ...[...rpIds].filter((id) => !has.has(id)).map((id) => ({resource_provider_id: id, trait_id: tid})),
+  ]
   return {snapshot: s, changes: [`${hostName}: nova-compute disabled (COMPUTE_STATUS_DISABLED on ${rpIds.size} provider(s))`]}
 }
 
@@ -58,7 +63,8 @@ export interface RatioChange {
 /** `VCPU=4.0` or `MEMORY_MB=1.2@aggregate`. */
 export function parseAllocationRatio(text: string): RatioChange {
   const m = /^([A-Z][A-Z0-9_]*)=([0-9]*\.?[0-9]+)(?:@(.+))?$/.exec(text.trim())
-  if (!m) throw new ConfigError(`--set-allocation-ratio "${text}" is not RC=RATIO[@AGGREGATE]`, 'Example: --set-allocation-ratio VCPU=4.0 or MEMORY_MB=1.0@gpu-hosts')
+  if (!m)
+    throw new ConfigError(`--set-allocation-ratio "${text}" is not RC=RATIO[@AGGREGATE]`, 'Example: --set-allocation-ratio VCPU=4.0 or MEMORY_MB=1.0@gpu-hosts')
   const ratio = Number(m[2])
   if (!(ratio > 0)) throw new ConfigError(`--set-allocation-ratio ${text}: the ratio must be positive`)
   return {rc: m[1] as string, ratio, aggregate: m[3] ?? null}
@@ -78,11 +84,16 @@ const NODE_COLUMN: Record<string, 'cpu_allocation_ratio' | 'ram_allocation_ratio
 export function setAllocationRatio(snapshot: Snapshot, change: RatioChange): Transformed {
   const s = copySnapshot(snapshot)
   const rcId = new ResourceClassRegistry(s.placement.resource_classes).id(change.rc)
-  if (rcId === undefined) throw new ConfigError(`unknown resource class ${change.rc}`, 'Standard classes: VCPU, PCPU, MEMORY_MB, DISK_GB, ...; custom ones start with CUSTOM_.')
+  if (rcId === undefined)
+    throw new ConfigError(`unknown resource class ${change.rc}`, 'Standard classes: VCPU, PCPU, MEMORY_MB, DISK_GB, ...; custom ones start with CUSTOM_.')
   let nodes = s.nova.compute_nodes.filter((cn) => cn.deleted === 0)
   if (change.aggregate) {
     const agg = s.nova_api.aggregates.find((a) => a.name === change.aggregate || a.uuid === change.aggregate)
-    if (!agg) throw new NotFoundError(`aggregate "${change.aggregate}" not found`, `Aggregates: ${s.nova_api.aggregates.map((a) => a.name ?? a.uuid).join(', ') || '(none)'}`)
+    if (!agg)
+      throw new NotFoundError(
+        `aggregate "${change.aggregate}" not found`,
+        `Aggregates: ${s.nova_api.aggregates.map((a) => a.name ?? a.uuid).join(', ') || '(none)'}`,
+      )
     const hosts = new Set(agg.hosts)
     nodes = nodes.filter((cn) => cn.host !== null && hosts.has(cn.host))
   }
@@ -126,7 +137,15 @@ function emptyStats(text: string | null): string | null {
     const v = JSON.parse(text) as Record<string, unknown>
     const out: Record<string, unknown> = {}
     for (const [k, x] of Object.entries(v)) {
-      if (k === 'num_instances' || k === 'io_workload' || k.startsWith('num_vm_') || k.startsWith('num_task_') || k.startsWith('num_os_type_') || k.startsWith('num_proj_')) continue
+      if (
+        k === 'num_instances' ||
+        k === 'io_workload' ||
+        k.startsWith('num_vm_') ||
+        k.startsWith('num_task_') ||
+        k.startsWith('num_os_type_') ||
+        k.startsWith('num_proj_')
+      )
+        continue
       out[k] = x
     }
     out.num_instances = '0'
@@ -153,7 +172,11 @@ export function addHostsLike(snapshot: Snapshot, count: number, like: string): T
   const svc = s.nova.services.find((x) => x.deleted === 0 && x.host === host && x.binary === 'nova-compute' && x.cell_uuid === cn.cell_uuid)
   const rp = s.placement.resource_providers.find((x) => x.uuid === cn.uuid)
   if (!svc || !rp) throw new ConfigError(`host ${like} has no nova-compute service or no resource provider: it cannot be copied`)
-  const taken = new Set([...s.nova.compute_nodes.map((x) => x.host), ...s.nova.compute_nodes.map((x) => x.hypervisor_hostname), ...s.nova.services.map((x) => x.host)])
+  const taken = new Set([
+    ...s.nova.compute_nodes.map((x) => x.host),
+    ...s.nova.compute_nodes.map((x) => x.hypervisor_hostname),
+    ...s.nova.services.map((x) => x.host),
+  ])
   const maxId = <T extends {id: number}>(rows: T[]) => rows.reduce((m, x) => Math.max(m, x.id), 0)
   let svcId = maxId(s.nova.services.filter((x) => x.cell_uuid === cn.cell_uuid))
   let cnId = maxId(s.nova.compute_nodes.filter((x) => x.cell_uuid === cn.cell_uuid))
@@ -171,7 +194,9 @@ export function addHostsLike(snapshot: Snapshot, count: number, like: string): T
         c.pinned_cpus = []
         c.cpu_usage = 0
         c.memory_usage = 0
-        if (Array.isArray(c.mempages)) for (const p of c.mempages as Array<Record<string, unknown>>) (p['nova_object.data'] ? (p['nova_object.data'] as Record<string, unknown>) : p).used = 0
+        if (Array.isArray(c.mempages))
+          for (const p of c.mempages as Array<Record<string, unknown>>)
+            (p['nova_object.data'] ? (p['nova_object.data'] as Record<string, unknown>) : p).used = 0
       })
     : null
   const services = [...s.nova.services]
@@ -210,7 +235,9 @@ export function addHostsLike(snapshot: Snapshot, count: number, like: string): T
     const newRp = ++rpId
     providers.push({id: newRp, uuid, name, generation: 1, root_provider_id: newRp, parent_provider_id: null})
     for (const inv of invs) inventories.push({...inv, id: ++invId, resource_provider_id: newRp})
-    for (const t of traits) if (t.trait_id !== s.placement.traits.find((x) => x.name === 'COMPUTE_STATUS_DISABLED')?.id) rpTraits.push({resource_provider_id: newRp, trait_id: t.trait_id})
+    for (const t of traits)
+      if (t.trait_id !== s.placement.traits.find((x) => x.name === 'COMPUTE_STATUS_DISABLED')?.id)
+        rpTraits.push({resource_provider_id: newRp, trait_id: t.trait_id})
     for (const a of paggs) rpAggs.push({resource_provider_id: newRp, aggregate_id: a.aggregate_id})
     mappings.push({id: ++hmId, cell_id: cellId, host: name})
   }
@@ -222,5 +249,8 @@ export function addHostsLike(snapshot: Snapshot, count: number, like: string): T
   s.placement.resource_provider_aggregates = rpAggs
   s.nova_api.host_mappings = mappings
   s.nova_api.aggregates = s.nova_api.aggregates.map((a) => (a.hosts.includes(host) ? {...a, hosts: [...a.hosts, ...names]} : a))
-  return {snapshot: s, changes: [`${count} empty host(s) like ${host}: ${names.length > 4 ? `${names.slice(0, 3).join(', ')}, ..., ${names.at(-1)}` : names.join(', ')}`]}
+  return {
+    snapshot: s,
+    changes: [`${count} empty host(s) like ${host}: ${names.length > 4 ? `${names.slice(0, 3).join(', ')}, ..., ${names.at(-1)}` : names.join(', ')}`],
+  }
 }

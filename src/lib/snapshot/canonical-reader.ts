@@ -205,7 +205,9 @@ class CanonicalReader {
       try {
         this.rows.push(JSON.parse(stripComma(line)))
       } catch (error) {
-        throw new SnapshotFormatError(`${this.path}: line ${lineNo} (table ${this.table}, row ${this.rows.length + 1}) is not valid JSON: ${(error as Error).message}`)
+        throw new SnapshotFormatError(
+          `${this.path}: line ${lineNo} (table ${this.table}, row ${this.rows.length + 1}) is not valid JSON: ${(error as Error).message}`,
+        )
       }
       return
     }
@@ -233,4 +235,3 @@ class CanonicalReader {
     throw new NotCanonical()
   }
 }
-

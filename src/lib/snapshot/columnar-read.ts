@@ -133,7 +133,9 @@ function decodeTable(r: Reader, t: TableHeader): Array<Record<string, unknown>> 
 function decodeRows(r: Reader, table: string, n: number, columns: ColumnHeader[]): Array<Record<string, unknown>> {
   const names = columns.map((c) => c.name)
   const values = columns.map((c) => decodeColumn(r, table, n, c))
-  const states = columns.map((c) => (c.state === undefined ? null : r.typed(c.state, `column ${table}.${c.name} state`, n, 1, (b, at, k) => new Uint8Array(b, at, k))))
+  const states = columns.map((c) =>
+    c.state === undefined ? null : r.typed(c.state, `column ${table}.${c.name} state`, n, 1, (b, at, k) => new Uint8Array(b, at, k)),
+  )
   const rows: Array<Record<string, unknown>> = new Array(n)
   const build = rowBuilder(names, states)
   if (build !== null) {
@@ -189,7 +191,10 @@ export function decodeColumnar(buf: Buffer, path: string): Record<string, unknow
   if (buf.length < PREFIX) throw new SnapshotFormatError(`${path}: the snapshot is truncated (it ends inside its header)`)
   const version = buf.readUInt8(COLUMNAR_MAGIC.length)
   if (version !== LAYOUT_VERSION) {
-    throw new SnapshotFormatError(`${path}: columnar layout version ${version} is not one this cloudctl reads (it reads ${LAYOUT_VERSION})`, 'Read it with the cloudctl that wrote it and write it out as .json.gz.')
+    throw new SnapshotFormatError(
+      `${path}: columnar layout version ${version} is not one this cloudctl reads (it reads ${LAYOUT_VERSION})`,
+      'Read it with the cloudctl that wrote it and write it out as .json.gz.',
+    )
   }
   const headerLength = buf.readUInt32LE(COLUMNAR_MAGIC.length + 2)
   if (PREFIX + headerLength > buf.length) throw new SnapshotFormatError(`${path}: the snapshot is truncated (it ends inside its header)`)
@@ -201,7 +206,8 @@ export function decodeColumnar(buf: Buffer, path: string): Record<string, unknow
   }
   const base = PREFIX + headerLength + ((8 - ((PREFIX + headerLength) % 8)) % 8)
   const r = new Reader(buf, base, path)
-  if (header === null || typeof header !== 'object' || typeof header.doc !== 'object' || !Array.isArray(header.sections)) throw r.corrupt('its header lacks doc or sections')
+  if (header === null || typeof header !== 'object' || typeof header.doc !== 'object' || !Array.isArray(header.sections))
+    throw r.corrupt('its header lacks doc or sections')
   const doc: Record<string, unknown> = {...header.doc}
   for (const s of header.sections) {
     const section: Record<string, unknown> = {}

@@ -15,10 +15,27 @@ import type {ComputeNode, Instance} from '../domain/snapshot.js'
 export type RowChange =
   | {kind: 'instance-moved'; instance_uuid: string; name: string | null; from: Place; to: Place}
   | {kind: 'instance-added' | 'instance-removed'; instance_uuid: string; name: string | null; at: Place}
-  | {kind: 'allocation-added' | 'allocation-removed'; consumer_uuid: string; provider_uuid: string; provider: string | null; resource_class: string; used: number}
+  | {
+      kind: 'allocation-added' | 'allocation-removed'
+      consumer_uuid: string
+      provider_uuid: string
+      provider: string | null
+      resource_class: string
+      used: number
+    }
   | {kind: 'allocation-changed'; consumer_uuid: string; provider_uuid: string; provider: string | null; resource_class: string; before: number; after: number}
   | {kind: 'provider-added' | 'provider-removed'; provider_uuid: string; provider: string | null}
-  | {kind: 'pinned-cpus-changed'; host: string | null; node: string | null; cell: string; numa_cell: number; before: number[]; after: number[]; added: number[]; removed: number[]}
+  | {
+      kind: 'pinned-cpus-changed'
+      host: string | null
+      node: string | null
+      cell: string
+      numa_cell: number
+      before: number[]
+      after: number[]
+      added: number[]
+      removed: number[]
+    }
 
 export interface Place {
   cell: string
@@ -42,7 +59,18 @@ export interface SnapshotDiff {
   exit_code: 0 | 3
 }
 
-const SUBJECT_KEYS: ReadonlyArray<keyof FindingSubject> = ['cell', 'cell_uuid', 'host', 'node', 'provider_uuid', 'consumer_uuid', 'instance_uuid', 'migration_uuid', 'aggregate', 'numa_cell']
+const SUBJECT_KEYS: ReadonlyArray<keyof FindingSubject> = [
+  'cell',
+  'cell_uuid',
+  'host',
+  'node',
+  'provider_uuid',
+  'consumer_uuid',
+  'instance_uuid',
+  'migration_uuid',
+  'aggregate',
+  'numa_cell',
+]
 
 /** code + subject, key order not significant. */
 export function findingKey(f: Finding): string {
@@ -110,7 +138,11 @@ function pinnedByNode(model: CloudModel): Map<string, {cn: ComputeNode; cells: M
     const topo = model.hostNumaTopology(cn)
     if (!topo.ok || !topo.value) continue
     const cells = new Map<number, number[]>()
-    for (const c of topo.value.cells) cells.set(c.id, [...c.pinned_cpus].sort((x, y) => x - y))
+    for (const c of topo.value.cells)
+      cells.set(
+        c.id,
+        [...c.pinned_cpus].sort((x, y) => x - y),
+      )
     out.set(`${cn.cell_uuid}\u0000${cn.uuid ?? `${cn.host}\u0000${cn.hypervisor_hostname}`}`, {cn, cells})
   }
   return out
@@ -125,7 +157,8 @@ export function diffRows(before: CloudModel, after: CloudModel): RowChange[] {
   for (const [uuid, a] of ia) {
     const b = ib.get(uuid)
     if (!b) changes.push({kind: 'instance-removed', instance_uuid: uuid, name: a.display_name, at: placeOf(before, a)})
-    else if (!samePlace(placeOf(before, a), placeOf(after, b))) changes.push({kind: 'instance-moved', instance_uuid: uuid, name: b.display_name, from: placeOf(before, a), to: placeOf(after, b)})
+    else if (!samePlace(placeOf(before, a), placeOf(after, b)))
+      changes.push({kind: 'instance-moved', instance_uuid: uuid, name: b.display_name, from: placeOf(before, a), to: placeOf(after, b)})
   }
   for (const [uuid, b] of ib) if (!ia.has(uuid)) changes.push({kind: 'instance-added', instance_uuid: uuid, name: b.display_name, at: placeOf(after, b)})
 
@@ -139,9 +172,20 @@ export function diffRows(before: CloudModel, after: CloudModel): RowChange[] {
   for (const [key, a] of aa) {
     const b = ab.get(key)
     if (!b) changes.push({kind: 'allocation-removed', consumer_uuid: a.consumer, provider_uuid: a.rp, provider: a.name, resource_class: a.rc, used: a.used})
-    else if (b.used !== a.used) changes.push({kind: 'allocation-changed', consumer_uuid: a.consumer, provider_uuid: a.rp, provider: b.name, resource_class: a.rc, before: a.used, after: b.used})
+    else if (b.used !== a.used)
+      changes.push({
+        kind: 'allocation-changed',
+        consumer_uuid: a.consumer,
+        provider_uuid: a.rp,
+        provider: b.name,
+        resource_class: a.rc,
+        before: a.used,
+        after: b.used,
+      })
   }
-  for (const [key, b] of ab) if (!aa.has(key)) changes.push({kind: 'allocation-added', consumer_uuid: b.consumer, provider_uuid: b.rp, provider: b.name, resource_class: b.rc, used: b.used})
+  for (const [key, b] of ab)
+    if (!aa.has(key))
+      changes.push({kind: 'allocation-added', consumer_uuid: b.consumer, provider_uuid: b.rp, provider: b.name, resource_class: b.rc, used: b.used})
 
   const na = pinnedByNode(before)
   const nb = pinnedByNode(after)
@@ -154,7 +198,17 @@ export function diffRows(before: CloudModel, after: CloudModel): RowChange[] {
       const added = pins.filter((p) => !oldSet.has(p))
       const removed = old.filter((p) => !newSet.has(p))
       if (added.length === 0 && removed.length === 0) continue
-      changes.push({kind: 'pinned-cpus-changed', host: b.cn.host, node: b.cn.hypervisor_hostname, cell: after.cellLabel(b.cn.cell_uuid), numa_cell: cellId, before: old, after: pins, added, removed})
+      changes.push({
+        kind: 'pinned-cpus-changed',
+        host: b.cn.host,
+        node: b.cn.hypervisor_hostname,
+        cell: after.cellLabel(b.cn.cell_uuid),
+        numa_cell: cellId,
+        before: old,
+        after: pins,
+        added,
+        removed,
+      })
     }
   }
   return changes

@@ -75,7 +75,12 @@ async function writeBuffers(out: Writable, parts: Buffer[]): Promise<void> {
 
 /** The canonical JSON layout, as a sequence of text chunks. */
 export function* canonicalJson(s: Snapshot): Generator<string> {
-  const header = JSON.stringify({format_version: s.format_version, captured_at: s.captured_at, source: s.source, ...(s.release === undefined ? {} : {release: s.release})})
+  const header = JSON.stringify({
+    format_version: s.format_version,
+    captured_at: s.captured_at,
+    source: s.source,
+    ...(s.release === undefined ? {} : {release: s.release}),
+  })
   yield `${header.slice(0, -1)},\n`
   yield* jsonArray('cells', s.cells as unknown[], ',')
   for (let si = 0; si < SECTIONS.length; si++) {
@@ -105,7 +110,11 @@ function* jsonArray(name: string, rows: unknown[], trailer: string): Generator<s
 export type SnapshotTarget = {kind: 'stdout'} | {kind: 'file'; path: string; shown: string}
 
 function notWritable(path: string, why: string): ConfigError {
-  return new ConfigError(`cannot write the snapshot to ${path}: ${why}`, 'Name a regular file in a writable directory (e.g. -o snap.json.gz), or -o - for stdout.', 'SnapshotTargetError')
+  return new ConfigError(
+    `cannot write the snapshot to ${path}: ${why}`,
+    'Name a regular file in a writable directory (e.g. -o snap.json.gz), or -o - for stdout.',
+    'SnapshotTargetError',
+  )
 }
 
 /**
@@ -238,7 +247,12 @@ export async function readSnapshotFile(path: string, opts: ReadOptions = {}): Pr
     throw new NotFoundError(`snapshot file ${path} does not exist`, 'Check the path, or capture one with `cloudctl snapshot capture -o FILE`.')
   }
   if (!stat.isFile())
-    throw new NotFoundError(`${path} is not a file`, stat.isDirectory() ? 'It is a directory: give the snapshot file itself (`cloudctl snapshot capture -o FILE` writes one).' : 'Give a regular snapshot file (JSON, YAML or gzip, as `cloudctl snapshot capture -o FILE` writes), not a device, FIFO or socket.')
+    throw new NotFoundError(
+      `${path} is not a file`,
+      stat.isDirectory()
+        ? 'It is a directory: give the snapshot file itself (`cloudctl snapshot capture -o FILE` writes one).'
+        : 'Give a regular snapshot file (JSON, YAML or gzip, as `cloudctl snapshot capture -o FILE` writes), not a device, FIFO or socket.',
+    )
   const {gz, columnar} = await sniff(path)
   const open = (): Readable =>
     gz ? createReadStream(path, {highWaterMark: CHUNK}).pipe(createGunzip({chunkSize: CHUNK})) : createReadStream(path, {highWaterMark: CHUNK})

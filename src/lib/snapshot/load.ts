@@ -32,7 +32,12 @@ export async function loadSnapshot(opts: SourceOptions, progress?: ProgressSink)
  * and streamed as from a file; errors name stdin, not the spool file.
  */
 async function readSnapshotStdin(): Promise<Snapshot> {
-  if (process.stdin.isTTY) throw new ConfigError('-s - reads a snapshot from stdin, which is a terminal', 'Pipe a snapshot in (`cloudctl snapshot capture -o - | cloudctl audit all -s -`), or give a file.', 'UsageError')
+  if (process.stdin.isTTY)
+    throw new ConfigError(
+      '-s - reads a snapshot from stdin, which is a terminal',
+      'Pipe a snapshot in (`cloudctl snapshot capture -o - | cloudctl audit all -s -`), or give a file.',
+      'UsageError',
+    )
   const dir = await mkdtemp(join(tmpdir(), 'cloudctl-stdin-'))
   // .yaml: JSON (which starts with '{') is still read as JSON; gzip and columnar are told by their magic.
   const file = join(dir, 'snapshot.yaml')
@@ -42,7 +47,11 @@ async function readSnapshotStdin(): Promise<Snapshot> {
   } catch (error) {
     if (error instanceof CloudctlError) {
       const message = error.message.split(file).join('stdin')
-      throw new CloudctlError(message.includes('is empty') || message !== error.message ? message : `stdin: ${message}`, {exitCode: error.exitCode, code: error.code, hint: error.hint?.split(file).join('stdin')})
+      throw new CloudctlError(message.includes('is empty') || message !== error.message ? message : `stdin: ${message}`, {
+        exitCode: error.exitCode,
+        code: error.code,
+        hint: error.hint?.split(file).join('stdin'),
+      })
     }
     throw error
   } finally {

@@ -20,7 +20,14 @@ export interface ReadFrom {
 }
 
 function entry(database: string, id: CellDatabaseIdentity): ReadFrom {
-  return {database, address: id.address, hostname: id.hostname, port: id.port, wsrep_node_name: id.wsrep?.node_name ?? null, wsrep_sync_wait: id.wsrep?.sync_wait ?? null}
+  return {
+    database,
+    address: id.address,
+    hostname: id.hostname,
+    port: id.port,
+    wsrep_node_name: id.wsrep?.node_name ?? null,
+    wsrep_sync_wait: id.wsrep?.sync_wait ?? null,
+  }
 }
 
 /** Empty for a snapshot that records none (files from older versions, generated clouds). */

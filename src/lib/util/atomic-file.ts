@@ -43,7 +43,6 @@ export function unreadableText(error: unknown): string {
   return errnoText(error)
 }
 
-
 /**
  * Where a whole-file write may go. A rename replaces whatever PATH is: a symlink would become a
  * regular file, and `-o /dev/stdout` run as root would replace the system's link. So a symlink is
@@ -200,12 +199,20 @@ export async function refuseCollidingPaths(outputs: NamedPath[], inputs: NamedPa
   for (const [i, o] of outs.entries()) {
     for (const other of outs.slice(i + 1)) {
       if (same(o.id, other.id)) {
-        throw new ConfigError(`${o.flag} ${o.path} and ${other.flag} ${other.path} are the same file: one output would replace the other`, 'Give each output a file of its own.', 'UsageError')
+        throw new ConfigError(
+          `${o.flag} ${o.path} and ${other.flag} ${other.path} are the same file: one output would replace the other`,
+          'Give each output a file of its own.',
+          'UsageError',
+        )
       }
     }
     for (const input of ins) {
       if (same(o.id, input.id)) {
-        throw new ConfigError(`${o.flag} ${o.path} is the ${input.flag} file ${input.path}: writing it would replace what is read`, `Write ${o.flag} to another file.`, 'UsageError')
+        throw new ConfigError(
+          `${o.flag} ${o.path} is the ${input.flag} file ${input.path}: writing it would replace what is read`,
+          `Write ${o.flag} to another file.`,
+          'UsageError',
+        )
       }
     }
   }

@@ -18,7 +18,6 @@ export function sizeText(bytes: number): string {
   return bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : `${bytes} bytes`
 }
 
-
 /**
  * Why the read failed: `why` is the few words for the error line; `errno` is set when the system
  * refused (ENOENT, EACCES...), so that a caller can treat a missing default file as absent.

@@ -5,7 +5,7 @@
 export function cpuRanges(cpus: Iterable<number>): string {
   const s = [...cpus].sort((a, b) => a - b)
   const out: string[] = []
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     let j = i
     while (j + 1 < s.length && (s[j + 1] as number) === (s[j] as number) + 1) j++
     out.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]))

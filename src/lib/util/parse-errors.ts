@@ -43,7 +43,8 @@ const YAML_WHAT: Record<string, string> = {
 /** One line for a yaml package error: what kind, and where. */
 export function yamlErrorText(error: unknown): string {
   const e = error as {code?: string; linePos?: Array<{line: number; col: number}>; message?: string}
-  const what = (e.code !== undefined ? YAML_WHAT[e.code] : undefined) ?? (/alias/i.test(e.message ?? '') ? 'an alias (*name) with no anchor before it' : 'a syntax error')
+  const what =
+    (e.code !== undefined ? YAML_WHAT[e.code] : undefined) ?? (/alias/i.test(e.message ?? '') ? 'an alias (*name) with no anchor before it' : 'a syntax error')
   const at = e.linePos?.[0]
   return `${what}${at ? ` at line ${at.line}, column ${at.col}` : ''}${e.code ? ` (${e.code})` : ''}`
 }

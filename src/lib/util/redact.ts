@@ -130,7 +130,8 @@ export function registerUrlSecret(raw: string | undefined | null): void {
   const afterColon = rest.slice(colon + 1)
   const candidates = [afterColon.slice(0, afterColon.lastIndexOf('@'))]
   if (afterColon.includes('@')) candidates.push(afterColon.slice(0, afterColon.indexOf('@')))
-  for (const [k, v] of Object.entries(parseSqlalchemyUrl(text)?.query ?? {})) if (/^(password|passwd|pwd)$/i.test(k)) candidates.push(...(Array.isArray(v) ? v : [v]))
+  for (const [k, v] of Object.entries(parseSqlalchemyUrl(text)?.query ?? {}))
+    if (/^(password|passwd|pwd)$/i.test(k)) candidates.push(...(Array.isArray(v) ? v : [v]))
   for (const c of candidates) {
     if (c === '') continue
     registerSecret(c)

@@ -111,7 +111,19 @@ function novaObject(name: string, version: string, data: {[k: string]: Py}, chan
   return o
 }
 
-const NUMA_CELL_CHANGES = ['memory', 'cpu_usage', 'network_metadata', 'cpuset', 'memory_usage', 'pcpuset', 'socket', 'mempages', 'siblings', 'pinned_cpus', 'id']
+const NUMA_CELL_CHANGES = [
+  'memory',
+  'cpu_usage',
+  'network_metadata',
+  'cpuset',
+  'memory_usage',
+  'pcpuset',
+  'socket',
+  'mempages',
+  'siblings',
+  'pinned_cpus',
+  'id',
+]
 const PAGES_CHANGES = ['size_kb', 'reserved', 'total', 'used']
 const INSTANCE_NUMA_CELL_CHANGES = ['memory', 'cpuset', 'cpu_pinning_raw', 'cpu_policy', 'cpu_thread_policy', 'cpuset_reserved', 'pcpuset', 'id', 'pagesize']
 
@@ -297,7 +309,9 @@ export function requestSpecBlob(args: {
           properties: novaObject('ImageMetaProps', '1.34', {hw_architecture: 'x86_64'}, ['hw_architecture']),
         }
       : {min_ram: 0, min_disk: 0, size: 0, status: 'active', properties: novaObject('ImageMetaProps', '1.34', {}, [])},
-    args.imageId ? ['min_ram', 'disk_format', 'min_disk', 'container_format', 'size', 'name', 'properties', 'status', 'id'] : ['min_ram', 'min_disk', 'size', 'status', 'properties'],
+    args.imageId
+      ? ['min_ram', 'disk_format', 'min_disk', 'container_format', 'size', 'name', 'properties', 'status', 'id']
+      : ['min_ram', 'min_disk', 'size', 'status', 'properties'],
   )
   return pyDumps(
     novaObject(
@@ -359,4 +373,3 @@ export function cpuInfo(cells: number, cpus: number, threads: number): string {
     features: ['avx', 'avx2', 'avx512f', 'sse4.2', 'vmx', 'aes', 'pdpe1gb', 'x2apic'],
   })
 }
-

@@ -15,7 +15,25 @@ export const NOW = new Date('2024-06-03T05:03:40Z')
 export const NOW_DB = '2024-06-03 05:03:40'
 
 export function service(over: Partial<Service> = {}): Service {
-  return {cell_uuid: 'cell', id: 1, uuid: 'svc', host: 'h1', binary: 'nova-compute', topic: 'compute', report_count: 1, disabled: false, disabled_reason: null, forced_down: false, last_seen_up: NOW_DB, version: 61, deleted: 0, deleted_at: null, created_at: '2024-01-01 00:00:00', updated_at: NOW_DB, ...over}
+  return {
+    cell_uuid: 'cell',
+    id: 1,
+    uuid: 'svc',
+    host: 'h1',
+    binary: 'nova-compute',
+    topic: 'compute',
+    report_count: 1,
+    disabled: false,
+    disabled_reason: null,
+    forced_down: false,
+    last_seen_up: NOW_DB,
+    version: 61,
+    deleted: 0,
+    deleted_at: null,
+    created_at: '2024-01-01 00:00:00',
+    updated_at: NOW_DB,
+    ...over,
+  }
 }
 
 let aggId = 0
@@ -64,7 +82,23 @@ export function hostState(over: Partial<HostState> = {}): HostState {
 }
 
 export function flavor(over: Partial<Flavor> = {}): Flavor {
-  return {id: 1, flavorid: 'f1', name: 'm1.test', memory_mb: 2048, vcpus: 2, swap: 0, root_gb: 20, ephemeral_gb: 0, rxtx_factor: 1, vcpu_weight: 0, disabled: false, is_public: true, description: null, extra_specs: {}, ...over}
+  return {
+    id: 1,
+    flavorid: 'f1',
+    name: 'm1.test',
+    memory_mb: 2048,
+    vcpus: 2,
+    swap: 0,
+    root_gb: 20,
+    ephemeral_gb: 0,
+    rxtx_factor: 1,
+    vcpu_weight: 0,
+    disabled: false,
+    is_public: true,
+    description: null,
+    extra_specs: {},
+    ...over,
+  }
 }
 
 export function requestSpec(over: Partial<RequestSpec> = {}): RequestSpec {
@@ -104,7 +138,17 @@ export function filterContext(cfg: Partial<SchedulerConfig> = {}, now = NOW): Fi
 }
 
 /** A host NUMA cell; `pinned` are taken pCPUs, memory in MiB, 4 KiB pages unless `pages` says otherwise. */
-export function numaCell(c: {id: number; cpuset?: readonly number[]; pcpuset?: readonly number[]; pinned?: readonly number[]; siblings?: ReadonlyArray<readonly number[]>; memory?: number; memoryUsage?: number; cpuUsage?: number; pages?: ReadonlyArray<{size_kb: number; total: number; used?: number; reserved?: number}>}): HostNumaCell {
+export function numaCell(c: {
+  id: number
+  cpuset?: readonly number[]
+  pcpuset?: readonly number[]
+  pinned?: readonly number[]
+  siblings?: ReadonlyArray<readonly number[]>
+  memory?: number
+  memoryUsage?: number
+  cpuUsage?: number
+  pages?: ReadonlyArray<{size_kb: number; total: number; used?: number; reserved?: number}>
+}): HostNumaCell {
   const memory = c.memory ?? 16384
   const pages = c.pages ?? [{size_kb: 4, total: (memory * 1024) / 4}]
   return {

@@ -47,7 +47,8 @@ export abstract class InstanceFamily extends ComputeFamily {
       if (explicitPins.length !== needPins) throw new Error(`instance needs ${needPins} pCPUs, ${explicitPins.length} given`)
       cell = h.numa.find((c) => explicitPins.every((p) => c.pcpuset.includes(p) || c.cpuset.includes(p))) ?? h.numa[0]
       chosen = [...explicitPins]
-      if (!force && this.strict && chosen.some((p) => !cell?.pcpuset.includes(p) || cell.pinned.has(p))) throw new Error(`${h.node}: pCPUs ${chosen} not free in the dedicated set`)
+      if (!force && this.strict && chosen.some((p) => !cell?.pcpuset.includes(p) || cell.pinned.has(p)))
+        throw new Error(`${h.node}: pCPUs ${chosen} not free in the dedicated set`)
     } else {
       for (const c of h.numa) {
         const free = c.pcpuset.filter((p) => !c.pinned.has(p))
@@ -156,7 +157,15 @@ export abstract class InstanceFamily extends ComputeFamily {
       hidden: false,
       extra: {numa_topology: null, pci_requests: '[]', flavor: this.flavorBlob(f)},
     }
-    const mapping: InstanceMapping = {id: ++this.seq.im, instance_uuid: uuid, cell_id: h.cell.id, project_id: project, user_id: user, queued_for_delete: false, created_at: created}
+    const mapping: InstanceMapping = {
+      id: ++this.seq.im,
+      instance_uuid: uuid,
+      cell_id: h.cell.id,
+      project_id: project,
+      user_id: user,
+      queued_for_delete: false,
+      created_at: created,
+    }
     const rec: InstanceRec = {row, flavor: f, res, bootFromVolume: bfv, hostRec: h, pins: new Map(), numaUsage: new Map(), mapping, numaCells: null}
     const numaCells = this.fitNuma(h, rec, spec.pin, force)
     rec.numaCells = numaCells
@@ -173,7 +182,15 @@ export abstract class InstanceFamily extends ComputeFamily {
     if (this.requestSpecs) {
       this.requestSpecRows.push({
         instance_uuid: uuid,
-        spec: (this.shapes ? this.shapes.requestSpec.bind(this.shapes) : requestSpecBlob)({instanceUuid: uuid, flavor: f, projectId: project, userId: user, az: spec.az ?? null, imageId: bfv ? null : this.imageId, groupUuid}),
+        spec: (this.shapes ? this.shapes.requestSpec.bind(this.shapes) : requestSpecBlob)({
+          instanceUuid: uuid,
+          flavor: f,
+          projectId: project,
+          userId: user,
+          az: spec.az ?? null,
+          imageId: bfv ? null : this.imageId,
+          groupUuid,
+        }),
       })
     }
     this.putAllocations(uuid, project, user, CONSUMER_TYPE_INSTANCE, allocs)

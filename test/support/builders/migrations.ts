@@ -6,7 +6,16 @@
 import type {Flavor, Migration} from '../../../src/lib/domain/snapshot.js'
 import {instanceFlavorBlob} from './blobs.js'
 import {flavorResources} from './resources.js'
-import {type HostRec, type InstanceRec, type MigrationRec, type MigrationSpec, CONSUMER_TYPE_INSTANCE, CONSUMER_TYPE_MIGRATION, MIGRATION_DONE, NOT_ON_HOST} from './specs.js'
+import {
+  type HostRec,
+  type InstanceRec,
+  type MigrationRec,
+  type MigrationSpec,
+  CONSUMER_TYPE_INSTANCE,
+  CONSUMER_TYPE_MIGRATION,
+  MIGRATION_DONE,
+  NOT_ON_HOST,
+} from './specs.js'
 import {InstanceFamily} from './instances.js'
 
 export abstract class MigrationFamily extends InstanceFamily {
@@ -22,7 +31,8 @@ export abstract class MigrationFamily extends InstanceFamily {
     if (!source) throw new Error(`instance ${instanceUuid} has no host`)
     const dest = this.hostRec(spec.dest, spec.dest_node)
     if (dest.cell !== source.cell) throw new Error('cross-cell moves are not built')
-    if (inst.pins.size > 0 && !MIGRATION_DONE.has(spec.status)) throw new Error('in-progress moves of pinned instances are not built (their claims live in migration_context)')
+    if (inst.pins.size > 0 && !MIGRATION_DONE.has(spec.status))
+      throw new Error('in-progress moves of pinned instances are not built (their claims live in migration_context)')
     const newFlavor = spec.new_flavor ? this.flavor(spec.new_flavor) : inst.flavor
     const uuid = spec.uuid ?? this.rng.uuid()
     const at = this.ago(1800)
@@ -62,7 +72,13 @@ export abstract class MigrationFamily extends InstanceFamily {
         const destAllocs = this.resolve(dest, newRes.resources, false)
         this.putAllocations(instanceUuid, project, user, CONSUMER_TYPE_INSTANCE, [...srcAllocs, ...destAllocs])
       } else {
-        this.putAllocations(uuid, project, user, CONSUMER_TYPE_MIGRATION, srcAllocs.map((a) => ({...a})))
+        this.putAllocations(
+          uuid,
+          project,
+          user,
+          CONSUMER_TYPE_MIGRATION,
+          srcAllocs.map((a) => ({...a})),
+        )
         // the source claim moves to the migration consumer before the destination is claimed
         const destAllocs = this.resolve(dest, newRes.resources, false)
         this.putAllocations(instanceUuid, project, user, CONSUMER_TYPE_INSTANCE, destAllocs)

@@ -129,7 +129,8 @@ export abstract class PlacementFamily extends BuilderState {
   /** Remove a provider (and its inventories, traits, aggregate links): DELETE /resource_providers/{uuid}. */
   removeProvider(uuidOrName: string): ProviderRec {
     const rp = this.provider(uuidOrName)
-    for (const [consumer, list] of this.allocations) if (list.some((a) => a.rp === rp)) throw new Error(`provider ${rp.row.uuid} has allocations of ${consumer}`)
+    for (const [consumer, list] of this.allocations)
+      if (list.some((a) => a.rp === rp)) throw new Error(`provider ${rp.row.uuid} has allocations of ${consumer}`)
     this.providers.delete(rp.row.uuid)
     this.providerList.splice(this.providerList.indexOf(rp), 1)
     return rp
@@ -236,7 +237,10 @@ export abstract class PlacementFamily extends BuilderState {
     const project = opts.project ?? (existing ? this.externalProject(existing.project_id) : this.defaultProject)
     const user = opts.user ?? (existing ? this.externalUser(existing.user_id) : this.defaultUser)
     const allocs = this.resolve(h, resources, opts.force ?? false)
-    this.putAllocations(consumer, project, user, opts.type ?? CONSUMER_TYPE_INSTANCE, [...(this.allocations.get(consumer) ?? []).map((a) => ({...a})), ...allocs])
+    this.putAllocations(consumer, project, user, opts.type ?? CONSUMER_TYPE_INSTANCE, [
+      ...(this.allocations.get(consumer) ?? []).map((a) => ({...a})),
+      ...allocs,
+    ])
   }
 
   /** DELETE /allocations/{consumer} */

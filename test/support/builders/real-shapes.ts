@@ -130,7 +130,15 @@ export class RealShapes {
   }
 
   /** nova_api.request_specs.spec, as nova 26's API writes it for a boot of one instance. */
-  requestSpec(args: {instanceUuid: string; flavor: Flavor; projectId: string; userId: string; az: string | null; imageId: string | null; groupUuid?: string | null}): string {
+  requestSpec(args: {
+    instanceUuid: string
+    flavor: Flavor
+    projectId: string
+    userId: string
+    az: string | null
+    imageId: string | null
+    groupUuid?: string | null
+  }): string {
     const kind = instanceKind(args.flavor)
     const key = `${args.flavor.id}/${args.az ?? ''}/${args.imageId ?? ''}/${args.groupUuid ?? ''}`
     let parts = this.specCache.get(key)
@@ -138,7 +146,10 @@ export class RealShapes {
       const spec = JSON.parse(this.recorded(kind).request_spec)
       const d = spec['nova_object.data']
       const image = {...d.image, 'nova_object.data': {...d.image['nova_object.data'], id: args.imageId ?? d.image['nova_object.data'].id}}
-      const numa = args.flavor.extra_specs['hw:numa_nodes'] !== undefined || kind !== 'shared' ? this.instanceNumaObject(kind, this.requestedNuma(args.flavor, kind), true) : null
+      const numa =
+        args.flavor.extra_specs['hw:numa_nodes'] !== undefined || kind !== 'shared'
+          ? this.instanceNumaObject(kind, this.requestedNuma(args.flavor, kind), true)
+          : null
       const marks = {uuid: '@@U@@', project: '@@P@@', user: '@@S@@'}
       const text = pyDumps(
         fill(spec, {

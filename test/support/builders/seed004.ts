@@ -21,8 +21,24 @@ export function seed004Builder(): CloudBuilder {
       local_gb: 1000,
       numa: {
         cells: [
-          {cpuset: [0, 1, 2, 3], pcpuset: [4, 5, 6, 7], memory: 32768, siblings: [[4, 5], [6, 7]]},
-          {cpuset: [8, 9, 10, 11], pcpuset: [12, 13, 14, 15], memory: 32768, siblings: [[12, 13], [14, 15]]},
+          {
+            cpuset: [0, 1, 2, 3],
+            pcpuset: [4, 5, 6, 7],
+            memory: 32768,
+            siblings: [
+              [4, 5],
+              [6, 7],
+            ],
+          },
+          {
+            cpuset: [8, 9, 10, 11],
+            pcpuset: [12, 13, 14, 15],
+            memory: 32768,
+            siblings: [
+              [12, 13],
+              [14, 15],
+            ],
+          },
         ],
       },
     })

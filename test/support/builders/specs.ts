@@ -3,7 +3,18 @@
  * back (records of the rows written for a provider, host, instance or migration), and the constants
  * every family shares.
  */
-import type {CellInfo, ComputeNode, Flavor, Instance, InstanceMapping, Inventory, Migration, MigrationType, ResourceProvider, Service} from '../../../src/lib/domain/snapshot.js'
+import type {
+  CellInfo,
+  ComputeNode,
+  Flavor,
+  Instance,
+  InstanceMapping,
+  Inventory,
+  Migration,
+  MigrationType,
+  ResourceProvider,
+  Service,
+} from '../../../src/lib/domain/snapshot.js'
 import type {HostNumaCellSpec, HostNumaCellState, InstanceNumaCellSpec} from './blobs.js'
 import type {FlavorResources} from './resources.js'
 import type {RealShapes} from './real-shapes.js'

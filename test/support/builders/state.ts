@@ -6,12 +6,33 @@
  * reads whole; the state lives here so that any family can write any table, as nova does when one
  * operation touches several databases.
  */
-import {type Aggregate, CELL0_UUID, type CellInfo, type ComputeNode, type Consumer, type Flavor, type HostMapping, type Instance, type InstanceGroup, type InstanceMapping, type Migration, type Service} from '../../../src/lib/domain/snapshot.js'
+import {
+  type Aggregate,
+  CELL0_UUID,
+  type CellInfo,
+  type ComputeNode,
+  type Consumer,
+  type Flavor,
+  type HostMapping,
+  type Instance,
+  type InstanceGroup,
+  type InstanceMapping,
+  type Migration,
+  type Service,
+} from '../../../src/lib/domain/snapshot.js'
 import {CUSTOM_RESOURCE_CLASS_MIN_ID, STANDARD_RESOURCE_CLASSES} from '../../../src/lib/domain/resource-classes.js'
 import {DEFAULT_NOW, formatTs, type InstanceNumaCellSpec, instanceNumaTopologyBlob, parseTs, Rng} from './blobs.js'
 import type {FlavorResources} from './resources.js'
 import type {RealShapes} from './real-shapes.js'
-import {type CloudBuilderOptions, type HostRec, type InstanceRec, type MigrationRec, type ProviderRec, DEFAULT_COMPUTE_TRAITS, STANDARD_TRAITS} from './specs.js'
+import {
+  type CloudBuilderOptions,
+  type HostRec,
+  type InstanceRec,
+  type MigrationRec,
+  type ProviderRec,
+  DEFAULT_COMPUTE_TRAITS,
+  STANDARD_TRAITS,
+} from './specs.js'
 
 export abstract class BuilderState {
   readonly rng: Rng

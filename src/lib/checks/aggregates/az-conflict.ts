@@ -17,7 +17,8 @@ export const azConflict: CheckUnit = {
   severity: 'error',
   summary: 'host in two availability zones',
   explain: {
-    cause: 'The host sits in two aggregates with different availability_zone metadata (the API refuses this, but direct edits and old releases allow it): its AZ is ambiguous.',
+    cause:
+      'The host sits in two aggregates with different availability_zone metadata (the API refuses this, but direct edits and old releases allow it): its AZ is ambiguous.',
     repair: 'Reported only: remove the host from one of the aggregates.',
   },
   run(ctx) {

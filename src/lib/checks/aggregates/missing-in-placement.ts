@@ -15,7 +15,8 @@ export const missingInPlacement: CheckUnit = {
   severity: 'warning',
   summary: 'host in a nova aggregate whose provider lacks the placement aggregate',
   explain: {
-    cause: "nova mirrors each host aggregate into placement on the host's provider; adding a host while placement was unreachable, or a provider re-created later, leaves the link missing and aggregate-based filters/prefilters ignore the host.",
+    cause:
+      "nova mirrors each host aggregate into placement on the host's provider; adding a host while placement was unreachable, or a provider re-created later, leaves the link missing and aggregate-based filters/prefilters ignore the host.",
     repair: '`cloudctl repair aggregates` creates the placement aggregate link on the provider.',
     runbook: runbook('aggregates-out-of-sync'),
   },

@@ -15,7 +15,8 @@ export const buildRequestStale: CheckUnit = {
   severity: 'warning',
   summary: 'build_request of an instance that already exists in a cell',
   explain: {
-    cause: 'A build_request stays after the instance was created in a cell: the conductor failed to delete it. The API may list the instance twice or as still building.',
+    cause:
+      'A build_request stays after the instance was created in a cell: the conductor failed to delete it. The API may list the instance twice or as still building.',
     repair: 'Reported only: delete the build_request row once the instance is confirmed in its cell (`cloudctl cells verify-instance UUID`).',
   },
   run(ctx) {

@@ -14,7 +14,8 @@ export const hostMappedWrongCell: CheckUnit = {
   severity: 'error',
   summary: 'host mapped to another cell than the one its service lives in',
   explain: {
-    cause: 'The host moved to another cell (re-installed, database restored) but its host_mapping still points at the old one: nova routes its instances to the wrong cell.',
+    cause:
+      'The host moved to another cell (re-installed, database restored) but its host_mapping still points at the old one: nova routes its instances to the wrong cell.',
     repair: '`cloudctl cells discover-hosts` points the mapping at the cell where the host’s service lives.',
   },
   run(ctx) {
@@ -30,7 +31,11 @@ export const hostMappedWrongCell: CheckUnit = {
         severity: 'error',
         subject,
         message: `Compute host ${svc.host} runs in cell ${ctx.cellName(svc.cell_uuid)} but its host_mapping points at ${mappedCell?.name ?? `cell id ${mappings[0].cell_id}`}.`,
-        evidence: {host_mapping: mappings[0], expected_cell_id: ctx.model.cellOf(svc.cell_uuid)?.id ?? null, service: {id: svc.id, host: svc.host, cell_uuid: svc.cell_uuid}},
+        evidence: {
+          host_mapping: mappings[0],
+          expected_cell_id: ctx.model.cellOf(svc.cell_uuid)?.id ?? null,
+          service: {id: svc.id, host: svc.host, cell_uuid: svc.cell_uuid},
+        },
         repair: REPAIR_HOSTS,
       })
     }

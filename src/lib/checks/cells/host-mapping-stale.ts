@@ -14,7 +14,8 @@ export const hostMappingStale: CheckUnit = {
   severity: 'warning',
   summary: 'host_mapping whose host has no live nova-compute service',
   explain: {
-    cause: 'The host_mapping outlived its nova-compute service (deleted or decommissioned host); a new host reusing the name in another cell would be mis-routed.',
+    cause:
+      'The host_mapping outlived its nova-compute service (deleted or decommissioned host); a new host reusing the name in another cell would be mis-routed.',
     repair: '`cloudctl cells discover-hosts --prune` deletes the mapping.',
     runbook: runbook('stale-provider-after-service-delete'),
   },

@@ -14,7 +14,8 @@ export const hostUnmapped: CheckUnit = {
   severity: 'error',
   summary: 'nova-compute host with no host_mapping',
   explain: {
-    cause: "A nova-compute host has no host_mapping: `nova-manage cell_v2 discover_hosts` was not run after the host was added (and discover_hosts_in_cells_interval is off). No instance lands on it: a boot the scheduler sends there fails in nova-conductor (\"Host '...' is not mapped to any cell\") and the instance ends in ERROR in cell0.",
+    cause:
+      'A nova-compute host has no host_mapping: `nova-manage cell_v2 discover_hosts` was not run after the host was added (and discover_hosts_in_cells_interval is off). No instance lands on it: a boot the scheduler sends there fails in nova-conductor ("Host \'...\' is not mapped to any cell") and the instance ends in ERROR in cell0.',
     repair: '`cloudctl cells discover-hosts` creates the mapping and sets compute_nodes.mapped (also for nodes marked mapped whose mapping is missing).',
     runbook: runbook('new-compute-never-scheduled'),
   },
@@ -29,7 +30,10 @@ export const hostUnmapped: CheckUnit = {
         severity: 'error',
         subject,
         message: `Compute host ${svc.host} in cell ${ctx.cellName(svc.cell_uuid)} has no host_mapping: nothing can be scheduled to it${mappedFlag ? ', and discover_hosts skips it because compute_nodes.mapped = 1' : ''}.`,
-        evidence: {service: {id: svc.id, uuid: svc.uuid, host: svc.host, cell_uuid: svc.cell_uuid}, compute_nodes: nodes.map((cn) => ({id: cn.id, uuid: cn.uuid, mapped: cn.mapped}))},
+        evidence: {
+          service: {id: svc.id, uuid: svc.uuid, host: svc.host, cell_uuid: svc.cell_uuid},
+          compute_nodes: nodes.map((cn) => ({id: cn.id, uuid: cn.uuid, mapped: cn.mapped})),
+        },
         repair: REPAIR_HOSTS,
       })
     }

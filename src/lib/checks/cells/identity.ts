@@ -117,7 +117,12 @@ function agreements(model: CloudModel, read: CellInfo[], idx: ReturnType<typeof 
   const s = model.snapshot
   const evidence = new Map<string, CellIdentityEvidence>()
   for (const c of read) {
-    const e: CellIdentityEvidence = {database: databaseOf(c), hosts: {mapped: 0, found: 0, elsewhere: 0}, instances: {mapped: 0, found: 0, elsewhere: 0}, ...(c.identity ? {identity: c.identity} : {})}
+    const e: CellIdentityEvidence = {
+      database: databaseOf(c),
+      hosts: {mapped: 0, found: 0, elsewhere: 0},
+      instances: {mapped: 0, found: 0, elsewhere: 0},
+      ...(c.identity ? {identity: c.identity} : {}),
+    }
     if (c.is_cell0) e.computes = idx.computes.get(c.uuid) ?? {services: 0, nodes: 0}
     evidence.set(c.uuid, e)
   }
@@ -150,7 +155,11 @@ function agreements(model: CloudModel, read: CellInfo[], idx: ReturnType<typeof 
     if (!c || im.queued_for_delete === true) continue
     const rows = (index === undefined ? instanceRows.other.get(im.instance_uuid) : instanceRows.ofConsumer[index]) ?? []
     const elsewhere = rows.some((i) => i.deleted === 0 && i.cell_uuid !== c.uuid && model.isCellAvailable(i.cell_uuid))
-    tally(evidence.get(c.uuid)!.instances, rows.some((i) => i.cell_uuid === c.uuid), elsewhere)
+    tally(
+      evidence.get(c.uuid)!.instances,
+      rows.some((i) => i.cell_uuid === c.uuid),
+      elsewhere,
+    )
   }
   return evidence
 }
@@ -204,15 +213,21 @@ function judgeCells(model: CloudModel): UnprovenCell[] {
     const reasons: string[] = []
     if (disagrees(e.hosts) || disagrees(e.instances)) {
       const hosts = c.is_cell0 ? '' : `${n(e.hosts.found)} of the ${plural(e.hosts.mapped, 'host')} that host_mappings map to ${label} and `
-      reasons.push(`${label}'s database (${e.database}) has ${hosts}${n(e.instances.found)} of the ${plural(e.instances.mapped, 'live instance')} that instance_mappings map there: it is not ${label}'s database`)
+      reasons.push(
+        `${label}'s database (${e.database}) has ${hosts}${n(e.instances.found)} of the ${plural(e.instances.mapped, 'live instance')} that instance_mappings map there: it is not ${label}'s database`,
+      )
     }
     if (e.computes && (e.computes.services > 0 || e.computes.nodes > 0))
-      reasons.push(`${label}'s database (${e.database}) holds ${plural(e.computes.services, 'live nova-compute service')} and ${plural(e.computes.nodes, 'live compute node')}, which cell0 never has: it is not cell0's database`)
+      reasons.push(
+        `${label}'s database (${e.database}) holds ${plural(e.computes.services, 'live nova-compute service')} and ${plural(e.computes.nodes, 'live compute node')}, which cell0 never has: it is not cell0's database`,
+      )
     const others = shared.get(c.uuid)
     if (others) {
       e.shares_database_with = [...others].map((u) => model.cellLabel(u))
       const server = c.identity?.server_uuid ?? (c.identity?.hostname ? `${c.identity.hostname}, server_id ${c.identity.server_id ?? '?'}` : undefined)
-      reasons.push(`${label} and ${e.shares_database_with.join(', ')} read the same database (${e.database}${server ? `, server ${server}` : ''}): one database cannot serve two cells`)
+      reasons.push(
+        `${label} and ${e.shares_database_with.join(', ')} read the same database (${e.database}${server ? `, server ${server}` : ''}): one database cannot serve two cells`,
+      )
     }
     if (reasons.length > 0) out.push({cell: c, label, reasons, evidence: e})
   }

@@ -15,8 +15,10 @@ export const instanceDuplicate: CheckUnit = {
   severity: 'error',
   summary: 'instance live in two cells',
   explain: {
-    cause: 'The same uuid is live in two cells: typically an ERROR copy buried in cell0 by a failed schedule and the real instance in cell1 after a retry or a cross-cell move that did not clean up.',
-    repair: '`cloudctl cells map-instances` keeps the copy that is live and not in ERROR, points the mapping at it and soft-deletes the other as nova does; when no single copy qualifies it is left to the operator.',
+    cause:
+      'The same uuid is live in two cells: typically an ERROR copy buried in cell0 by a failed schedule and the real instance in cell1 after a retry or a cross-cell move that did not clean up.',
+    repair:
+      '`cloudctl cells map-instances` keeps the copy that is live and not in ERROR, points the mapping at it and soft-deletes the other as nova does; when no single copy qualifies it is left to the operator.',
     runbook: runbook('instance-in-cell0-and-cell1'),
   },
   run(ctx) {
@@ -38,7 +40,11 @@ export const instanceDuplicate: CheckUnit = {
         severity: 'error',
         subject: {...instanceSubject(ctx, live.find((i) => i.host) ?? live[0]), cell: cells.join(',')},
         message: `Instance ${uuid} is live in ${live.length} cells (${cells.join(', ')}): the API shows it but cannot delete it; keep the live copy that is not in ERROR, point the mapping at it and soft-delete the other (the mapping may point at the wrong one).`,
-        evidence: {instances: live.map(instRow), instance_mapping: mapping ?? null, mapped_cell: mapping ? (ctx.cellById(mapping.cell_id)?.name ?? null) : null},
+        evidence: {
+          instances: live.map(instRow),
+          instance_mapping: mapping ?? null,
+          mapped_cell: mapping ? (ctx.cellById(mapping.cell_id)?.name ?? null) : null,
+        },
         repair: 'cloudctl cells map-instances',
       })
     }

@@ -14,7 +14,8 @@ export const instanceMappedWrongCell: CheckUnit = {
   severity: 'error',
   summary: 'instance_mapping with a NULL or another cell than the one the instance lives in',
   explain: {
-    cause: "The mapping's cell_id is NULL (a boot the conductor left after creating the instance; one still under way, building with its build request, is not reported) or another cell than the instance's: a cross-cell move interrupted, or a database restored in one cell only.",
+    cause:
+      "The mapping's cell_id is NULL (a boot the conductor left after creating the instance; one still under way, building with its build request, is not reported) or another cell than the instance's: a cross-cell move interrupted, or a database restored in one cell only.",
     repair: '`cloudctl cells map-instances` points the mapping at the cell the instance lives in.',
   },
   run(ctx) {

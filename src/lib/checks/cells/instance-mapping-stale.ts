@@ -24,7 +24,8 @@ export const instanceMappingStale: CheckUnit = {
   severity: 'info',
   summary: 'instance_mapping of an instance deleted long ago or archived',
   explain: {
-    cause: 'The cell never archives deleted instances: their instance_mappings stay in nova_api long after the deletion (one finding per cell, the uuids in the evidence).',
+    cause:
+      'The cell never archives deleted instances: their instance_mappings stay in nova_api long after the deletion (one finding per cell, the uuids in the evidence).',
     repair: '`nova-manage db archive_deleted_rows --before DATE --purge` (the date is in the finding) removes the old rows and their mappings.',
   },
   run(ctx) {
@@ -57,7 +58,9 @@ export const instanceMappingStale: CheckUnit = {
       // --before the staleness cutoff: deletions newer than that stay for nova to archive later.
       const before = new Date(capturedMs - STALE_MAPPING_DAYS * DAY_MS).toISOString().slice(0, 10)
       const oldestDate = oldest === undefined ? null : new Date(oldest).toISOString().slice(0, 10)
-      const parts = [`${uuids.length} instance_mapping(s) in ${name} are of instances deleted over ${STALE_MAPPING_DAYS} days ago${oldestDate ? ` (oldest ${oldestDate})` : ''}`]
+      const parts = [
+        `${uuids.length} instance_mapping(s) in ${name} are of instances deleted over ${STALE_MAPPING_DAYS} days ago${oldestDate ? ` (oldest ${oldestDate})` : ''}`,
+      ]
       if (archived > 0) parts.push(`${archived} of them point at instances the cell has no row for (archived)`)
       findings.push({
         check: 'cells',

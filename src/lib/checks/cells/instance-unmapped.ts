@@ -14,7 +14,8 @@ export const instanceUnmapped: CheckUnit = {
   severity: 'error',
   summary: 'instance live in a cell with no instance_mapping',
   explain: {
-    cause: 'The instance lives in a cell but nova_api has no instance_mapping: a boot interrupted between the cell write and the mapping, or a cell added without `nova-manage cell_v2 map_instances`. The API answers 404 for it.',
+    cause:
+      'The instance lives in a cell but nova_api has no instance_mapping: a boot interrupted between the cell write and the mapping, or a cell added without `nova-manage cell_v2 map_instances`. The API answers 404 for it.',
     repair: '`cloudctl cells map-instances` creates the mapping to the cell the instance lives in.',
   },
   run(ctx) {

@@ -59,7 +59,16 @@ export function mappingOfLive(ctx: AuditContext, lm: LiveMappings, k: number): I
   return at < 0 ? undefined : ctx.model.snapshot.nova_api.instance_mappings[at]
 }
 
-export const instRow = (i: Instance) => ({cell_uuid: i.cell_uuid, id: i.id, uuid: i.uuid, host: i.host, node: i.node, vm_state: i.vm_state, deleted: i.deleted, created_at: i.created_at})
+export const instRow = (i: Instance) => ({
+  cell_uuid: i.cell_uuid,
+  id: i.id,
+  uuid: i.uuid,
+  host: i.host,
+  node: i.node,
+  vm_state: i.vm_state,
+  deleted: i.deleted,
+  created_at: i.created_at,
+})
 
 export function instanceSubject(ctx: AuditContext, inst: Instance): InstanceSubject {
   const cn = ctx.model.nodeOfInstance(inst)

@@ -16,7 +16,8 @@ export const amountMismatch: CheckUnit = {
   severity: 'warning',
   summary: 'allocation amounts differ from what the flavor asks',
   explain: {
-    cause: 'The amounts held differ from what the flavor asks (nova ResourceRequest rules: resources:RC overrides, dedicated CPU as PCPU, boot-from-volume without DISK_GB): a resize that did not swap allocations, a flavor changed in place, or a hand-made allocation.',
+    cause:
+      'The amounts held differ from what the flavor asks (nova ResourceRequest rules: resources:RC overrides, dedicated CPU as PCPU, boot-from-volume without DISK_GB): a resize that did not swap allocations, a flavor changed in place, or a hand-made allocation.',
     repair: '`cloudctl repair leaks --heal` rewrites the amounts from the flavor.',
   },
   run(ctx) {

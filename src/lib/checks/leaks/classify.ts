@@ -102,7 +102,8 @@ class Classifier {
     if (t === undefined) {
       const {model, ctx} = this
       const rp = model.providersById.get(id)
-      if (!rp) t = null // placement's foreign key makes this impossible; nothing to judge against
+      if (!rp)
+        t = null // placement's foreign key makes this impossible; nothing to judge against
       else {
         const sharing = ctx.isSharing(rp)
         const target = sharing ? rp : model.rootOf(rp)
@@ -172,7 +173,14 @@ class Classifier {
   }
 
   /** `moving`: the instance's in-progress migrations (ctx.inProgressByInstance). */
-  private judgeInstanceConsumer(consumer: string, live: Instance[], groups: Group[], row: Consumer | undefined, ownList: readonly Instance[] | undefined, moving: readonly Migration[]): void {
+  private judgeInstanceConsumer(
+    consumer: string,
+    live: Instance[],
+    groups: Group[],
+    row: Consumer | undefined,
+    ownList: readonly Instance[] | undefined,
+    moving: readonly Migration[],
+  ): void {
     const inst = live[0]
     // A build (or unshelve) in flight holds the scheduler's allocations wherever it chose: nothing
     // to compare them with until nova-compute claims on a host.
@@ -236,7 +244,10 @@ class Classifier {
 
   /** The outage rule (ctx.outage.unreadableCellsOfConsumer): the unreadable cells a consumer's judgement depends on. */
   private darkCellsOf(consumer: string, groups: Group[]): string[] {
-    return this.ctx.outage.unreadableCellsOfConsumer(consumer, groups.map((g) => g.rp))
+    return this.ctx.outage.unreadableCellsOfConsumer(
+      consumer,
+      groups.map((g) => g.rp),
+    )
   }
 
   private undecide(consumer: string, cells: string[]): void {

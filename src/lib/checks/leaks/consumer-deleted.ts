@@ -17,8 +17,10 @@ export const consumerDeleted: CheckUnit = {
   severity: 'error',
   summary: 'allocation held by an instance soft-deleted in its cell',
   explain: {
-    cause: 'nova deletes an instance in its cell and then asks placement to drop its allocations; when nova-compute is down (the host died, LP 1679750) or the call fails, the row is soft-deleted but placement keeps the allocation, which the resource tracker of a dead host never cleans up. The host looks full to the scheduler.',
-    repair: '`cloudctl repair leaks` deletes the allocations of that consumer on the provider tree the finding names (guarded by the consumer and provider generations), and the consumer when nothing is left.',
+    cause:
+      'nova deletes an instance in its cell and then asks placement to drop its allocations; when nova-compute is down (the host died, LP 1679750) or the call fails, the row is soft-deleted but placement keeps the allocation, which the resource tracker of a dead host never cleans up. The host looks full to the scheduler.',
+    repair:
+      '`cloudctl repair leaks` deletes the allocations of that consumer on the provider tree the finding names (guarded by the consumer and provider generations), and the consumer when nothing is left.',
     runbook: runbook('leak-after-host-death'),
   },
   run(ctx) {
@@ -28,7 +30,12 @@ export const consumerDeleted: CheckUnit = {
       severity: 'error',
       subject: groupSubject(ctx, consumer, g, deletedRows[0].cell_uuid),
       message: `Instance ${consumer} is deleted in cell ${ctx.cellName(deletedRows[0].cell_uuid)} but still holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`,
-      evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), instances: deletedRows.map(instanceRow)},
+      evidence: {
+        allocations: allocRows(ctx, g.allocations),
+        provider: providerRow(g.rp),
+        consumer: consumerRow(ctx, row),
+        instances: deletedRows.map(instanceRow),
+      },
       repair: REPAIR,
     }))
   },

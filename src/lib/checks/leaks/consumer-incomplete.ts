@@ -33,7 +33,9 @@ export const consumerIncomplete: CheckUnit = {
         subject,
         message: `Consumer ${consumer} ${problem}: quota usage and heal_allocations miss it.`,
         evidence: {
-          consumer: c ? {id: c.id, uuid: c.uuid, generation: c.generation, project_id: c.project_id, user_id: c.user_id, project: project ?? null, user: user ?? null} : null,
+          consumer: c
+            ? {id: c.id, uuid: c.uuid, generation: c.generation, project_id: c.project_id, user_id: c.user_id, project: project ?? null, user: user ?? null}
+            : null,
           expected_project: inst?.project_id ?? null,
           expected_user: inst?.user_id ?? null,
           allocations: groups.flatMap((x) => allocRows(ctx, x.allocations)),

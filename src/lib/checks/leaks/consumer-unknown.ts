@@ -17,8 +17,10 @@ export const consumerUnknown: CheckUnit = {
   severity: 'error',
   summary: 'allocation whose consumer is no instance in any cell and no migration',
   explain: {
-    cause: 'The consumer is in no readable cell, no migration and no build request: an instance archived or purged (`nova-manage db archive_deleted_rows`) before placement let go of it, or a consumer written by hand or another service.',
-    repair: '`cloudctl repair leaks` deletes its allocations on that provider tree. Check first that no other service (cinder, neutron, cyborg) owns the consumer.',
+    cause:
+      'The consumer is in no readable cell, no migration and no build request: an instance archived or purged (`nova-manage db archive_deleted_rows`) before placement let go of it, or a consumer written by hand or another service.',
+    repair:
+      '`cloudctl repair leaks` deletes its allocations on that provider tree. Check first that no other service (cinder, neutron, cyborg) owns the consumer.',
   },
   run(ctx) {
     return classifyAllocations(ctx).verdicts.unknown.map(({consumer, g, row}) => ({
@@ -27,7 +29,12 @@ export const consumerUnknown: CheckUnit = {
       severity: 'error',
       subject: groupSubject(ctx, consumer, g),
       message: `Consumer ${consumer} is neither an instance in any cell nor a migration, yet holds ${summarize(ctx, g.allocations, g.rp)} on ${providerLabel(g.rp)}.`,
-      evidence: {allocations: allocRows(ctx, g.allocations), provider: providerRow(g.rp), consumer: consumerRow(ctx, row), instance_mapping: ctx.mappingOf(consumer) ?? null},
+      evidence: {
+        allocations: allocRows(ctx, g.allocations),
+        provider: providerRow(g.rp),
+        consumer: consumerRow(ctx, row),
+        instance_mapping: ctx.mappingOf(consumer) ?? null,
+      },
       repair: REPAIR,
     }))
   },

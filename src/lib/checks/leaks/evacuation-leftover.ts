@@ -16,7 +16,8 @@ export const evacuationLeftover: CheckUnit = {
   severity: 'warning',
   summary: 'allocation left on the source of a done evacuation',
   explain: {
-    cause: 'Evacuation allocates on the destination and leaves the source allocation until the source nova-compute starts again and cleans it up; a source host that never comes back (or was deleted) keeps it forever.',
+    cause:
+      'Evacuation allocates on the destination and leaves the source allocation until the source nova-compute starts again and cleans it up; a source host that never comes back (or was deleted) keeps it forever.',
     repair: '`cloudctl repair leaks` deletes the leftover rows on the evacuation source.',
     runbook: runbook('stale-provider-after-service-delete'),
   },

@@ -17,7 +17,8 @@ export const migrationFinished: CheckUnit = {
   severity: 'error',
   summary: 'allocation held by a migration that is over (confirmed, reverted, done, completed, error, failed, cancelled) or deleted with its instance',
   explain: {
-    cause: 'During a move nova holds the source allocation under the migration uuid; confirm/revert hands it back or drops it. A confirm that failed, a revert interrupted by a restart, or an errored migration leaves the migration consumer holding resources after the move is over. When the instance is then deleted, nova soft-deletes the migration row with it and the allocation stays (nova-compute logs "the allocation held by the migration is leaked").',
+    cause:
+      'During a move nova holds the source allocation under the migration uuid; confirm/revert hands it back or drops it. A confirm that failed, a revert interrupted by a restart, or an errored migration leaves the migration consumer holding resources after the move is over. When the instance is then deleted, nova soft-deletes the migration row with it and the allocation stays (nova-compute logs "the allocation held by the migration is leaked").',
     repair: '`cloudctl repair leaks` deletes the allocations of that migration consumer.',
   },
   run(ctx) {

@@ -17,7 +17,8 @@ export const allocationMissing: CheckUnit = {
   severity: 'error',
   summary: 'live instance on a host with no allocation at all',
   explain: {
-    cause: 'The instance is live on a host but holds nothing in placement: an allocation deleted by hand or by an over-eager cleanup, or an instance from before placement tracked it. The scheduler counts the host as emptier than it is.',
+    cause:
+      'The instance is live on a host but holds nothing in placement: an allocation deleted by hand or by an over-eager cleanup, or an instance from before placement tracked it. The scheduler counts the host as emptier than it is.',
     repair: '`cloudctl repair leaks --heal` creates the allocation from the flavor, as `nova-manage placement heal_allocations` would.',
   },
   run(ctx) {

@@ -14,7 +14,12 @@ import type {AmountMismatch} from './verdicts.js'
  * undefined when they agree. Pinned guests that still hold VCPU on a host without PCPU inventory
  * (before cpu_dedicated_set) agree.
  */
-export function amountMismatchOf(ctx: AuditContext, matcher: AmountMatcher, inst: Instance, groups: Group[]): Pick<AmountMismatch, 'expected' | 'actual' | 'diff'> | undefined {
+export function amountMismatchOf(
+  ctx: AuditContext,
+  matcher: AmountMatcher,
+  inst: Instance,
+  groups: Group[],
+): Pick<AmountMismatch, 'expected' | 'actual' | 'diff'> | undefined {
   const {model} = ctx
   const expected = ctx.expected(inst)
   if (!expected.ok) return undefined

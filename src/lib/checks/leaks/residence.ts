@@ -55,9 +55,7 @@ export class Residence {
 
   /** Whether the migration's source or destination is this provider's node. */
   touches(m: Migration, cn: ComputeNode | undefined, rp: ResourceProvider): boolean {
-    return cn
-      ? this.ctx.movesFrom(m, cn) || this.ctx.movesTo(m, cn)
-      : rp.name !== null && (m.source_node === rp.name || m.dest_node === rp.name)
+    return cn ? this.ctx.movesFrom(m, cn) || this.ctx.movesTo(m, cn) : rp.name !== null && (m.source_node === rp.name || m.dest_node === rp.name)
   }
 
   /** Aggregates of the compute node providers an instance lives on or is moving between. */

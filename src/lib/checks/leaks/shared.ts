@@ -21,7 +21,13 @@ export const allocRows = (ctx: AuditContext, allocs: Allocation[]) =>
 
 export function consumerRow(ctx: AuditContext, c: Consumer | undefined) {
   if (!c) return null
-  return {id: c.id, uuid: c.uuid, generation: c.generation, project: ctx.model.projectsById.get(c.project_id) ?? null, user: ctx.model.usersById.get(c.user_id) ?? null}
+  return {
+    id: c.id,
+    uuid: c.uuid,
+    generation: c.generation,
+    project: ctx.model.projectsById.get(c.project_id) ?? null,
+    user: ctx.model.usersById.get(c.user_id) ?? null,
+  }
 }
 
 export const instanceRow = (i: Instance) => ({

@@ -23,8 +23,10 @@ export const wrongProvider: CheckUnit = {
   severity: 'error',
   summary: "allocation on a provider that is not the consumer's node, with no migration in progress",
   explain: {
-    cause: 'The instance holds resources on a provider that is not its node and no migration explains it: a move whose allocation swap did not finish, an evacuation that rebuilt elsewhere, or `instances.host/node` edited by hand.',
-    repair: '`cloudctl repair leaks` removes the rows on the wrong provider when the instance also holds its own host; `repair leaks --heal` moves them to its host when it holds nothing there (it never leaves an instance without an allocation).',
+    cause:
+      'The instance holds resources on a provider that is not its node and no migration explains it: a move whose allocation swap did not finish, an evacuation that rebuilt elsewhere, or `instances.host/node` edited by hand.',
+    repair:
+      '`cloudctl repair leaks` removes the rows on the wrong provider when the instance also holds its own host; `repair leaks --heal` moves them to its host when it holds nothing there (it never leaves an instance without an allocation).',
   },
   run(ctx) {
     return classifyAllocations(ctx).verdicts.wrongProvider.map((w) => wrongProviderFinding(ctx, w))

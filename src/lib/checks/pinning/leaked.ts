@@ -16,8 +16,10 @@ export const pinningLeaked: CheckUnit = {
   severity: 'error',
   summary: 'pCPUs in pinned_cpus that no live instance pins',
   explain: {
-    cause: 'compute_nodes.numa_topology keeps pCPUs in pinned_cpus that no live instance pins: an instance deleted or moved while nova-compute was down, so the resource tracker never freed them. NUMATopologyFilter then returns 0 hosts for pinned flavors.',
-    repair: '`cloudctl repair pinning` rewrites pinned_cpus from the live instances (only that array, byte for byte otherwise); refused while nova-compute is up unless `--force`, as the tracker would overwrite it. Restarting nova-compute recomputes it too.',
+    cause:
+      'compute_nodes.numa_topology keeps pCPUs in pinned_cpus that no live instance pins: an instance deleted or moved while nova-compute was down, so the resource tracker never freed them. NUMATopologyFilter then returns 0 hosts for pinned flavors.',
+    repair:
+      '`cloudctl repair pinning` rewrites pinned_cpus from the live instances (only that array, byte for byte otherwise); refused while nova-compute is up unless `--force`, as the tracker would overwrite it. Restarting nova-compute recomputes it too.',
     runbook: runbook('pinned-cpus-stuck-full'),
   },
   run(ctx) {
@@ -26,7 +28,14 @@ export const pinningLeaked: CheckUnit = {
       const cells: Array<{numa_cell: number; pinned_cpus: number[]; expected_pinned: number[]; leaked: number[]; pcpuset: number[] | null}> = []
       for (const {cellId, hc, expected, pinned} of cellPins(p)) {
         const leaked = sortedNumbers([...pinned].filter((pcpu) => !expected.has(pcpu)))
-        if (leaked.length > 0) cells.push({numa_cell: cellId, pinned_cpus: sortedNumbers(pinned), expected_pinned: sortedNumbers(expected.keys()), leaked, pcpuset: hc?.pcpuset ?? null})
+        if (leaked.length > 0)
+          cells.push({
+            numa_cell: cellId,
+            pinned_cpus: sortedNumbers(pinned),
+            expected_pinned: sortedNumbers(expected.keys()),
+            leaked,
+            pcpuset: hc?.pcpuset ?? null,
+          })
       }
       // Up to `tolerance` leaked pCPUs may be those of instances moving through the node.
       if (cells.reduce((n, c) => n + c.leaked.length, 0) <= p.tolerance) continue

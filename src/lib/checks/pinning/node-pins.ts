@@ -141,7 +141,15 @@ export function soleOwner(owners: string[]): string | undefined {
 export function pinningFinding(
   ctx: AuditContext,
   p: NodePins,
-  f: {code: Exclude<Extract<FindingCode, `pinning.${string}`>, 'pinning.undecided'>; severity: Severity; cellId?: number; message: string; evidence: Record<string, unknown>; instance?: string; rowOnly?: boolean},
+  f: {
+    code: Exclude<Extract<FindingCode, `pinning.${string}`>, 'pinning.undecided'>
+    severity: Severity
+    cellId?: number
+    message: string
+    evidence: Record<string, unknown>
+    instance?: string
+    rowOnly?: boolean
+  },
 ): Finding {
   const {cn} = p
   const rp = ctx.providerOf(cn)

@@ -15,7 +15,8 @@ export const pinningOverlap: CheckUnit = {
   severity: 'error',
   summary: 'one pCPU pinned by two instances',
   explain: {
-    cause: 'Two instances pin the same pCPU: a race between two claims or a live migration without NUMA-aware migration (pre-Train behaviour), or instance NUMA topologies edited by hand.',
+    cause:
+      'Two instances pin the same pCPU: a race between two claims or a live migration without NUMA-aware migration (pre-Train behaviour), or instance NUMA topologies edited by hand.',
     repair: 'Reported only: migrate one of the instances (a new claim re-pins it).',
   },
   run(ctx) {

@@ -17,7 +17,8 @@ export const placementDrift: CheckUnit = {
   severity: 'warning',
   summary: 'placement PCPU usage differs from the number of pinned pCPUs',
   explain: {
-    cause: 'Placement PCPU usage on the provider differs from the pCPUs its live instances pin: a PCPU allocation leaked by a deleted or moved instance, or one missing or short for a pinned guest.',
+    cause:
+      'Placement PCPU usage on the provider differs from the pCPUs its live instances pin: a PCPU allocation leaked by a deleted or moved instance, or one missing or short for a pinned guest.',
     repair: '`cloudctl repair leaks` removes leaked PCPU allocations; `repair leaks --heal` creates missing ones or fixes the amounts from the flavor.',
   },
   run(ctx) {

@@ -15,7 +15,8 @@ export const pinningUnaccounted: CheckUnit = {
   severity: 'warning',
   summary: 'pCPUs live instances pin that are missing from pinned_cpus',
   explain: {
-    cause: "Live instances pin pCPUs that the host's pinned_cpus does not record: a tracker that missed an instance (stalled periodic, a move in flight). The scheduler may pin a second guest onto them.",
+    cause:
+      "Live instances pin pCPUs that the host's pinned_cpus does not record: a tracker that missed an instance (stalled periodic, a move in flight). The scheduler may pin a second guest onto them.",
     repair: '`cloudctl repair pinning` adds them from the live instances (same guard as pinning.leaked).',
   },
   run(ctx) {

@@ -49,8 +49,10 @@ export const duplicateName: CheckUnit = {
   severity: 'warning',
   summary: 'several providers for one hostname',
   explain: {
-    cause: 'A hypervisor changed its name (short name to FQDN): nova-compute made a node and provider under the new name and deleted the old node as an orphan, but the old provider stayed, with the servers still placed on it.',
-    repair: "`cloudctl repair providers` moves the old node's servers to the host's live node, moves their allocations to its provider and removes the old tree (refused for several live nodes or a move in progress).",
+    cause:
+      'A hypervisor changed its name (short name to FQDN): nova-compute made a node and provider under the new name and deleted the old node as an orphan, but the old provider stayed, with the servers still placed on it.',
+    repair:
+      "`cloudctl repair providers` moves the old node's servers to the host's live node, moves their allocations to its provider and removes the old tree (refused for several live nodes or a move in progress).",
   },
   run(ctx) {
     return duplicateNames(ctx).groups.map(({hostname, rps, extra}): Finding => {

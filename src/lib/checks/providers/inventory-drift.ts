@@ -17,7 +17,8 @@ export const inventoryDrift: CheckUnit = {
   severity: 'warning',
   summary: "inventory totals differ from the compute node's vcpus / memory_mb / local_gb",
   explain: {
-    cause: "The provider's VCPU / MEMORY_MB / DISK_GB totals differ from the compute node's vcpus / memory_mb / local_gb: nova-compute is down, failing to report (see uuid-mismatch), or the host's hardware changed since it last reported.",
+    cause:
+      "The provider's VCPU / MEMORY_MB / DISK_GB totals differ from the compute node's vcpus / memory_mb / local_gb: nova-compute is down, failing to report (see uuid-mismatch), or the host's hardware changed since it last reported.",
     repair: 'Reported only: restart nova-compute on the host; its periodic rewrites the inventory.',
   },
   run(ctx) {

@@ -15,7 +15,8 @@ export const providerMissing: CheckUnit = {
   severity: 'warning',
   summary: 'live compute node with no provider',
   explain: {
-    cause: 'A live compute node has no provider: nova-compute has not reported since it started, or its provider was deleted by hand. The scheduler cannot place anything there.',
+    cause:
+      'A live compute node has no provider: nova-compute has not reported since it started, or its provider was deleted by hand. The scheduler cannot place anything there.',
     repair: 'Restart nova-compute on the host (its resource tracker creates the provider); `cloudctl repair providers` lists the case.',
   },
   run(ctx) {

@@ -18,7 +18,8 @@ export const overCapacity: CheckUnit = {
   severity: 'error',
   summary: 'usage above (total - reserved) x allocation_ratio',
   explain: {
-    cause: 'Usage is above (total - reserved) x allocation_ratio: an allocation ratio or reserved amount lowered after instances were placed, an inventory shrunk (hardware change), or allocations written around placement.',
+    cause:
+      'Usage is above (total - reserved) x allocation_ratio: an allocation ratio or reserved amount lowered after instances were placed, an inventory shrunk (hardware change), or allocations written around placement.',
     repair: 'Reported only: migrate instances off the provider or restore the ratio; `cloudctl simulate capacity` shows the headroom.',
   },
   run(ctx) {

@@ -40,7 +40,13 @@ export function providerSubject(ctx: AuditContext, rp: ResourceProvider, cn?: Co
   const dead = cn ? undefined : ctx.model.computeNodesByUuid.get(rp.uuid)?.[0]
   const hm = cn || dead || rp.name === null ? undefined : (ctx.hostMappingsByHost.get(rp.name) ?? [])[0]
   const hmCell = hm ? ctx.cellById(hm.cell_id) : undefined
-  const subject: FindingSubject = cn ? ctx.nodeSubject(cn) : dead ? ctx.nodeSubject(dead) : hmCell ? {cell: hmCell.name ?? hmCell.uuid, cell_uuid: hmCell.uuid, host: rp.name as string} : {}
+  const subject: FindingSubject = cn
+    ? ctx.nodeSubject(cn)
+    : dead
+      ? ctx.nodeSubject(dead)
+      : hmCell
+        ? {cell: hmCell.name ?? hmCell.uuid, cell_uuid: hmCell.uuid, host: rp.name as string}
+        : {}
   if (!cn && !dead && rp.name !== null) subject.node = rp.name
   subject.provider_uuid = rp.uuid
   return subject

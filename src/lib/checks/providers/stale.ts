@@ -24,7 +24,10 @@ const WHY: Record<Cause, string> = {
  * Node providers no earlier code explained, with no compute node, a deleted one, or a deleted
  * nova-compute service. `undecided` counts those whose cell could not be read.
  */
-export function staleProviders(ctx: AuditContext): {stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}>; undecided: number} {
+export function staleProviders(ctx: AuditContext): {
+  stale: Array<{rp: ResourceProvider; cn?: ComputeNode; cause: Cause; detail: Record<string, unknown>}>
+  undecided: number
+} {
   return ctx.once(staleProviders, () => {
     const {model} = ctx
     const {claimed} = duplicateNames(ctx)
@@ -53,8 +56,10 @@ export const providerStale: CheckUnit = {
   severity: 'warning',
   summary: 'provider with no compute node, a deleted one, or a deleted nova-compute service',
   explain: {
-    cause: '`openstack compute service delete` (or a deleted compute node) on a host whose provider could not be removed because allocations were still on it; or a host decommissioned without deleting its service. The provider keeps inventory and allocations nova no longer tracks.',
-    repair: '`cloudctl repair providers` removes its leaked allocations and then the provider tree (traits, aggregates, inventories, provider), refused while a live instance is still placed on it.',
+    cause:
+      '`openstack compute service delete` (or a deleted compute node) on a host whose provider could not be removed because allocations were still on it; or a host decommissioned without deleting its service. The provider keeps inventory and allocations nova no longer tracks.',
+    repair:
+      '`cloudctl repair providers` removes its leaked allocations and then the provider tree (traits, aggregates, inventories, provider), refused while a live instance is still placed on it.',
     runbook: runbook('stale-provider-after-service-delete'),
   },
   run(ctx) {

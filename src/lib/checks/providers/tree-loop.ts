@@ -21,8 +21,10 @@ export const treeLoop: CheckUnit = {
   severity: 'error',
   summary: 'providers whose parent_provider_id chain is a loop: the tree has no root',
   explain: {
-    cause: 'placement refuses to write a loop ("creating loop in the provider tree is not allowed"): the rows were edited by hand or restored inconsistently. A self-parent, two providers that are each other\'s parent, or a longer cycle; providers under it, or whose root_provider_id names one of its members, have no root either.',
-    repair: 'Fix parent_provider_id and root_provider_id of the listed providers by hand in the placement database (a root has parent_provider_id NULL and root_provider_id = its own id; nova-compute rewrites its children on its next report). Until then every cloudctl repair refuses to plan on these providers.',
+    cause:
+      'placement refuses to write a loop ("creating loop in the provider tree is not allowed"): the rows were edited by hand or restored inconsistently. A self-parent, two providers that are each other\'s parent, or a longer cycle; providers under it, or whose root_provider_id names one of its members, have no root either.',
+    repair:
+      'Fix parent_provider_id and root_provider_id of the listed providers by hand in the placement database (a root has parent_provider_id NULL and root_provider_id = its own id; nova-compute rewrites its children on its next report). Until then every cloudctl repair refuses to plan on these providers.',
   },
   run(ctx) {
     const {model} = ctx
@@ -47,7 +49,8 @@ export const treeLoop: CheckUnit = {
         subject: {...providerSubject(ctx, first), provider_uuid: first.uuid},
         message: `Resource providers form a parent_provider_id loop: ${chain}${under}. The tree has no root; placement never writes one.`,
         evidence: {loop: members.map(treeRow), affected: affected.sort((x, y) => x.id - y.id).map(treeRow)},
-        repair: 'Fix parent_provider_id / root_provider_id of these providers by hand (see `cloudctl explain provider.tree-loop`); repairs plan nothing on them meanwhile.',
+        repair:
+          'Fix parent_provider_id / root_provider_id of these providers by hand (see `cloudctl explain provider.tree-loop`); repairs plan nothing on them meanwhile.',
       })
     }
     return findings

@@ -32,8 +32,10 @@ export const uuidMismatch: CheckUnit = {
   severity: 'error',
   summary: "a provider carries a live compute node's name under another uuid",
   explain: {
-    cause: "A hypervisor renamed itself or its compute node was re-created: nova-compute made a new compute node uuid but placement already has a provider with that name under the old uuid, so every periodic fails with ResourceProviderCreationFailed and the host's inventory is never updated.",
-    repair: '`cloudctl repair providers --strategy rekey` gives the provider the compute node uuid (children, inventories, allocations follow by id); `--strategy move` builds a new provider and moves the live allocations to it. Then restart nova-compute on the host.',
+    cause:
+      "A hypervisor renamed itself or its compute node was re-created: nova-compute made a new compute node uuid but placement already has a provider with that name under the old uuid, so every periodic fails with ResourceProviderCreationFailed and the host's inventory is never updated.",
+    repair:
+      '`cloudctl repair providers --strategy rekey` gives the provider the compute node uuid (children, inventories, allocations follow by id); `--strategy move` builds a new provider and moves the live allocations to it. Then restart nova-compute on the host.',
     runbook: runbook('uuid-mismatch-after-hostname-change'),
   },
   run(ctx) {

@@ -15,7 +15,8 @@ export const unreadableBlob: CheckUnit = {
   severity: 'error',
   summary: 'a JSON column nova wrote cannot be read',
   explain: {
-    cause: 'A JSON column nova wrote (flavor, numa_topology, request spec...) cannot be parsed: truncated by a column size limit, written by hand, or of a newer release.',
+    cause:
+      'A JSON column nova wrote (flavor, numa_topology, request spec...) cannot be parsed: truncated by a column size limit, written by hand, or of a newer release.',
     repair: 'Reported only: checks that need the blob skip the row rather than guess; fix or restore the row.',
   },
   run(ctx) {

@@ -17,7 +17,8 @@ export const negativeFree: CheckUnit = {
   severity: 'info|warning',
   summary: 'negative free values: info when overcommit within the allocation ratio, warning beyond it',
   explain: {
-    cause: 'free_ram_mb / free_disk_gb are negative: normal with an allocation ratio above 1 (overcommit, info); beyond the ratio the host holds more than placement should have allowed (warning).',
+    cause:
+      'free_ram_mb / free_disk_gb are negative: normal with an allocation ratio above 1 (overcommit, info); beyond the ratio the host holds more than placement should have allowed (warning).',
     repair: 'Nothing when info. Beyond the ratio: migrate instances off the node or raise its allocation ratios.',
     runbook: runbook('negative-free-resources'),
   },

@@ -20,8 +20,10 @@ export const nodeDrift: CheckUnit = {
   severity: 'warning',
   summary: 'compute node *_used / free_* / running_vms differ from the live instances',
   explain: {
-    cause: "The compute node's *_used / free_* / running_vms columns differ from what its live instances add up to: the resource tracker did not run since instances were deleted or moved (nova-compute down or stuck).",
-    repair: '`cloudctl repair usage` recomputes the columns as the tracker would; refused while nova-compute is up unless `--force`. Restarting nova-compute does the same.',
+    cause:
+      "The compute node's *_used / free_* / running_vms columns differ from what its live instances add up to: the resource tracker did not run since instances were deleted or moved (nova-compute down or stuck).",
+    repair:
+      '`cloudctl repair usage` recomputes the columns as the tracker would; refused while nova-compute is up unless `--force`. Restarting nova-compute does the same.',
     runbook: runbook('negative-free-resources'),
   },
   run(ctx) {

@@ -35,9 +35,12 @@ const PSEUDO_FILESYSTEMS = new Map<number, string>([
 const HINT = 'Pass a regular file on a disk with --audit-log (or CLOUDCTL_AUDIT_LOG); nothing was written to the databases.'
 
 function refuse(path: string, why: string): CloudctlError {
-  return new CloudctlError(`the audit log ${path} ${why}: its lines would be lost; nothing was written to the databases`, {exitCode: ExitCode.CONFIG, code: 'AuditLogNotRegular', hint: HINT})
+  return new CloudctlError(`the audit log ${path} ${why}: its lines would be lost; nothing was written to the databases`, {
+    exitCode: ExitCode.CONFIG,
+    code: 'AuditLogNotRegular',
+    hint: HINT,
+  })
 }
-
 
 /** The pseudo-filesystem `path` (or its nearest existing ancestor) lives on, if any. */
 function pseudoFilesystem(path: string): string | undefined {
@@ -87,7 +90,11 @@ export class AuditLog {
       // O_NONBLOCK: a FIFO put there since the check fails instead of blocking; a regular file ignores it.
       fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600)
     } catch (error) {
-      throw new CloudctlError(`the audit log ${path} cannot be written (${appendFailure(error)}); nothing was written to the databases`, {exitCode: ExitCode.CONFIG, code: 'NotWritable', hint: HINT})
+      throw new CloudctlError(`the audit log ${path} cannot be written (${appendFailure(error)}); nothing was written to the databases`, {
+        exitCode: ExitCode.CONFIG,
+        code: 'NotWritable',
+        hint: HINT,
+      })
     }
     const st = fstatSync(fd)
     if (!st.isFile()) {
@@ -105,7 +112,7 @@ export class AuditLog {
     if (this.fd === undefined) throw new Error('the audit log is closed')
     const bytes = Buffer.from(`${scrub(JSON.stringify(entry))}\n`, 'utf8')
     const before = fstatSync(this.fd).size
-    for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off, bytes.length - off)
+    for (let off = 0; off < bytes.length;) off += writeSync(this.fd, bytes, off, bytes.length - off)
     fsyncSync(this.fd)
     if (fstatSync(this.fd).size < before + bytes.length) throw new Error('the line did not reach the file')
   }

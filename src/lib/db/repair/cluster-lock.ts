@@ -55,14 +55,20 @@ export async function takeClusterLock(conn: Connection, lockName: string): Promi
       hint: 'A repair on Galera needs Galera 4 (streaming replication) and UPDATE on nova_api.cell_mappings; see docs/repairs.md "Galera".',
     })
   try {
-    await timedQuery(conn, "SET SESSION wsrep_trx_fragment_unit = 'rows', SESSION wsrep_trx_fragment_size = 1, SESSION innodb_lock_wait_timeout = ?", [CLAIM_WAIT_S])
+    await timedQuery(conn, "SET SESSION wsrep_trx_fragment_unit = 'rows', SESSION wsrep_trx_fragment_size = 1, SESSION innodb_lock_wait_timeout = ?", [
+      CLAIM_WAIT_S,
+    ])
   } catch (error) {
-    if (error instanceof CloudctlError && error.code === 'Db_ER_UNKNOWN_SYSTEM_VARIABLE') throw refuse('the server has no streaming replication (Galera 3 or older)')
+    if (error instanceof CloudctlError && error.code === 'Db_ER_UNKNOWN_SYSTEM_VARIABLE')
+      throw refuse('the server has no streaming replication (Galera 3 or older)')
     throw error
   }
   await timedQuery(conn, 'START TRANSACTION')
   try {
-    const rows = (await timedQuery(conn, 'SELECT id, updated_at FROM cell_mappings ORDER BY id LIMIT 1 FOR UPDATE', [], 'cell_mappings')) as Array<{id: number; updated_at: string | null}>
+    const rows = (await timedQuery(conn, 'SELECT id, updated_at FROM cell_mappings ORDER BY id LIMIT 1 FOR UPDATE', [], 'cell_mappings')) as Array<{
+      id: number
+      updated_at: string | null
+    }>
     const row = rows[0]
     if (!row) throw refuse('nova_api.cell_mappings has no row to hold')
     const mark = row.updated_at === MARKS[0] ? MARKS[1] : MARKS[0]

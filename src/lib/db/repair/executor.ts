@@ -194,7 +194,8 @@ export async function executePlan(plan: RepairPlan, opts: ExecuteOptions): Promi
     boundQueries(lockConn, statementMs)
     const lockRows = await timedQuery(lockConn, 'SELECT GET_LOCK(?, 0) AS l', [lockName])
     const got = (lockRows as Array<{l: number | null}>)[0]?.l
-    if (got !== 1) throw lockHeldError(lockName, 'on the nova_api server', `Wait for it to finish (SELECT IS_USED_LOCK('${lockName}') names its connection), then re-run.`)
+    if (got !== 1)
+      throw lockHeldError(lockName, 'on the nova_api server', `Wait for it to finish (SELECT IS_USED_LOCK('${lockName}') names its connection), then re-run.`)
     // GET_LOCK is per node on Galera: there the exclusion is a row every node holds (cluster-lock.ts).
     clusterLock = await takeClusterLock(lockConn, lockName)
 
@@ -332,7 +333,11 @@ async function commit(conn: Connection, db: DbKey, committed: DbKey[], label: (d
     const e = mapDbError(error, connectionContext(conn))
     const before = committed.length === 0 ? 'nothing committed before it' : `committed before it: ${committed.map(label).join(', ')}`
     if (e.code === 'DbTimeout')
-      throw new PartialApplyError(`the COMMIT of ${label(db)} got no answer (${e.message}); whether it was applied is unknown (${before})`, [...committed], undoFile)
+      throw new PartialApplyError(
+        `the COMMIT of ${label(db)} got no answer (${e.message}); whether it was applied is unknown (${before})`,
+        [...committed],
+        undoFile,
+      )
     if (committed.length === 0 && e.code === 'DbDeadlock')
       // Galera certifies a transaction at COMMIT: a write another node committed first to a row this
       // one changed fails it there, after every guard in this transaction had passed.
@@ -358,15 +363,22 @@ function withAuditNote(e: CloudctlError, failure: string | undefined): CloudctlE
 function toAbort(error: unknown, stage: string): CloudctlError {
   if (error instanceof RepairAbortedError) return error
   if (error instanceof Aborted) return new RepairAbortedError(error.message)
-  if (error instanceof CloudctlError && GAVE_UP.has(error.code)) return new RepairAbortedError(`gave up: ${error.message}; every transaction was rolled back`, `Nothing was written. ${error.hint ?? ''}`.trim())
+  if (error instanceof CloudctlError && GAVE_UP.has(error.code))
+    return new RepairAbortedError(`gave up: ${error.message}; every transaction was rolled back`, `Nothing was written. ${error.hint ?? ''}`.trim())
   if (error instanceof CloudctlError && stage === 'lock') return error
   if (error instanceof CloudctlError && stage === 'begin') return error
   if (stage === 'undo' && !(error instanceof CloudctlError))
-    return new RepairAbortedError(`could not write the undo file (${error instanceof Error ? error.message : String(error)}); every transaction was rolled back`, 'Nothing was written. Free space or fix the permissions of the undo directory (--undo-dir), then re-run.')
+    return new RepairAbortedError(
+      `could not write the undo file (${error instanceof Error ? error.message : String(error)}); every transaction was rolled back`,
+      'Nothing was written. Free space or fix the permissions of the undo directory (--undo-dir), then re-run.',
+    )
   const mapped = error instanceof CloudctlError ? error : mapDbError(error)
   // The database's own advice (the primary for a read-only server, the node for a lagging one) stays.
   const hint = mapped.hint ? `Nothing was written. ${mapped.hint}` : undefined
-  return new RepairAbortedError(`${stage === 'undo' ? 'could not write the undo file' : 'the repair failed'} (${mapped.message}); every transaction was rolled back`, hint)
+  return new RepairAbortedError(
+    `${stage === 'undo' ? 'could not write the undo file' : 'the repair failed'} (${mapped.message}); every transaction was rolled back`,
+    hint,
+  )
 }
 
 async function assertLockHeld(conn: Connection, lockName: string, cluster: ClusterLock | undefined): Promise<void> {
@@ -376,7 +388,9 @@ async function assertLockHeld(conn: Connection, lockName: string, cluster: Clust
     const rows = await timedQuery(conn, 'SELECT IS_USED_LOCK(?) AS holder, CONNECTION_ID() AS me', [lockName])
     ;({holder, me} = (rows as Array<{holder: unknown; me: unknown}>)[0] ?? {})
   } catch (error) {
-    throw new Aborted(`the repair lock '${lockName}' was lost with its connection (${mapDbError(error, {label: 'nova_api'}).message}): another repair may hold it now`)
+    throw new Aborted(
+      `the repair lock '${lockName}' was lost with its connection (${mapDbError(error, {label: 'nova_api'}).message}): another repair may hold it now`,
+    )
   }
   if (holder === null || holder === undefined || Number(holder) !== Number(me))
     throw new Aborted(

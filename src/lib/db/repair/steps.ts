@@ -161,7 +161,15 @@ async function write(conn: Connection, table: string, sql: string, params: Scala
 const show = (r: Row | null | undefined) => (r ? JSON.stringify(r) : 'no row')
 
 /** Returns 1 when a restore step found its row already restored, else 0. */
-export async function runStep(conn: Connection, step: Step, n: number, planId: string, dbLabel: string, records: UndoRecord[], held: HeldCheck[]): Promise<number> {
+export async function runStep(
+  conn: Connection,
+  step: Step,
+  n: number,
+  planId: string,
+  dbLabel: string,
+  records: UndoRecord[],
+  held: HeldCheck[],
+): Promise<number> {
   const tag = `cloudctl repair=${planId} step=${n}`
   const where = `step ${n} (${dbLabel} ${step.table})`
   const fail = (msg: string): never => {
@@ -171,7 +179,9 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
     case 'check': {
       const rows = await lockRows(conn, step.table, step.where)
       if (rows.length !== step.rows.length || !step.rows.every((exp, i) => rowMatches(rows[i], exp)))
-        fail(`expected ${step.rows.length === 0 ? 'no row' : JSON.stringify(step.rows)} where ${JSON.stringify(step.where)}, found ${rows.length === 0 ? 'none' : JSON.stringify(rows)}`)
+        fail(
+          `expected ${step.rows.length === 0 ? 'no row' : JSON.stringify(step.rows)} where ${JSON.stringify(step.where)}, found ${rows.length === 0 ? 'none' : JSON.stringify(rows)}`,
+        )
       held.push({n, step, rows})
       return 0
     }
@@ -228,7 +238,8 @@ export async function runStep(conn: Connection, step: Step, n: number, planId: s
       if (rowsEqual(current, step.before)) return 1
       // A row the repair wrote twice and that holds none of those writes any more (a second undo).
       if (step.origin !== undefined && rowsEqual(current, step.origin)) return 1
-      if (!rowsEqual(current, step.after)) fail(`${describeKey(step.table, step.key)} changed since the repair: expected ${show(step.after)}, found ${show(current)}`)
+      if (!rowsEqual(current, step.after))
+        fail(`${describeKey(step.table, step.key)} changed since the repair: expected ${show(step.after)}, found ${show(current)}`)
       const {sql, params} = stepSql(step)
       const res = await write(conn, step.table, sql, params, tag)
       if (res.affectedRows !== 1) fail(`expected 1 row affected, got ${res.affectedRows}`)

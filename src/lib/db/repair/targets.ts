@@ -27,7 +27,13 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
   const syncWaits = confSyncWaits(r)
   const conn = await openConnection(r.apiDb, {label: 'nova_api', wsrepSyncWait: syncWaits.api})
   try {
-    const rows = await queryWithin(conn, 'SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id', [], dbTimeouts().readIdleMs, connectionContext(conn, 'cell_mappings'))
+    const rows = await queryWithin(
+      conn,
+      'SELECT uuid, name, database_connection FROM cell_mappings ORDER BY id',
+      [],
+      dbTimeouts().readIdleMs,
+      connectionContext(conn, 'cell_mappings'),
+    )
     const cells: RepairTargets['cells'] = new Map()
     for (const row of rows as Array<{uuid: string; name: string | null; database_connection: string | null}>) {
       const override = r.cellDb[row.uuid] ?? (row.name === null ? undefined : r.cellDb[row.name])
@@ -37,7 +43,10 @@ export async function resolveRepairTargets(opts: SourceOptions): Promise<RepairT
       }
       // The same builder as the audit's read (capture.ts): a repair writes where the audit read.
       try {
-        cells.set(row.uuid, {name: row.name, url: formatTemplatedDbUrl(row.database_connection, r.novaConfDatabase, `cell ${row.name ?? row.uuid} database_connection`)})
+        cells.set(row.uuid, {
+          name: row.name,
+          url: formatTemplatedDbUrl(row.database_connection, r.novaConfDatabase, `cell ${row.name ?? row.uuid} database_connection`),
+        })
       } catch (error) {
         // Only a failure for the cells the plan writes to: the connector throws it when asked.
         if (!(error instanceof CloudctlError)) throw error

@@ -72,7 +72,11 @@ type BaseOf<S extends string> = S extends `tinyint(1)${string}`
       ? EnumValues<L>
       : string
 
-export type ColumnValue<S extends string, Name extends string = string> = Name extends 'deleted' ? number : S extends `${string}NOT NULL${string}` ? BaseOf<S> : BaseOf<S> | null
+export type ColumnValue<S extends string, Name extends string = string> = Name extends 'deleted'
+  ? number
+  : S extends `${string}NOT NULL${string}`
+    ? BaseOf<S>
+    : BaseOf<S> | null
 
 type Simplify<T> = {[K in keyof T]: T[K]} & {}
 
@@ -80,7 +84,9 @@ type Simplify<T> = {[K in keyof T]: T[K]} & {}
 export type RowOf<T extends TableSpec> = Simplify<
   (T['cell'] extends true ? {cell_uuid: string} : unknown) & {
     -readonly [K in T['row'][number]]: ColumnValue<T['columns'][K] & string, K>
-  } & (T['extras'] extends Readonly<Record<string, Extra<unknown>>> ? {-readonly [K in keyof T['extras']]: T['extras'][K] extends Extra<infer V> ? V : never} : unknown) &
+  } & (T['extras'] extends Readonly<Record<string, Extra<unknown>>>
+      ? {-readonly [K in keyof T['extras']]: T['extras'][K] extends Extra<infer V> ? V : never}
+      : unknown) &
     (T['newer'] extends Readonly<Record<string, string>> ? {-readonly [K in keyof T['newer'] & string]?: ColumnValue<T['newer'][K], K>} : unknown)
 >
 

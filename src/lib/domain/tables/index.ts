@@ -9,7 +9,15 @@ export * from './nova-cell.js'
 export * from './placement.js'
 
 /** Tables that are a list of a snapshot section, in the section's order (child tables fold into their parent's rows). */
-export const NOVA_API_SNAPSHOT_TABLES: TableSpec[] = [api.HOST_MAPPINGS, api.INSTANCE_MAPPINGS, api.FLAVORS, api.AGGREGATES, api.BUILD_REQUESTS, api.REQUEST_SPECS, api.INSTANCE_GROUPS]
+export const NOVA_API_SNAPSHOT_TABLES: TableSpec[] = [
+  api.HOST_MAPPINGS,
+  api.INSTANCE_MAPPINGS,
+  api.FLAVORS,
+  api.AGGREGATES,
+  api.BUILD_REQUESTS,
+  api.REQUEST_SPECS,
+  api.INSTANCE_GROUPS,
+]
 export const NOVA_CELL_SNAPSHOT_TABLES: TableSpec[] = [cell.SERVICES, cell.COMPUTE_NODES, cell.INSTANCES, cell.MIGRATIONS]
 export const PLACEMENT_SNAPSHOT_TABLES: TableSpec[] = [
   placement.RESOURCE_PROVIDERS,

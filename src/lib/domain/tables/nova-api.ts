@@ -16,11 +16,7 @@ export const CELL_MAPPINGS = defineTable({
     database_connection: 'text DEFAULT NULL',
     disabled: 'tinyint(1) DEFAULT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_cell_mappings0uuid` (`uuid`)',
-    'KEY `uuid_idx` (`uuid`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_cell_mappings0uuid` (`uuid`)', 'KEY `uuid_idx` (`uuid`)'],
   row: ['id', 'uuid', 'name', 'transport_url', 'database_connection', 'disabled'],
 })
 
@@ -84,12 +80,22 @@ export const FLAVORS = defineTable({
     is_public: 'tinyint(1) DEFAULT NULL',
     description: 'text DEFAULT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_flavors0flavorid` (`flavorid`)',
-    'UNIQUE KEY `uniq_flavors0name` (`name`)',
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_flavors0flavorid` (`flavorid`)', 'UNIQUE KEY `uniq_flavors0name` (`name`)'],
+  row: [
+    'id',
+    'flavorid',
+    'name',
+    'memory_mb',
+    'vcpus',
+    'swap',
+    'root_gb',
+    'ephemeral_gb',
+    'rxtx_factor',
+    'vcpu_weight',
+    'disabled',
+    'is_public',
+    'description',
   ],
-  row: ['id', 'flavorid', 'name', 'memory_mb', 'vcpus', 'swap', 'root_gb', 'ephemeral_gb', 'rxtx_factor', 'vcpu_weight', 'disabled', 'is_public', 'description'],
   extras: {extra_specs: extra<Record<string, string>>('o')},
 })
 
@@ -119,11 +125,7 @@ export const AGGREGATES = defineTable({
     uuid: 'varchar(36) DEFAULT NULL',
     name: 'varchar(255) DEFAULT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_aggregate0name` (`name`)',
-    'KEY `aggregate_uuid_idx` (`uuid`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_aggregate0name` (`name`)', 'KEY `aggregate_uuid_idx` (`uuid`)'],
   row: ['id', 'uuid', 'name'],
   extras: {hosts: extra<string[]>('a'), metadata: extra<Record<string, string>>('o')},
 })
@@ -171,11 +173,7 @@ export const REQUEST_SPECS = defineTable({
     instance_uuid: 'varchar(36) NOT NULL',
     spec: 'mediumtext NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_request_specs0instance_uuid` (`instance_uuid`)',
-    'KEY `request_spec_instance_uuid_idx` (`instance_uuid`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_request_specs0instance_uuid` (`instance_uuid`)', 'KEY `request_spec_instance_uuid_idx` (`instance_uuid`)'],
   row: ['instance_uuid', 'spec'],
 })
 
@@ -209,10 +207,7 @@ export const INSTANCE_GROUPS = defineTable({
     uuid: 'varchar(36) NOT NULL',
     name: 'varchar(255) DEFAULT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_instance_groups0uuid` (`uuid`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_instance_groups0uuid` (`uuid`)'],
   row: ['id', 'uuid', 'name', 'project_id', 'user_id'],
   extras: {policies: extra<Array<{policy: string | null; rules: string | null}>>('a'), members: extra<string[]>('a')},
 })

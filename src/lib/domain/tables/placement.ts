@@ -82,10 +82,7 @@ export const CONSUMER_TYPES = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_consumer_types0name` (`name`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_consumer_types0name` (`name`)'],
   row: ['id', 'name'],
 })
 
@@ -118,10 +115,7 @@ export const PROJECTS = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     external_id: 'varchar(255) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_projects0external_id` (`external_id`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_projects0external_id` (`external_id`)'],
   row: ['id', 'external_id'],
 })
 
@@ -132,10 +126,7 @@ export const USERS = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     external_id: 'varchar(255) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_users0external_id` (`external_id`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_users0external_id` (`external_id`)'],
   row: ['id', 'external_id'],
 })
 
@@ -146,10 +137,7 @@ export const RESOURCE_CLASSES = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_resource_classes0name` (`name`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_resource_classes0name` (`name`)'],
   row: ['id', 'name'],
 })
 
@@ -160,10 +148,7 @@ export const TRAITS = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     name: 'varchar(255) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_traits0name` (`name`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_traits0name` (`name`)'],
   row: ['id', 'name'],
 })
 
@@ -190,11 +175,7 @@ export const PLACEMENT_AGGREGATES = defineTable({
     id: 'int(11) NOT NULL AUTO_INCREMENT',
     uuid: 'varchar(36) DEFAULT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`id`)',
-    'UNIQUE KEY `uniq_placement_aggregates0uuid` (`uuid`)',
-    'KEY `ix_placement_aggregates_uuid` (`uuid`)',
-  ],
+  keys: ['PRIMARY KEY (`id`)', 'UNIQUE KEY `uniq_placement_aggregates0uuid` (`uuid`)', 'KEY `ix_placement_aggregates_uuid` (`uuid`)'],
   row: ['id', 'uuid'],
 })
 
@@ -205,9 +186,6 @@ export const RESOURCE_PROVIDER_AGGREGATES = defineTable({
     resource_provider_id: 'int(11) NOT NULL',
     aggregate_id: 'int(11) NOT NULL',
   },
-  keys: [
-    'PRIMARY KEY (`resource_provider_id`,`aggregate_id`)',
-    'KEY `resource_provider_aggregates_aggregate_id_idx` (`aggregate_id`)',
-  ],
+  keys: ['PRIMARY KEY (`resource_provider_id`,`aggregate_id`)', 'KEY `resource_provider_aggregates_aggregate_id_idx` (`aggregate_id`)'],
   row: ['resource_provider_id', 'aggregate_id'],
 })
