@@ -8,10 +8,10 @@ import type {Finding, FindingOf} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import {capacityOf} from '../domain/placement-capacity.js'
 import type {Allocation, ComputeNode, Instance, ResourceProvider} from '../domain/snapshot.js'
-import {allocationRow, cellDbOf, instanceGuard, subjectOf} from './common.js'
+import {cellDbOf, instanceGuard, subjectOf} from './common.js'
 import type {LeakFinding} from './leaks.js'
 import {type DbKey, NOW, type PlanBuilder} from './plan.js'
-import {computeNodeChecks, deleteTree, leaksOnTree, providerGuard, removeLeaked, treeAllocations} from './provider-tree.js'
+import {computeNodeChecks, deleteTree, leaksOnTree, moveConsumerAllocations, providerGuard, removeLeaked, treeAllocations} from './provider-tree.js'
 
 /** The host's one live compute node, with the host and name the move relies on. */
 type LiveNode = ComputeNode & {host: string; hypervisor_hostname: string}
@@ -166,29 +166,5 @@ function moveServer(
       `node ${inst.node} -> ${cn.hypervisor_hostname}`,
     )
   }
-  const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
-  b.add({
-    db: 'placement',
-    table: 'allocations',
-    op: 'check',
-    where: {consumer_id: consumer},
-    rows: all.map(allocationRow),
-    why: `${f.code}: the allocations of ${consumer} are exactly those observed`,
-  })
-  for (const a of moving)
-    b.add(
-      {
-        db: 'placement',
-        table: 'allocations',
-        op: 'update',
-        key: {id: a.id},
-        expect: allocationRow(a),
-        set: {resource_provider_id: keep.id, updated_at: NOW},
-        why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`,
-        code: f.code,
-      },
-      `${model.rc.name(a.resource_class_id)}=${a.used}`,
-    )
-  const c = model.consumersByUuid.get(consumer)
-  if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
+  moveConsumerAllocations(model, b, f.code, {consumer, allocations: moving, toId: keep.id, what})
 }

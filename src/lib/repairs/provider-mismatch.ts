@@ -6,10 +6,10 @@
 import type {FindingOf} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, ComputeNode, ResourceProvider} from '../domain/snapshot.js'
-import {allocationRow, cellDbOf, subjectOf} from './common.js'
+import {cellDbOf, subjectOf} from './common.js'
 import type {LeakFinding} from './leaks.js'
 import {NOW, type PlanBuilder} from './plan.js'
-import {deleteTree, leaksOnTree, removeLeaked, treeAllocations} from './provider-tree.js'
+import {deleteTree, leaksOnTree, moveConsumerAllocations, removeLeaked, treeAllocations} from './provider-tree.js'
 
 interface MismatchContext {
   cn: ComputeNode
@@ -234,31 +234,7 @@ function moveConsumers(
     else moved.set(a.consumer_id, [a])
   }
   for (const [consumer, list] of moved) {
-    const all = [...(model.allocationsByConsumer.get(consumer) ?? [])].sort((x, y) => x.id - y.id)
     b.about(`instance ${consumer} on ${cn.hypervisor_hostname}: its allocations move to the new provider`)
-    b.add({
-      db: 'placement',
-      table: 'allocations',
-      op: 'check',
-      where: {consumer_id: consumer},
-      rows: all.map(allocationRow),
-      why: `${f.code}: the allocations of ${consumer} are exactly those observed`,
-    })
-    for (const a of list)
-      b.add(
-        {
-          db: 'placement',
-          table: 'allocations',
-          op: 'update',
-          key: {id: a.id},
-          expect: allocationRow(a),
-          set: {resource_provider_id: newId, updated_at: NOW},
-          why: `${f.code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`,
-          code: f.code,
-        },
-        `${model.rc.name(a.resource_class_id)}=${a.used}`,
-      )
-    const c = model.consumersByUuid.get(consumer)
-    if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
+    moveConsumerAllocations(model, b, f.code, {consumer, allocations: list, toId: newId, what})
   }
 }

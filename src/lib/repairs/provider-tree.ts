@@ -4,9 +4,9 @@
  */
 import type {CloudModel} from '../domain/model.js'
 import type {Allocation, Inventory, ResourceProvider} from '../domain/snapshot.js'
-import {allCellDbs, liveOnProvider} from './common.js'
+import {allCellDbs, allocationRow, liveOnProvider, lockConsumerAllocations} from './common.js'
 import {type LeakFinding, planRemoval} from './leaks.js'
-import type {PlanBuilder, Row} from './plan.js'
+import {NOW, type PlanBuilder, type Row} from './plan.js'
 
 type Placement = CloudModel['snapshot']['placement']
 
@@ -19,6 +19,36 @@ export const providerGuard = (p: ResourceProvider): Row => ({
   root_provider_id: p.root_provider_id,
   parent_provider_id: p.parent_provider_id,
 })
+
+/**
+ * A server's allocations moving to another provider of the same host: the consumer's allocations
+ * locked exactly as observed, each moving row updated from its observed values, the consumer bumped.
+ */
+export function moveConsumerAllocations(
+  model: CloudModel,
+  b: PlanBuilder,
+  code: string,
+  move: {consumer: string; allocations: readonly Allocation[]; toId: number; what: string},
+): void {
+  const {consumer, toId, what} = move
+  lockConsumerAllocations(model, b, consumer, `${code}: the allocations of ${consumer} are exactly those observed`)
+  for (const a of move.allocations)
+    b.add(
+      {
+        db: 'placement',
+        table: 'allocations',
+        op: 'update',
+        key: {id: a.id},
+        expect: allocationRow(a),
+        set: {resource_provider_id: toId, updated_at: NOW},
+        why: `${code}: ${model.rc.name(a.resource_class_id)}=${a.used} of ${consumer} moves to ${what}`,
+        code,
+      },
+      `${model.rc.name(a.resource_class_id)}=${a.used}`,
+    )
+  const c = model.consumersByUuid.get(consumer)
+  if (c) b.bumpConsumer(c, `allocations moved to ${what}`)
+}
 
 export const treeAllocations = (model: CloudModel, tree: ResourceProvider[]): Allocation[] => tree.flatMap((p) => model.allocationsByProvider.get(p.id) ?? [])
 
