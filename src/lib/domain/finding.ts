@@ -26,6 +26,20 @@ export interface FindingSubject {
   numa_cell?: number
 }
 
+/** FindingSubject's fields in the order listings and diffs name them. */
+export const SUBJECT_FIELDS = [
+  'cell',
+  'cell_uuid',
+  'host',
+  'node',
+  'provider_uuid',
+  'consumer_uuid',
+  'instance_uuid',
+  'migration_uuid',
+  'aggregate',
+  'numa_cell',
+] as const satisfies ReadonlyArray<keyof FindingSubject>
+
 /** What every finding of a consumer's allocations names. */
 export type ConsumerSubject = FindingSubject & {consumer_uuid: string}
 /** What every finding of one instance row names. */

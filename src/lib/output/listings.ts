@@ -1,27 +1,13 @@
 /**
  * Listings several commands share (see ListingSpec in formats.ts): the findings of every audit.
  */
-import type {FindingSubject} from '../domain/finding.js'
+import {type FindingSubject, SUBJECT_FIELDS} from '../domain/finding.js'
 import {formatSubject} from './findings-formatter.js'
 import type {ListingSpec} from './formats.js'
 import {stepCells} from './plan-formatter.js'
 import type {Step} from '../repairs/plan.js'
 
 const subjectOf = (row: Record<string, unknown>): FindingSubject => (row.subject ?? {}) as FindingSubject
-
-/** Every subject field a finding may carry, under the one name each has in every check. */
-const SUBJECT_FIELDS = [
-  'cell',
-  'cell_uuid',
-  'host',
-  'node',
-  'provider_uuid',
-  'consumer_uuid',
-  'instance_uuid',
-  'migration_uuid',
-  'aggregate',
-  'numa_cell',
-] as const
 
 /**
  * An audit's findings: by default the table's columns, with the subject's cell and host on their own

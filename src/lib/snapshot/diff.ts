@@ -8,7 +8,7 @@
  * resource class, providers by uuid, pinned CPUs by compute node and NUMA cell.
  */
 import {type AuditReport, runChecks} from '../checks/index.js'
-import type {Finding, FindingSubject} from '../domain/finding.js'
+import {type Finding, SUBJECT_FIELDS} from '../domain/finding.js'
 import type {CloudModel} from '../domain/model.js'
 import type {ComputeNode, Instance} from '../domain/snapshot.js'
 
@@ -59,23 +59,10 @@ export interface SnapshotDiff {
   exit_code: 0 | 3
 }
 
-const SUBJECT_KEYS: ReadonlyArray<keyof FindingSubject> = [
-  'cell',
-  'cell_uuid',
-  'host',
-  'node',
-  'provider_uuid',
-  'consumer_uuid',
-  'instance_uuid',
-  'migration_uuid',
-  'aggregate',
-  'numa_cell',
-]
-
 /** code + subject, key order not significant. */
 export function findingKey(f: Finding): string {
   const parts: string[] = [f.code]
-  for (const k of SUBJECT_KEYS) if (f.subject[k] !== undefined && f.subject[k] !== null) parts.push(`${k}=${String(f.subject[k])}`)
+  for (const k of SUBJECT_FIELDS) if (f.subject[k] !== undefined && f.subject[k] !== null) parts.push(`${k}=${String(f.subject[k])}`)
   return parts.join('\u0000')
 }
 
