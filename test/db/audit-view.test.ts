@@ -3,7 +3,8 @@
  * but not the cell columns no audit reads. Held here to what matters: on generated clouds with every
  * fault planted (the generator's own shapes and the realistic ones made from what nova wrote), the
  * audits find exactly what they find on a full capture of the same databases, and the view holds the
- * full capture's rows with null in the left-out columns only.
+ * full capture's rows with null in the left-out columns only, and of resource_provider_traits the
+ * rows of the traits the audits ask about (AUDIT_TRAITS) only.
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -11,6 +12,8 @@ import {runChecks} from '../../src/lib/checks/index.js'
 import {captureLive} from '../../src/lib/db/capture.js'
 import {AUDIT_VIEW} from '../../src/lib/db/read-cell.js'
 import {buildModel} from '../../src/lib/domain/model.js'
+import {SHARING_TRAIT} from '../../src/lib/domain/placement-capacity.js'
+import {AUDIT_TRAITS} from '../../src/lib/domain/trait-sets.js'
 import type {Snapshot} from '../../src/lib/domain/snapshot.js'
 import {createTestCloud, seedSnapshot, type TestCloud} from '../support/db.js'
 import {FAULT_CODES, type GenerateOptions, generateCloud} from '../support/generator.js'
@@ -34,6 +37,7 @@ describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
   let view: Snapshot
   beforeAll(async () => {
     const generated = generateCloud({...opts, now: nowSql()})
+    addSharingProvider(generated.snapshot)
     cloud = await createTestCloud(`auditview_${name.split(' ')[0]}`, {cells: ['cell1', 'cell2']})
     await seedSnapshot(generated.snapshot, cloud)
     const source = {apiDb: cloud.apiUrl, placementDb: cloud.placementUrl}
@@ -47,6 +51,18 @@ describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
   it('says what it holds: scope audit, a full capture none', () => {
     expect(view.scope).toBe('audit')
     expect(full.scope).toBeUndefined()
+  })
+
+  it('refuses a trait question its rows cannot answer', () => {
+    const model = buildModel(view)
+    expect(model.providersWithTrait(SHARING_TRAIT).size).toBe(1)
+    expect(() => model.providersWithTrait('HW_CPU_X86_AVX2')).toThrow(/AUDIT_TRAITS/)
+    expect(() => model.traitsOf(1)).toThrow(/AUDIT_TRAITS/)
+    expect(
+      buildModel(full)
+        .traitsOf(view.placement.resource_provider_traits[0]?.resource_provider_id ?? -1)
+        .has(SHARING_TRAIT),
+    ).toBe(true)
   })
 
   it('finds exactly what a full capture finds', () => {
@@ -66,8 +82,50 @@ describe.each(CLOUDS)('audit view of a live cloud ($name)', ({name, opts}) => {
     // The left-out columns held values in the full capture: the view did leave something out.
     expect(full.nova.compute_nodes.some((r) => r.cpu_info !== null && r.cpu_info !== '')).toBe(true)
     expect(full.nova.instances.some((r) => r.display_name !== null && r.extra?.pci_requests !== null)).toBe(true)
-    expect({...view, nova: null, scope: undefined, captured_at: null}).toEqual({...full, nova: null, captured_at: null})
+    const auditTraitIds = new Set(full.placement.traits.filter((t) => AUDIT_TRAITS.has(t.name)).map((t) => t.id))
+    expect(view.placement.resource_provider_traits).toEqual(full.placement.resource_provider_traits.filter((t) => auditTraitIds.has(t.trait_id)))
+    expect(view.placement.resource_provider_traits.length).toBeGreaterThan(0)
+    expect(full.placement.resource_provider_traits.length).toBeGreaterThan(view.placement.resource_provider_traits.length)
+    const placementRest = (s: Snapshot) => ({...s.placement, resource_provider_traits: null})
+    expect(placementRest(view)).toEqual(placementRest(full))
+    expect({...view, nova: null, placement: null, scope: undefined, captured_at: null}).toEqual({...full, nova: null, placement: null, captured_at: null})
     expect(view.nova.services).toEqual(full.nova.services)
     expect(view.nova.migrations).toEqual(full.nova.migrations)
   })
 })
+
+/**
+ * A shared-storage provider as placement holds one: a root provider with DISK_GB, the sharing trait
+ * and a host aggregate's placement aggregate. Without its trait rows the audits would take it for a
+ * stale root provider: the view must keep them.
+ */
+function addSharingProvider(s: Snapshot): void {
+  const p = s.placement
+  const id = Math.max(...p.resource_providers.map((rp) => rp.id)) + 1
+  p.resource_providers.push({
+    id,
+    uuid: '5ba2ed00-0000-4000-8000-00000000d15c',
+    name: 'shared-storage-1',
+    generation: 2,
+    root_provider_id: id,
+    parent_provider_id: null,
+  })
+  const inventoryId = Math.max(...p.inventories.map((i) => i.id)) + 1
+  p.inventories.push({
+    id: inventoryId,
+    resource_provider_id: id,
+    resource_class_id: 2,
+    total: 100000,
+    reserved: 0,
+    min_unit: 1,
+    max_unit: 100000,
+    step_size: 1,
+    allocation_ratio: 1,
+  })
+  let trait = p.traits.find((t) => t.name === SHARING_TRAIT)
+  if (!trait) p.traits.push((trait = {id: Math.max(0, ...p.traits.map((t) => t.id)) + 1, name: SHARING_TRAIT}))
+  p.resource_provider_traits.push({resource_provider_id: id, trait_id: trait.id})
+  const agg = p.resource_provider_aggregates[0]
+  if (!agg) throw new Error('the generated cloud has no provider aggregate to share through')
+  p.resource_provider_aggregates.push({resource_provider_id: id, aggregate_id: agg.aggregate_id})
+}

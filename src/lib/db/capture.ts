@@ -14,6 +14,7 @@ import {noProgress, type ProgressSink, type SourceOptions} from '../snapshot/sou
 import {resolveConnections, type ResolvedConnections} from '../config/resolve.js'
 import {CELL0_UUID, type CellInfo, type NovaApiTables, type NovaCellTables, type Snapshot, SNAPSHOT_FORMAT_VERSION} from '../domain/snapshot.js'
 import {NOVA_CELL_READ_TABLES} from '../domain/tables/index.js'
+import {AUDIT_TRAITS} from '../domain/trait-sets.js'
 import {cloudRelease, databaseRelease, type DatabaseKind, type DatabaseRelease, OLDEST_SUPPORTED_RELEASE} from '../domain/release.js'
 import {CloudctlError, ConfigError, ExitCode} from '../errors.js'
 import {scrub} from '../util/redact.js'
@@ -255,7 +256,9 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
         apiRead(t)
         return t
       }),
-      withRelease(placementRelease.release, () => (view ? readPlacementForScheduler(placement, view, apiTables) : readPlacement(placement))),
+      withRelease(placementRelease.release, () =>
+        view ? readPlacementForScheduler(placement, view, apiTables) : readPlacement(placement, audit ? {traits: AUDIT_TRAITS} : {}),
+      ),
     ])
     // A question that cannot say which instances it reads fails the read (not its cells).
     await wanted

@@ -10,6 +10,8 @@ import {type Reader, readEach, readRows} from './table-reader.js'
  * a third of the values of the largest table, strings most of them (display_name, one per
  * instance). A check that starts reading one of them must take it off this list:
  * test/db/audit-view.test.ts holds the view's findings equal to a full read's.
+ * In placement the view reads the resource_provider_traits rows of AUDIT_TRAITS only
+ * (domain/trait-sets.ts): one trait of the 60-100 a real compute reports.
  */
 export const AUDIT_VIEW = {
   compute_nodes: ['hypervisor_version', 'host_ip', 'disk_available_least', 'current_workload', 'cpu_info', 'supported_instances', 'pci_stats'],

@@ -28,6 +28,7 @@ import {
 } from '../domain/tables/placement.js'
 import type {SchedulerView} from '../snapshot/source.js'
 import {readAggregates, readFlavors, readInstanceGroups} from './read-nova-api.js'
+import {readProviderTraits} from './read-placement.js'
 import {readExtras} from './read-cell.js'
 import {rowConverter} from './row-converter.js'
 import {type Reader, readRows, selectSql} from './table-reader.js'
@@ -81,20 +82,6 @@ export async function readPlacementForScheduler(r: Reader, view: SchedulerView, 
     resource_provider_aggregates,
     usages,
   }
-}
-
-/**
- * The resource_provider_traits rows of the traits named, in primary-key order as the full read has
- * them: real computes carry 60-100 traits each, a boot's query names a handful.
- */
-async function readProviderTraits(
-  r: Reader,
-  traits: ReadonlyArray<{id: number; name: string}>,
-  names: ReadonlySet<string>,
-): Promise<Array<RowOf<typeof RESOURCE_PROVIDER_TRAITS>>> {
-  const ids = traits.filter((t) => names.has(t.name)).map((t) => t.id)
-  if (ids.length === 0) return []
-  return readRows(r, RESOURCE_PROVIDER_TRAITS, {where: `trait_id IN (${ids.map(() => '?').join(', ')})`, params: ids})
 }
 
 /**

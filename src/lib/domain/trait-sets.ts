@@ -4,7 +4,22 @@
  * cloud, while the audit asks about one trait (MISC_SHARES_VIA_AGGREGATE) and builds the per-provider
  * names only when a check or the engine asks for them.
  */
+import {SHARING_TRAIT} from './placement-capacity.js'
+
 type TraitRow = {resource_provider_id: number; trait_id: number}
+
+/**
+ * The traits the audits ask about. A live audit (Snapshot.scope 'audit') reads the
+ * resource_provider_traits rows of these only, and the model refuses any other trait question on
+ * such a snapshot (refuseTraitQuestion): a check that starts asking about a trait adds it here.
+ */
+export const AUDIT_TRAITS: ReadonlySet<string> = new Set([SHARING_TRAIT])
+
+/** Throws when `scope`'s trait rows cannot answer a question about `name` (undefined: every trait). */
+export function refuseTraitQuestion(scope: string | undefined, name: string | undefined): void {
+  if (scope !== 'audit' || (name !== undefined && AUDIT_TRAITS.has(name))) return
+  throw new Error(`the audit view holds the trait rows of ${[...AUDIT_TRAITS].join(', ')} only, not of ${name ?? 'every trait'}: add it to AUDIT_TRAITS`)
+}
 
 /** Trait names per provider, in row order, rows naming no trait left out. */
 export function traitNamesByProvider(names: ReadonlyMap<number, string>, rows: readonly TraitRow[]): Map<number, Set<string>> {
