@@ -19,18 +19,39 @@ if (parts[0] < required[0] || (parts[0] === required[0] && parts[1] < required[1
 // Node's own compile cache (in $NODE_COMPILE_CACHE, or the system's temporary directory): the next
 // start reuses what V8 compiled of this CLI's modules. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 enableCompileCache()
-keepYoungGenerationSmall()
+holdYoungGeneration()
 import('./main.js')
 
 // V8 doubles the young generation each time most of it survives a scavenge, up to 2 x 64 MB: a
 // capture keeps nearly every row it reads, so it does, and the peak RSS of a 10k-host audit carried
-// those 128 MB (free space, once the rows are promoted). Held at its starting size, the 10k audit
-// peaked 100-130 MB lower (about 790 MB instead of 920) for the same CPU time.
-// A runtime flag (node's public v8.setFlagsFromString): the semi-space's maximum is fixed when the
-// heap is made, but V8 reads the growth factor each time it would grow it.
-function keepYoungGenerationSmall() {
+// those 128 MB (free space, once the rows are promoted). Held at its 1 MB start, though, a capture
+// pays a scavenge per megabyte it reads (390 on a 2k-host audit, 20-25 % of its CPU), and the
+// short-lived objects of the checks are promoted before they die, which made the 10k audit's old
+// generation larger (776 MB peak against 713 MB at 16 MB). So it may grow, by V8's own rule, to
+// 16 MB and no further.
+// Runtime flags (node's public v8.setFlagsFromString): the semi-space's maximum is fixed when the
+// heap is made, but V8 reads the growth factor each time it would grow it; a GC observer stops the
+// growth once the new space has reached the size.
+function holdYoungGeneration() {
   var v8 = typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule('node:v8') : undefined
-  if (v8 && typeof v8.setFlagsFromString === 'function') v8.setFlagsFromString('--semi-space-growth-factor=1')
+  if (!v8 || typeof v8.setFlagsFromString !== 'function' || typeof v8.getHeapSpaceStatistics !== 'function') return
+  var youngMb = 16
+  var hooks = process.getBuiltinModule('node:perf_hooks')
+  var newSpace = function () {
+    var spaces = v8.getHeapSpaceStatistics()
+    for (var i = 0; i < spaces.length; i++) if (spaces[i].space_name === 'new_space') return spaces[i].space_size
+    return Infinity
+  }
+  if (!hooks || newSpace() >= youngMb * 1048576) {
+    v8.setFlagsFromString('--semi-space-growth-factor=1')
+    return
+  }
+  var observer = new hooks.PerformanceObserver(function () {
+    if (newSpace() < youngMb * 1048576) return
+    v8.setFlagsFromString('--semi-space-growth-factor=1')
+    observer.disconnect()
+  })
+  observer.observe({entryTypes: ['gc']})
 }
 
 function enableCompileCache() {
