@@ -70,7 +70,9 @@ class Classifier {
     /** placement.consumers row of consumer i (the last one of its uuid, as a uuid-keyed map keeps). */
     const consumerRows: Array<Consumer | undefined> = new Array(model.consumerIds.length)
     let hint = 0
-    for (const c of model.snapshot.placement.consumers) {
+    const consumers = model.snapshot.placement.consumers
+    for (let i = 0; i < consumers.length; i++) {
+      const c = consumers[i]
       const index = model.consumerIndex.near(c.uuid, hint)
       if (index !== undefined) consumerRows[(hint = index + 1) - 1] = c
     }
