@@ -205,17 +205,22 @@ export class CloudModel extends ModelBlobs {
       if (rp.name !== null) push(this.providersByName, rp.name, rp)
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
-    // Indexed loops over the long tables: the constructor runs once, unoptimised, where a for-of
-    // allocates an iterator result per row (120k allocation rows on a 2k cloud).
-    const inventories = p.inventories
-    for (let i = 0; i < inventories.length; i++) push(this.inventoriesByProvider, inventories[i].resource_provider_id, inventories[i])
+    // Indexed loops over long tables: run once, unoptimised, a for-of allocates a result per row.
+    for (let i = 0; i < p.inventories.length; i++) push(this.inventoriesByProvider, p.inventories[i].resource_provider_id, p.inventories[i])
     indexConsumers(this.consumerIndex, this.consumerAllocations, p.allocations)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
     const used = p.usages ?? p.allocations
+    // A consumer's rows come together, mostly on one provider: its map is looked up once per run of them.
+    let usage = new Map<number, number>()
+    let usageOf = Number.NaN
     for (let i = 0; i < used.length; i++) {
       const a = used[i]
-      let usage = this.usageByProvider.get(a.resource_provider_id)
-      if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
+      if (a.resource_provider_id !== usageOf) {
+        usageOf = a.resource_provider_id
+        const known = this.usageByProvider.get(usageOf)
+        if (known) usage = known
+        else this.usageByProvider.set(usageOf, (usage = new Map()))
+      }
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
     }
     for (const r of p.projects) this.projectsById.set(r.id, r.external_id)
