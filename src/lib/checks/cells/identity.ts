@@ -141,15 +141,15 @@ function agreements(model: CloudModel, read: CellInfo[], idx: ReturnType<typeof 
     tally(evidence.get(c.uuid)!.hosts, idx.knownIn.get(hm.host)?.has(c.uuid) === true, elsewhere)
   }
   // The last mapping of an instance decides where nova_api sends it, as for the mapping checks;
-  // mappings and rows are joined through the consumer index (no map of 300k uuids).
+  // mappings and rows are joined through the consumer index (no map of 300k uuids), as
+  // model.mappingPositions already probed it for each mapping.
   const mappings = s.nova_api.instance_mappings
   const positions = model.mappingPositions
   const instanceRows = model.instanceRows
-  let hint = 0
   for (let i = 0; i < mappings.length; i++) {
     const im = mappings[i]
-    const index = model.consumerIndex.near(im.instance_uuid, hint)
-    if (index !== undefined) hint = index + 1
+    const at = positions.consumerAt[i]
+    const index = at < 0 ? undefined : at
     if (positions.repeated && (index === undefined ? positions.other.get(im.instance_uuid) : positions.ofConsumer[index]) !== i) continue
     const c = im.cell_id === null ? undefined : byId.get(im.cell_id)
     if (!c || im.queued_for_delete === true) continue
