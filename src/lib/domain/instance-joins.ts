@@ -68,6 +68,8 @@ export interface MappingPositions {
   other: ReadonlyMap<string, number>
   /** Whether some uuid has more than one mapping. */
   repeated: boolean
+  /** Per mapping position, the consumer position of its uuid (-1: holds no allocation). */
+  consumerAt: Int32Array
 }
 
 /**
@@ -78,10 +80,12 @@ export function locateMappings(model: Joinable): MappingPositions {
   const mappings = model.snapshot.nova_api.instance_mappings
   const ofConsumer = new Int32Array(model.consumerIds.length).fill(-1)
   const other = new Map<string, number>()
+  const consumerAt = new Int32Array(mappings.length)
   let repeated = false
   let hint = 0
   for (let i = 0; i < mappings.length; i++) {
     const index = model.consumerIndex.near(mappings[i].instance_uuid, hint)
+    consumerAt[i] = index ?? -1
     if (index === undefined) {
       const before = other.size
       other.set(mappings[i].instance_uuid, i)
@@ -92,7 +96,7 @@ export function locateMappings(model: Joinable): MappingPositions {
       hint = index + 1
     }
   }
-  return {ofConsumer, other, repeated}
+  return {ofConsumer, other, repeated, consumerAt}
 }
 
 /**

@@ -207,19 +207,31 @@ export class CloudModel extends ModelBlobs {
       if (rp.name !== null) push(this.providersByName, rp.name, rp)
       if (rp.parent_provider_id !== null) push(this.childrenByProvider, rp.parent_provider_id, rp)
     }
-    for (const inv of p.inventories) push(this.inventoriesByProvider, inv.resource_provider_id, inv)
+    // Indexed loops over long tables: run once, unoptimised, a for-of allocates a result per row.
+    for (let i = 0; i < p.inventories.length; i++) push(this.inventoriesByProvider, p.inventories[i].resource_provider_id, p.inventories[i])
     indexConsumers(this.consumerIndex, this.consumerAllocations, p.allocations)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
-    for (const a of p.usages ?? p.allocations) {
-      let usage = this.usageByProvider.get(a.resource_provider_id)
-      if (!usage) this.usageByProvider.set(a.resource_provider_id, (usage = new Map()))
+    const used = p.usages ?? p.allocations
+    // A consumer's rows come together, mostly on one provider: its map is looked up once per run of them.
+    let usage = new Map<number, number>()
+    let usageOf = Number.NaN
+    for (let i = 0; i < used.length; i++) {
+      const a = used[i]
+      if (a.resource_provider_id !== usageOf) {
+        usageOf = a.resource_provider_id
+        const known = this.usageByProvider.get(usageOf)
+        if (known) usage = known
+        else this.usageByProvider.set(usageOf, (usage = new Map()))
+      }
       usage.set(a.resource_class_id, (usage.get(a.resource_class_id) ?? 0) + a.used)
     }
     for (const r of p.projects) this.projectsById.set(r.id, r.external_id)
     for (const r of p.users) this.usersById.set(r.id, r.external_id)
     for (const t of p.traits) this.traitNamesById.set(t.id, t.name)
     for (const a of p.placement_aggregates) if (a.uuid) this.placementAggregateUuidById.set(a.id, a.uuid)
-    for (const ra of p.resource_provider_aggregates) {
+    const providerAggregates = p.resource_provider_aggregates
+    for (let i = 0; i < providerAggregates.length; i++) {
+      const ra = providerAggregates[i]
       const uuid = this.placementAggregateUuidById.get(ra.aggregate_id)
       if (uuid === undefined) continue
       let set = this.aggregatesByProvider.get(ra.resource_provider_id)

@@ -22,17 +22,42 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/** Recursively replace every versioned-object wrapper by its data; `nova_object.changes` is dropped. */
+/**
+ * Recursively replace every versioned-object wrapper by its data; `nova_object.changes` is dropped.
+ * A list or object with no wrapper inside is returned as it is, not copied (a host topology's CPU
+ * lists and siblings: most of its arrays): callers pass a value fresh from JSON.parse, which nothing
+ * else holds.
+ */
 export function unwrap(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(unwrap)
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i]
+      const u = unwrap(v)
+      if (out) out.push(u)
+      else if (u !== v) (out = value.slice(0, i)).push(u)
+    }
+    return out ?? value
+  }
   if (!isRecord(value)) return value
   if ('nova_object.data' in value) {
     const data = value['nova_object.data']
     return isRecord(data) ? unwrap(data) : data
   }
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) out[k] = unwrap(v)
-  return out
+  const keys = Object.keys(value)
+  let out: Record<string, unknown> | undefined
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]
+    const v = value[k]
+    const u = unwrap(v)
+    // A "__proto__" key is copied as an assignment copies it (it sets the copy's prototype), as before.
+    if (!out && (u !== v || k === '__proto__')) {
+      out = {}
+      for (let j = 0; j < i; j++) out[keys[j]] = value[keys[j]]
+    }
+    if (out) out[k] = u
+  }
+  return out ?? value
 }
 
 export function parseJsonText(text: string | null | undefined): Parsed<Json | null> {

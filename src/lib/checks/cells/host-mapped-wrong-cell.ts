@@ -20,7 +20,8 @@ export const hostMappedWrongCell: CheckUnit = {
   },
   run(ctx) {
     const findings: Finding[] = []
-    for (const {svc, mappings, subject} of computeServices(ctx).services) {
+    for (const service of computeServices(ctx).services) {
+      const {svc, mappings} = service
       if (mappings.length === 0) continue
       const mappedCell = ctx.cellById(mappings[0].cell_id)
       // Mapped to a cell that could not be read: the service may be there too.
@@ -29,7 +30,7 @@ export const hostMappedWrongCell: CheckUnit = {
         check: 'cells',
         code: 'cell.host-mapped-wrong-cell',
         severity: 'error',
-        subject,
+        subject: service.subject,
         message: `Compute host ${svc.host} runs in cell ${ctx.cellName(svc.cell_uuid)} but its host_mapping points at ${mappedCell?.name ?? `cell id ${mappings[0].cell_id}`}.`,
         evidence: {
           host_mapping: mappings[0],

@@ -21,14 +21,15 @@ export const hostUnmapped: CheckUnit = {
   },
   run(ctx) {
     const findings: Finding[] = []
-    for (const {svc, mappings, nodes, subject} of computeServices(ctx).services) {
+    for (const service of computeServices(ctx).services) {
+      const {svc, mappings, nodes} = service
       if (mappings.length > 0) continue
       const mappedFlag = nodes.some((cn) => cn.mapped === 1)
       findings.push({
         check: 'cells',
         code: 'cell.host-unmapped',
         severity: 'error',
-        subject,
+        subject: service.subject,
         message: `Compute host ${svc.host} in cell ${ctx.cellName(svc.cell_uuid)} has no host_mapping: nothing can be scheduled to it${mappedFlag ? ', and discover_hosts skips it because compute_nodes.mapped = 1' : ''}.`,
         evidence: {
           service: {id: svc.id, uuid: svc.uuid, host: svc.host, cell_uuid: svc.cell_uuid},

@@ -9,7 +9,34 @@ export interface ComputeService {
   mappings: HostMapping[]
   /** Live compute nodes of the service's host in its cell. */
   nodes: ComputeNode[]
-  subject: FindingSubject
+  /** Made on first read: only a service with a finding is named (none on a clean cloud). */
+  readonly subject: FindingSubject
+}
+
+class Entry implements ComputeService {
+  private made?: FindingSubject
+
+  constructor(
+    private readonly ctx: AuditContext,
+    readonly svc: Service & {host: string},
+    readonly mappings: HostMapping[],
+    readonly nodes: ComputeNode[],
+  ) {}
+
+  get subject(): FindingSubject {
+    if (!this.made) {
+      const {ctx, svc, nodes} = this
+      const rp = nodes.length === 1 ? ctx.providerOf(nodes[0]) : undefined
+      this.made = {
+        cell: ctx.cellName(svc.cell_uuid),
+        cell_uuid: svc.cell_uuid,
+        host: svc.host,
+        ...(nodes.length === 1 && nodes[0].hypervisor_hostname ? {node: nodes[0].hypervisor_hostname} : {}),
+        ...(rp ? {provider_uuid: rp.uuid} : {}),
+      }
+    }
+    return this.made
+  }
 }
 
 export function computeServices(ctx: AuditContext): {services: ComputeService[]; hosts: ReadonlySet<string>} {
@@ -24,15 +51,7 @@ export function computeServices(ctx: AuditContext): {services: ComputeService[];
       if (svc.deleted !== 0 || svc.binary !== 'nova-compute' || svc.host === null) continue
       hosts.add(svc.host)
       const nodes = nodesByHostCell.get(`${svc.cell_uuid}/${svc.host}`) ?? []
-      const rp = nodes.length === 1 ? ctx.providerOf(nodes[0]) : undefined
-      const subject: FindingSubject = {
-        cell: ctx.cellName(svc.cell_uuid),
-        cell_uuid: svc.cell_uuid,
-        host: svc.host,
-        ...(nodes.length === 1 && nodes[0].hypervisor_hostname ? {node: nodes[0].hypervisor_hostname} : {}),
-        ...(rp ? {provider_uuid: rp.uuid} : {}),
-      }
-      services.push({svc: svc as Service & {host: string}, mappings: ctx.hostMappingsByHost.get(svc.host) ?? [], nodes, subject})
+      services.push(new Entry(ctx, svc as Service & {host: string}, ctx.hostMappingsByHost.get(svc.host) ?? [], nodes))
     }
     return {services, hosts}
   })

@@ -40,15 +40,27 @@ export const instanceMappingStale: CheckUnit = {
       if (ctx.buildRequestUuids.has(mapping.instance_uuid)) continue
       const cell = ctx.cellById(mapping.cell_id)
       if (!cell || cell.status !== 'available') continue
-      const rows = (ctx.rowsOf(mapping.instance_uuid) ?? []).filter((r) => r.cell_uuid === cell.uuid)
-      if (rows.some((r) => r.deleted === 0)) continue // a hidden live copy: a cross-cell move in progress
-      const deletedAt = rows.map((r) => (r.deleted_at ? Date.parse(`${r.deleted_at.replace(' ', 'T')}Z`) : Number.NaN)).filter((t) => !Number.isNaN(t))
-      const newest = deletedAt.length > 0 ? Math.max(...deletedAt) : undefined
+      // The instance's rows in the mapped cell, read in one indexed pass (no filtered copies): a
+      // live one is a hidden copy (a cross-cell move in progress), else the newest deletion counts.
+      const all = ctx.rowsOf(mapping.instance_uuid)
+      let here = 0
+      let liveHere = false
+      let newest: number | undefined
+      if (all)
+        for (let r = 0; r < all.length; r++) {
+          const row = all[r]
+          if (row.cell_uuid !== cell.uuid) continue
+          here++
+          if (row.deleted === 0) liveHere = true
+          const t = row.deleted_at ? Date.parse(`${row.deleted_at.replace(' ', 'T')}Z`) : Number.NaN
+          if (!Number.isNaN(t) && (newest === undefined || t > newest)) newest = t
+        }
+      if (liveHere) continue
       const ageDays = newest === undefined ? undefined : (capturedMs - newest) / DAY_MS
-      if (rows.length > 0 && (ageDays === undefined || ageDays < STALE_MAPPING_DAYS)) continue
+      if (here > 0 && (ageDays === undefined || ageDays < STALE_MAPPING_DAYS)) continue
       const entry = stale.get(cell.uuid) ?? {cell, uuids: [], oldest: undefined, archived: 0}
       entry.uuids.push(mapping.instance_uuid)
-      if (rows.length === 0) entry.archived++
+      if (here === 0) entry.archived++
       if (newest !== undefined && (entry.oldest === undefined || newest < entry.oldest)) entry.oldest = newest
       stale.set(cell.uuid, entry)
     }

@@ -29,7 +29,7 @@ export class Residence {
     }
     if (list === null) return live.some((i) => this.isOn(i, cn))
     if (ownList !== undefined) return ownList === list
-    for (const i of live) for (let k = 0; k < list.length; k++) if (list[k] === i) return true
+    for (let j = 0; j < live.length; j++) for (let k = 0; k < list.length; k++) if (list[k] === live[j]) return true
     return false
   }
 

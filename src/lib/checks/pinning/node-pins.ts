@@ -54,14 +54,20 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
   const residents = ctx.residentsOf(cn)
   const resident = residents.list
   const key = nodeKey(cn.host, cn.hypervisor_hostname)
-  const moving = (ctx.inProgressByNode.get(key) ?? [])
-    .filter((m) => m.cell_uuid === cn.cell_uuid)
-    .map((m) => (m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined))
-    .filter((i): i is Instance => i !== undefined && model.nodeKeyOfInstance(i) !== key)
+  // Indexed loops, no filter/map chains: this runs once per node, mostly before the JIT optimises it.
+  const migrations = ctx.inProgressByNode.get(key)
+  const moving: Instance[] = []
+  if (migrations)
+    for (let i = 0; i < migrations.length; i++) {
+      const m = migrations[i]
+      if (m.cell_uuid !== cn.cell_uuid) continue
+      const inst = m.instance_uuid ? ctx.liveRows(m.instance_uuid)?.[0] : undefined
+      if (inst !== undefined && model.nodeKeyOfInstance(inst) !== key) moving.push(inst)
+    }
   let tolerance = 0
-  for (const inst of moving) {
-    const t = ctx.instanceNumaTopology(inst)
-    if (t.ok && t.value) for (const c of t.value.cells) tolerance += pinnedHostCpus(c).length
+  for (let i = 0; i < moving.length; i++) {
+    const t = ctx.instanceNumaTopology(moving[i])
+    if (t.ok && t.value) for (let c = 0; c < t.value.cells.length; c++) tolerance += pinnedHostCpus(t.value.cells[c]).length
   }
   // Made on the first pin: most nodes pin nothing, and 10k nodes would hold two empty maps each.
   let byCell: Map<number, Map<number, string[]>> | undefined
@@ -72,7 +78,9 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
     if (!t.ok) return undefined
     if (!t.value) continue
     let n = 0
-    for (const c of t.value.cells) {
+    const cells = t.value.cells
+    for (let ci = 0; ci < cells.length; ci++) {
+      const c = cells[ci]
       const pins = pinnedHostCpus(c)
       // A cell that pins nothing adds no pCPU to compare (most cells of NUMA-placed guests).
       if (pins.length === 0) continue
@@ -81,10 +89,10 @@ function pinsOf(ctx: AuditContext, cn: ComputeNode, topology: HostNumaTopology):
       let m = byCell.get(c.id)
       if (!m) byCell.set(c.id, (m = new Map()))
       const uuid = resident[k].uuid
-      for (const pcpu of pins) {
-        const owners = m.get(pcpu)
+      for (let pi = 0; pi < pins.length; pi++) {
+        const owners = m.get(pins[pi])
         if (owners) owners.push(uuid)
-        else m.set(pcpu, [uuid])
+        else m.set(pins[pi], [uuid])
       }
     }
     if (n > 0) (pinsByInstance ??= new Map()).set(resident[k].uuid, n)

@@ -23,9 +23,16 @@ export const outsideDedicatedSet: CheckUnit = {
     for (const p of nodePins(ctx)) {
       for (const c of cellPins(p)) {
         if (c.expected.size === 0) continue
-        const dedicated = new Set(c.hc?.pcpuset ?? [])
-        const outside = sortedNumbers([...c.expected.keys()].filter((pcpu) => !dedicated.has(pcpu)))
+        // forEach and includes: no spread, filtered list or Set per cell on a clean cloud, where
+        // this runs mostly unoptimised; the Set is made for a finding's message.
+        const pcpuset = c.hc?.pcpuset ?? []
+        const found: number[] = []
+        c.expected.forEach((_owners, pcpu) => {
+          if (!pcpuset.includes(pcpu)) found.push(pcpu)
+        })
+        const outside = sortedNumbers(found)
         if (outside.length === 0) continue
+        const dedicated = new Set(pcpuset)
         const where = cellLabel(p, c.cellId)
         findings.push(
           pinningFinding(ctx, p, {

@@ -23,7 +23,13 @@ export const pinningOverlap: CheckUnit = {
     const findings: Finding[] = []
     for (const p of nodePins(ctx)) {
       for (const c of cellPins(p)) {
-        const overlap = sortedNumbers([...c.expected].filter(([, owners]) => new Set(owners).size > 1).map(([pcpu]) => pcpu))
+        // Two distinct owners need two entries: most pinned pCPUs have one, and no Set is made for
+        // them. forEach: a for-of over the map makes an entry pair per pCPU while unoptimised.
+        const shared: number[] = []
+        c.expected.forEach((owners, pcpu) => {
+          if (owners.length > 1 && new Set(owners).size > 1) shared.push(pcpu)
+        })
+        const overlap = sortedNumbers(shared)
         if (overlap.length === 0) continue
         findings.push(
           pinningFinding(ctx, p, {

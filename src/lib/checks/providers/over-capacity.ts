@@ -29,17 +29,18 @@ export const overCapacity: CheckUnit = {
     for (const rp of model.snapshot.placement.resource_providers) {
       const usage = model.usageByProvider.get(rp.id)
       if (!usage) continue
-      for (const [rcId, used] of usage) {
+      // forEach: a for-of over the map makes an entry pair per class while this runs unoptimised.
+      usage.forEach((used, rcId) => {
         const inv = model.inventory(rp.id, rcId)
         const capacity = inv ? capacityOf(inv) : 0
-        if (used <= capacity + 1e-6) continue
+        if (used <= capacity + 1e-6) return
         const cn = ctx.computeNodeOf(model.rootOf(rp))
         // nova's ironic driver (IronicDriver.update_provider_tree) reserves a node's unit while an
         // instance is on it (_node_resources_used; [workarounds]skip_reserve_in_use_ironic_nodes off)
         // or while the node is unavailable: reserved there says "taken", not "held back", and
         // placement takes that inventory over the allocation already on it. Only more than the
         // node's total is over capacity.
-        if (inv && isIronicNode(cn) && used <= inv.total * floatRead(inv.allocation_ratio) + 1e-6) continue
+        if (inv && isIronicNode(cn) && used <= inv.total * floatRead(inv.allocation_ratio) + 1e-6) return
         findings.push({
           check: 'providers',
           code: 'provider.over-capacity',
@@ -55,7 +56,7 @@ export const overCapacity: CheckUnit = {
           },
           repair: REPAIR,
         })
-      }
+      })
     }
     return findings
   },
