@@ -20,7 +20,7 @@ const FLAVOR = JSON.stringify({'nova_object.name': 'Flavor', 'nova_object.data':
 const NUMA = (pins: string): string => JSON.stringify({'nova_object.name': 'InstanceNUMATopology', 'nova_object.data': {cells: [{cpu_pinning_raw: pins}]}})
 
 // [instance number or null (no instance), deleted, numa_topology, pci_requests, flavor]
-const EXTRAS: Array<[number, number, string | null, string | null, string | null]> = [
+const EXTRAS: Array<[number | null, number, string | null, string | null, string | null]> = [
   [2, 0, NUMA('{"0": 4}'), '[]', FLAVOR], // before instance 1: out of order
   [1, 0, NUMA('{"0": 2}'), '[]', FLAVOR],
   [3, 0, null, null, null],

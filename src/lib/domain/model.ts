@@ -8,7 +8,7 @@ import {ModelBlobs} from './model-blobs.js'
 import {ResourceClassRegistry} from './resource-classes.js'
 import {StringIndex} from '../util/string-index.js'
 import {brokenProviderTrees} from './provider-tree.js'
-import {providersWithTrait, refuseTraitQuestion, traitNamesByProvider} from './trait-sets.js'
+import {providersWithTrait, traitNamesByProvider, traitRowsFor} from './trait-sets.js'
 import {groupInstanceRows, indexConsumers, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
 import type {Allocation, CellInfo, ComputeNode, Consumer, Flavor, Instance, Inventory, Migration, ResourceProvider, Service, Snapshot} from './snapshot.js'
 
@@ -129,16 +129,14 @@ export class CloudModel extends ModelBlobs {
   readonly traitNamesById = new Map<number, string>()
   /** Trait names per provider (rows naming no known trait left out), built on first use (trait-sets.ts). */
   get traitsByProvider(): Map<number, Set<string>> {
-    refuseTraitQuestion(this.snapshot.scope, undefined)
-    this.traitNameSets ??= traitNamesByProvider(this.traitNamesById, this.snapshot.placement.resource_provider_traits)
+    this.traitNameSets ??= traitNamesByProvider(this.traitNamesById, traitRowsFor(this.snapshot, undefined))
     return this.traitNameSets
   }
 
   private traitNameSets?: Map<number, Set<string>>
   /** The ids of the providers that hold a trait: one pass over the rows, no per-provider sets. */
   providersWithTrait(name: string): Set<number> {
-    refuseTraitQuestion(this.snapshot.scope, name)
-    return providersWithTrait(this.traitNamesById, this.snapshot.placement.resource_provider_traits, name)
+    return providersWithTrait(this.traitNamesById, traitRowsFor(this.snapshot, name), name)
   }
   readonly placementAggregateUuidById = new Map<number, string>()
   readonly aggregatesByProvider = new Map<number, Set<string>>()

@@ -5,6 +5,7 @@
  * names only when a check or the engine asks for them.
  */
 import {SHARING_TRAIT} from './placement-capacity.js'
+import type {Snapshot} from './snapshot.js'
 
 type TraitRow = {resource_provider_id: number; trait_id: number}
 
@@ -15,10 +16,14 @@ type TraitRow = {resource_provider_id: number; trait_id: number}
  */
 export const AUDIT_TRAITS: ReadonlySet<string> = new Set([SHARING_TRAIT])
 
-/** Throws when `scope`'s trait rows cannot answer a question about `name` (undefined: every trait). */
-export function refuseTraitQuestion(scope: string | undefined, name: string | undefined): void {
-  if (scope !== 'audit' || (name !== undefined && AUDIT_TRAITS.has(name))) return
-  throw new Error(`the audit view holds the trait rows of ${[...AUDIT_TRAITS].join(', ')} only, not of ${name ?? 'every trait'}: add it to AUDIT_TRAITS`)
+/**
+ * The snapshot's resource_provider_traits rows to answer a question about `name` (undefined: every
+ * trait); throws when an audit view's rows cannot answer it.
+ */
+export function traitRowsFor(snapshot: Pick<Snapshot, 'scope' | 'placement'>, name: string | undefined): readonly TraitRow[] {
+  if (snapshot.scope === 'audit' && (name === undefined || !AUDIT_TRAITS.has(name)))
+    throw new Error(`the audit view holds the trait rows of ${[...AUDIT_TRAITS].join(', ')} only, not of ${name ?? 'every trait'}: add it to AUDIT_TRAITS`)
+  return snapshot.placement.resource_provider_traits
 }
 
 /** Trait names per provider, in row order, rows naming no trait left out. */
