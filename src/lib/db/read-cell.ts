@@ -46,8 +46,9 @@ export async function readCell(
   // had no extra row, and a uuid map (built once, on the first miss) otherwise.
   // An instance with two live instance_extra rows (never written by nova) keeps the one with the
   // lowest id.
+  const digests = opts.extrasByDigest ? await readExtraDigests(r, leaveOut.instance_extra ?? []) : undefined
   const instances = await readRows(r, INSTANCES, {cellUuid, present, leaveOut: leaveOut.instances})
-  if (opts.extrasByDigest) await readExtrasByDigest(r, instances, leaveOut.instance_extra ?? [])
+  if (digests) await attachExtras(r, instances, digests)
   else await readExtras(r, instances, 'deleted = 0', [], leaveOut.instance_extra)
 
   // Soft-deleted migrations too: nova's instance_destroy soft-deletes an instance's migrations with it,
@@ -81,48 +82,72 @@ const IDS_PER_QUERY = 1000
  * read transaction. An instance's NUMA topology and flavor blobs are ~1.1 KB a row and the same
  * few hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
  * cloud): sent whole, the driver decoded every copy before the memo dropped it, a tenth of a 10k
- * audit's time. The digests cost the server time the client no longer spends.
+ * audit's time. The digests cost the server time the client no longer spends; readCell asks for
+ * them before the instances, so that the server computes them while the client reads the rest.
  */
 export async function readExtrasByDigest(r: Reader, instances: Instance[], leaveOut: readonly string[]): Promise<void> {
+  await attachExtras(r, instances, await readExtraDigests(r, leaveOut))
+}
+
+/** The live instance_extra rows in id order: instance uuid and, per blob column, a digest index. */
+export interface ExtraDigests {
+  columns: string[]
+  uuids: string[]
+  /** columns.length per row: the index of its blob's digest, -1 for NULL. */
+  digests: number[]
+  /** Per digest index: the id of a row holding its text, and the column. */
+  holderId: number[]
+  holderColumn: number[]
+}
+
+export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): Promise<ExtraDigests> {
   const columns = INSTANCE_EXTRA.row.filter((c) => !leaveOut.includes(c))
   const width = columns.length
-  const match = new InstanceMatcher(instances)
-  // Per distinct digest: its index; the row id and column that hold its text; then the text.
-  const digests = new Map<string, number>()
-  const holderId: number[] = []
-  const holderColumn: number[] = []
-  // Per instance kept: the index of each column's digest (-1: NULL).
-  const owners: Instance[] = []
-  const ownerDigests: number[] = []
+  const out: ExtraDigests = {columns, uuids: [], digests: [], holderId: [], holderColumn: []}
+  const index = new Map<string, number>()
   const list = columns.map((c) => `SHA2(\`${c}\`, 256) AS \`${c}\``).join(', ')
   await r.eachDecoded(
     INSTANCE_EXTRA.name,
     `SELECT id, instance_uuid, ${list} FROM instance_extra WHERE deleted = 0 ORDER BY id`,
     {names: ['id', 'instance_uuid', ...columns], decode: (x) => x},
     (x) => {
-      const inst = match.find(String(x[1]))
-      if (inst === undefined || inst.extra !== null) return
-      // Claimed for the lowest id: a later row of the same instance finds it taken.
-      inst.extra = PENDING
-      owners.push(inst)
+      out.uuids.push(String(x[1]))
       for (let k = 0; k < width; k++) {
         const d = x[2 + k]
         if (d === null || d === undefined) {
-          ownerDigests.push(-1)
+          out.digests.push(-1)
           continue
         }
-        let at = digests.get(String(d))
+        let at = index.get(String(d))
         if (at === undefined) {
-          digests.set(String(d), (at = holderId.length))
-          holderId.push(Number(x[0]))
-          holderColumn.push(k)
+          index.set(String(d), (at = out.holderId.length))
+          out.holderId.push(Number(x[0]))
+          out.holderColumn.push(k)
         }
-        ownerDigests.push(at)
+        out.digests.push(at)
       }
     },
   )
-  const texts: string[] = new Array<string>(holderId.length)
-  const ids = [...new Set(holderId)]
+  return out
+}
+
+/** Each instance's extra row (the first of its uuid) from `d`, the blobs' texts read by row id. */
+export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDigests): Promise<void> {
+  const {columns} = d
+  const width = columns.length
+  const match = new InstanceMatcher(instances)
+  const owners: Instance[] = []
+  const ownerRows: number[] = []
+  for (let i = 0; i < d.uuids.length; i++) {
+    const inst = match.find(d.uuids[i] as string)
+    if (inst === undefined || inst.extra !== null) continue
+    // Claimed for the lowest id: a later row of the same instance finds it taken.
+    inst.extra = PENDING
+    owners.push(inst)
+    ownerRows.push(i)
+  }
+  const texts: string[] = new Array<string>(d.holderId.length)
+  const ids = [...new Set(d.holderId)]
   const byId = new Map<number, unknown[]>()
   for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
     const part = ids.slice(i, i + IDS_PER_QUERY)
@@ -134,17 +159,23 @@ export async function readExtrasByDigest(r: Reader, instances: Instance[], leave
       part,
     )
   }
-  for (let i = 0; i < holderId.length; i++) {
-    const text = byId.get(holderId[i] as number)?.[1 + (holderColumn[i] as number)]
+  for (let i = 0; i < d.holderId.length; i++) {
+    const text = byId.get(d.holderId[i] as number)?.[1 + (d.holderColumn[i] as number)]
     // Gone between the two queries would mean a second transaction: never within one read.
-    if (typeof text !== 'string') throw new Error(`instance_extra row ${holderId[i]}: the blob of its digest was not read`)
+    if (typeof text !== 'string') throw new Error(`instance_extra row ${d.holderId[i]}: the blob of its digest was not read`)
     texts[i] = text
   }
-  const convert = rowConverter(INSTANCE_EXTRA, [], [], leaveOut)
+  const convert = rowConverter(
+    INSTANCE_EXTRA,
+    [],
+    [],
+    INSTANCE_EXTRA.row.filter((c) => !columns.includes(c)),
+  )
   const raw: unknown[] = new Array<unknown>(width)
   for (let j = 0; j < owners.length; j++) {
+    const row = ownerRows[j] as number
     for (let k = 0; k < width; k++) {
-      const at = ownerDigests[j * width + k] as number
+      const at = d.digests[row * width + k] as number
       raw[k] = at < 0 ? null : texts[at]
     }
     ;(owners[j] as Instance).extra = convert(raw, undefined, []) as Instance['extra']
