@@ -322,13 +322,11 @@ export class CloudModel extends ModelBlobs {
    * The nova-compute service of a compute node, found as nova finds it: the live service of the
    * node's host (and binary) in the node's cell. nova's resource tracker leaves service_id NULL on
    * every node it creates, so service_id is only a fallback for old rows: it names the (possibly
-   * deleted) service a node was once created for.
+   * deleted) service a node was once created for. Indexed, no closure: provider.stale asks for each node, mostly unoptimised.
    */
   serviceOf(cn: ComputeNode): Service | undefined {
-    if (cn.host !== null) {
-      const live = this.liveServicesByHost.get(cn.host)?.find((svc) => svc.binary === 'nova-compute' && svc.cell_uuid === cn.cell_uuid)
-      if (live) return live
-    }
+    const onHost = cn.host === null ? undefined : this.liveServicesByHost.get(cn.host)
+    if (onHost) for (let i = 0; i < onHost.length; i++) if (onHost[i].binary === 'nova-compute' && onHost[i].cell_uuid === cn.cell_uuid) return onHost[i]
     return cn.service_id === null ? undefined : this.servicesById.get(`${cn.cell_uuid}/${cn.service_id}`)
   }
 

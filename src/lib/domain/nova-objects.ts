@@ -245,12 +245,22 @@ export function parseInstanceNumaTopology(text: string | null): Parsed<InstanceN
 
 const NO_PINS: readonly number[] = []
 
-/** Host pCPUs an instance cell pins: its pinning values plus the emulator-thread reservation. */
+/**
+ * Host pCPUs an instance cell pins: its pinning values plus the emulator-thread reservation. Shared
+ * and read-only: made once per cell object. The audits parse each distinct NUMA text once, so one
+ * cell stands for every instance with that text (192 distinct texts among the 300k live instances of
+ * the 10k bench cloud, 18k of them pinned): a Set and two arrays per pinned guest and audit before.
+ */
 export function pinnedHostCpus(cell: InstanceNumaCell): readonly number[] {
   // Most instance cells pin nothing (hw:numa_nodes without hw:cpu_policy): no Set, no arrays.
   if (cell.cpu_pinning.size === 0 && cell.cpuset_reserved.length === 0) return NO_PINS
-  return [...new Set([...cell.cpu_pinning.values(), ...cell.cpuset_reserved])]
+  let pins = pinsOfCell.get(cell)
+  if (pins === undefined) pinsOfCell.set(cell, (pins = [...new Set([...cell.cpu_pinning.values(), ...cell.cpuset_reserved])]))
+  return pins
 }
+
+// Parsed cells are never modified after parsing (nothing writes cpu_pinning or cpuset_reserved).
+const pinsOfCell = new WeakMap<InstanceNumaCell, readonly number[]>()
 
 // ---------------------------------------------------------------- flavor blob
 

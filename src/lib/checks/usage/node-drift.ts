@@ -30,8 +30,11 @@ export const nodeDrift: CheckUnit = {
     const findings: Finding[] = []
     let deletedOnNode: Map<string, Instance[]> | undefined
     for (const u of nodeUsages(ctx)) {
-      const {cn, drift, rowIsStale} = u
+      const {cn, drift} = u
       if (Object.keys(drift).length === 0) continue
+      // The counters are the resource tracker's own: on a dead host they are only stale. Asked for a
+      // drifting node only, not for each of the 10k nodes of a clean cloud.
+      const rowIsStale = ctx.rowIsStale(cn)
       // Instances deleted on a node name the suspects when a row counts too much (one pass, on the first drift).
       deletedOnNode ??= deletedInstancesByNode(ctx)
       const over = COUNTERS.some((k) => (drift[k]?.diff ?? 0) > 0)

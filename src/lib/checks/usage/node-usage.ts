@@ -43,8 +43,6 @@ export interface NodeUsage {
   recorded: {[K in keyof UsageColumns]: number | null}
   /** The columns that differ beyond rounding. */
   drift: Record<string, {recorded: number | null; expected: number; diff: number | null}>
-  /** The counters are the resource tracker's own: on a dead host they are only stale. */
-  rowIsStale: boolean
 }
 
 interface UsageColumns {
@@ -198,8 +196,7 @@ function nodeUsage(ctx: AuditContext, cn: ComputeNode, usageOf: FlavorUsages): N
     }
     if (Object.keys(driftOf(recorded, columnsOf(cn, without, resident.length - building.length))).length === 0) drift = {}
   }
-  const rowIsStale = ctx.rowIsStale(cn)
-  return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift, rowIsStale}
+  return {cn, key, rp, memInv, diskInv, vcpuInv, reservedMem, reservedCpus, resident, migrations, expected, recorded, drift}
 }
 
 function columnsOf(cn: ComputeNode, sum: Usage, running: number): UsageColumns {
