@@ -8,7 +8,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {closeConnection, type Connection, openConnection} from '../../src/lib/db/connection.js'
-import {AUDIT_VIEW, readExtras, readExtrasByDigest} from '../../src/lib/db/read-cell.js'
+import {AUDIT_VIEW, readExtraDigests, readExtras, readExtrasByDigest} from '../../src/lib/db/read-cell.js'
 import {openReader, type Reader, readRows} from '../../src/lib/db/table-reader.js'
 import {parseDbUrl} from '../../src/lib/db/url.js'
 import type {Instance} from '../../src/lib/domain/snapshot.js'
@@ -33,13 +33,18 @@ const EXTRAS: Array<[number | null, number, string | null, string | null, string
   [9, 0, NUMA('{"0": 4}'), '[]', FLAVOR], // the same texts as instance 2
 ] // instance 7 has no extra row; instance 99 is not among the instances read
 
-describe('instance_extra read by digest', () => {
+// With 40 more instances of one NUMA topology and flavor the texts repeat: both columns are read by
+// digest; without them most texts are distinct and both are read as text.
+describe.each([
+  {bulk: 0, byDigest: [false, false]},
+  {bulk: 40, byDigest: [true, true]},
+])('instance_extra read by digest ($bulk instances alike)', ({bulk, byDigest}) => {
   let cloud: TestCloud | undefined
   let admin: Connection | undefined
   let reader: Reader | undefined
 
   beforeAll(async () => {
-    cloud = await createTestCloud('extras_digest')
+    cloud = await createTestCloud(`extras_digest${bulk}`)
     const url = cloud.cellUrls.cell1 as string
     admin = await openConnection(url)
     for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 99]) {
@@ -52,6 +57,14 @@ describe('instance_extra read by digest', () => {
         numa,
         pci,
         flavor,
+      ])
+    }
+    for (let n = 100; n < 100 + bulk; n++) {
+      await admin.query("INSERT INTO instances (uuid, deleted, vm_state, host, node) VALUES (?, 0, 'active', 'cmp1', 'cmp1')", [uuid(n)])
+      await admin.query("INSERT INTO instance_extra (instance_uuid, deleted, numa_topology, pci_requests, flavor) VALUES (?, 0, ?, '[]', ?)", [
+        uuid(n),
+        NUMA('{"0": 4}'),
+        FLAVOR,
       ])
     }
     reader = await openReader('cell1', parseDbUrl(url), () => undefined)
@@ -82,6 +95,10 @@ describe('instance_extra read by digest', () => {
     expect(extraOf(4)).toMatchObject({numa_topology: '', flavor: ''})
     expect(extraOf(8)).toMatchObject({numa_topology: 'née – 東京 ✓', flavor: 'née – 東京 ✓'})
     expect(extraOf(6)).toBeNull()
+  })
+
+  it('reads by digest the columns whose texts repeat', async () => {
+    expect((await readExtraDigests(reader as Reader, AUDIT_VIEW.instance_extra)).byDigest).toEqual(byDigest)
   })
 
   it('keeps one string per distinct text', async () => {

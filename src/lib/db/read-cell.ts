@@ -83,29 +83,63 @@ const IDS_PER_QUERY = 1000
  * few hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
  * cloud): sent whole, the driver decoded every copy before the memo dropped it, a tenth of a 10k
  * audit's time. The digests cost the server time the client no longer spends; readCell asks for
- * them before the instances, so that the server computes them while the client reads the rest.
+ * them before the instances, so that the server computes them while the client reads the rest. A
+ * column whose texts do not repeat is read as text (digestColumns).
  */
 export async function readExtrasByDigest(r: Reader, instances: Instance[], leaveOut: readonly string[]): Promise<void> {
   await attachExtras(r, instances, await readExtraDigests(r, leaveOut))
 }
 
-/** The live instance_extra rows in id order: instance uuid and, per blob column, a digest index. */
+/**
+ * The live instance_extra rows in id order: instance uuid and, per blob column, its text or (for a
+ * column read by digest) the index of its digest.
+ */
 export interface ExtraDigests {
   columns: string[]
+  /** Per column: read by digest (its texts repeat), or as text. */
+  byDigest: boolean[]
   uuids: string[]
-  /** columns.length per row: the index of its blob's digest, -1 for NULL. */
-  digests: number[]
+  /** columns.length per row: a digest index (-1 for NULL), or the text (null for NULL). */
+  values: Array<number | string | null>
   /** Per digest index: the id of a row holding its text, and the column. */
   holderId: number[]
   holderColumn: number[]
 }
 
+/** Rows whose digests decide which columns are read by digest. */
+const SAMPLE_ROWS = 1000
+
+/**
+ * A column is read by digest when its first SAMPLE_ROWS rows hold at most a quarter as many
+ * distinct texts as values: on a cloud whose every NUMA topology is its instance's own (every
+ * guest pinned), digests would cost a second read of each text.
+ */
+async function digestColumns(r: Reader, columns: readonly string[]): Promise<boolean[]> {
+  const distinct = columns.map(() => new Set<string>())
+  const counted = columns.map(() => 0)
+  const list = columns.map((c) => `SHA2(\`${c}\`, 256) AS \`${c}\``).join(', ')
+  await r.eachDecoded(
+    INSTANCE_EXTRA.name,
+    `SELECT ${list} FROM instance_extra WHERE deleted = 0 ORDER BY id LIMIT ${SAMPLE_ROWS}`,
+    {names: [...columns], decode: (x) => x},
+    (x) => {
+      for (let k = 0; k < columns.length; k++) {
+        if (x[k] === null || x[k] === undefined) continue
+        distinct[k]?.add(String(x[k]))
+        counted[k] = (counted[k] as number) + 1
+      }
+    },
+  )
+  return columns.map((_, k) => (distinct[k] as Set<string>).size * 4 <= (counted[k] as number))
+}
+
 export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): Promise<ExtraDigests> {
   const columns = INSTANCE_EXTRA.row.filter((c) => !leaveOut.includes(c))
   const width = columns.length
-  const out: ExtraDigests = {columns, uuids: [], digests: [], holderId: [], holderColumn: []}
+  const byDigest = await digestColumns(r, columns)
+  const out: ExtraDigests = {columns, byDigest, uuids: [], values: [], holderId: [], holderColumn: []}
   const index = new Map<string, number>()
-  const list = columns.map((c) => `SHA2(\`${c}\`, 256) AS \`${c}\``).join(', ')
+  const list = columns.map((c, k) => (byDigest[k] ? `SHA2(\`${c}\`, 256) AS \`${c}\`` : `\`${c}\``)).join(', ')
   await r.eachDecoded(
     INSTANCE_EXTRA.name,
     `SELECT id, instance_uuid, ${list} FROM instance_extra WHERE deleted = 0 ORDER BY id`,
@@ -113,18 +147,22 @@ export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): 
     (x) => {
       out.uuids.push(String(x[1]))
       for (let k = 0; k < width; k++) {
-        const d = x[2 + k]
-        if (d === null || d === undefined) {
-          out.digests.push(-1)
+        const v = x[2 + k]
+        if (!byDigest[k]) {
+          out.values.push(v === null || v === undefined ? null : String(v))
           continue
         }
-        let at = index.get(String(d))
+        if (v === null || v === undefined) {
+          out.values.push(-1)
+          continue
+        }
+        let at = index.get(String(v))
         if (at === undefined) {
-          index.set(String(d), (at = out.holderId.length))
+          index.set(String(v), (at = out.holderId.length))
           out.holderId.push(Number(x[0]))
           out.holderColumn.push(k)
         }
-        out.digests.push(at)
+        out.values.push(at)
       }
     },
   )
@@ -175,8 +213,8 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
   for (let j = 0; j < owners.length; j++) {
     const row = ownerRows[j] as number
     for (let k = 0; k < width; k++) {
-      const at = d.digests[row * width + k] as number
-      raw[k] = at < 0 ? null : texts[at]
+      const v = d.values[row * width + k] as number | string | null
+      raw[k] = typeof v === 'number' ? (v < 0 ? null : texts[v]) : v
     }
     ;(owners[j] as Instance).extra = convert(raw, undefined, []) as Instance['extra']
   }
