@@ -1,6 +1,6 @@
 /**
- * The audit view reads instance_extra's blobs by digest (db/read-cell.ts readExtrasByDigest): each
- * row's SHA-256 first, each distinct text then once. Held to the plain read (readExtras) on the rows
+ * The audit view reads instance_extra's blobs by digest (db/read-cell.ts readExtraDigests and
+ * attachExtras): each row's SHA-256 first, each distinct text then once. Held to the plain read (readExtras) on the rows
  * that make it hard: an instance with two live extra rows (the lowest id is kept), NULL and empty
  * blobs, one text on many instances and in two columns, multi-byte text, a soft-deleted extra row,
  * an extra row of no instance read, an instance without one, and extras out of the instances' order.
@@ -8,7 +8,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {closeConnection, type Connection, openConnection} from '../../src/lib/db/connection.js'
-import {AUDIT_VIEW, readExtraDigests, readExtras, readExtrasByDigest} from '../../src/lib/db/read-cell.js'
+import {attachExtras, AUDIT_VIEW, readExtraDigests, readExtras} from '../../src/lib/db/read-cell.js'
 import {openReader, type Reader, readRows} from '../../src/lib/db/table-reader.js'
 import {parseDbUrl} from '../../src/lib/db/url.js'
 import type {Instance} from '../../src/lib/domain/snapshot.js'
@@ -34,17 +34,20 @@ const EXTRAS: Array<[number | null, number, string | null, string | null, string
 ] // instance 7 has no extra row; instance 99 is not among the instances read
 
 // With 40 more instances of one NUMA topology and flavor the texts repeat: both columns are read by
-// digest; without them most texts are distinct and both are read as text.
+// digest; without them most texts are distinct and both are read as text. With 40 more pinned
+// guests of one flavor, each its own NUMA topology, the flavor is read by digest and the topology
+// as text.
 describe.each([
-  {bulk: 0, byDigest: [false, false]},
-  {bulk: 40, byDigest: [true, true]},
-])('instance_extra read by digest ($bulk instances alike)', ({bulk, byDigest}) => {
+  {bulk: 0, pinned: false, byDigest: [false, false]},
+  {bulk: 40, pinned: false, byDigest: [true, true]},
+  {bulk: 40, pinned: true, byDigest: [false, true]},
+])('instance_extra read by digest ($bulk instances alike, pinned: $pinned)', ({bulk, pinned, byDigest}) => {
   let cloud: TestCloud | undefined
   let admin: Connection | undefined
   let reader: Reader | undefined
 
   beforeAll(async () => {
-    cloud = await createTestCloud(`extras_digest${bulk}`)
+    cloud = await createTestCloud(`extras_digest${bulk}${pinned ? 'p' : ''}`)
     const url = cloud.cellUrls.cell1 as string
     admin = await openConnection(url)
     for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 99]) {
@@ -63,7 +66,7 @@ describe.each([
       await admin.query("INSERT INTO instances (uuid, deleted, vm_state, host, node) VALUES (?, 0, 'active', 'cmp1', 'cmp1')", [uuid(n)])
       await admin.query("INSERT INTO instance_extra (instance_uuid, deleted, numa_topology, pci_requests, flavor) VALUES (?, 0, ?, '[]', ?)", [
         uuid(n),
-        NUMA('{"0": 4}'),
+        NUMA(pinned ? `{"0": ${n}}` : '{"0": 4}'),
         FLAVOR,
       ])
     }
@@ -85,7 +88,7 @@ describe.each([
     const plain = await instances()
     await readExtras(reader as Reader, plain, 'deleted = 0', [], leaveOut)
     const digest = await instances()
-    await readExtrasByDigest(reader as Reader, digest, leaveOut)
+    await attachExtras(reader as Reader, digest, await readExtraDigests(reader as Reader, leaveOut))
     expect(digest).toEqual(plain)
     // What the rows above plant is there to be read.
     const extraOf = (n: number) => digest.find((i) => i.uuid === uuid(n))?.extra
@@ -103,7 +106,7 @@ describe.each([
 
   it('keeps one string per distinct text', async () => {
     const rows = await instances()
-    await readExtrasByDigest(reader as Reader, rows, AUDIT_VIEW.instance_extra)
+    await attachExtras(reader as Reader, rows, await readExtraDigests(reader as Reader, AUDIT_VIEW.instance_extra))
     const [two, nine] = [2, 9].map((n) => rows.find((i) => i.uuid === uuid(n))?.extra)
     expect(nine?.numa_topology).toBe(NUMA('{"0": 4}'))
     expect(Object.is(two?.numa_topology, nine?.numa_topology)).toBe(true)

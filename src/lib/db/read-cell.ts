@@ -13,7 +13,7 @@ import {type Reader, readEach, readRows} from './table-reader.js'
  * test/db/audit-view.test.ts holds the view's findings equal to a full read's.
  * In placement the view reads the resource_provider_traits rows of AUDIT_TRAITS only
  * (domain/trait-sets.ts): one trait of the 60-100 a real compute reports. And instance_extra's
- * blobs are read by digest (readExtrasByDigest): each distinct text once.
+ * blobs are read by digest (readExtraDigests): each distinct text once.
  */
 export const AUDIT_VIEW = {
   compute_nodes: ['hypervisor_version', 'host_ip', 'disk_available_least', 'current_workload', 'cpu_info', 'supported_instances', 'pci_stats'],
@@ -70,25 +70,11 @@ export async function readExtras(r: Reader, instances: Instance[], where: string
   })
 }
 
-/** Marks an instance whose extra row readExtrasByDigest has met, until its blobs are read. */
+/** Marks an instance whose extra row attachExtras has met, until its blobs are read. */
 const PENDING = Object.freeze({}) as NonNullable<Instance['extra']>
 
-/** Row ids per IN list of readExtrasByDigest's second query. */
+/** Row ids per IN list of attachExtras' query of the texts. */
 const IDS_PER_QUERY = 1000
-
-/**
- * As readExtras (every live row, the lowest id of an instance's kept), each blob read as its
- * SHA-256 digest first and each distinct text then once, by the id of a row holding it, in the same
- * read transaction. An instance's NUMA topology and flavor blobs are ~1.1 KB a row and the same
- * few hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
- * cloud): sent whole, the driver decoded every copy before the memo dropped it, a tenth of a 10k
- * audit's time. The digests cost the server time the client no longer spends; readCell asks for
- * them before the instances, so that the server computes them while the client reads the rest. A
- * column whose texts do not repeat is read as text (digestColumns).
- */
-export async function readExtrasByDigest(r: Reader, instances: Instance[], leaveOut: readonly string[]): Promise<void> {
-  await attachExtras(r, instances, await readExtraDigests(r, leaveOut))
-}
 
 /**
  * The live instance_extra rows in id order: instance uuid and, per blob column, its text or (for a
@@ -133,6 +119,16 @@ async function digestColumns(r: Reader, columns: readonly string[]): Promise<boo
   return columns.map((_, k) => (distinct[k] as Set<string>).size * 4 <= (counted[k] as number))
 }
 
+/**
+ * readExtras in two halves, this and attachExtras (every live row, the lowest id of an instance's
+ * kept): each blob read as its SHA-256 digest first and each distinct text then once, by the id of
+ * a row holding it, in the same read transaction. An instance's NUMA topology and flavor blobs are ~1.1 KB a row and the same
+ * few hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
+ * cloud): sent whole, the driver decoded every copy before the memo dropped it, a tenth of a 10k
+ * audit's time. The digests cost the server time the client no longer spends; readCell asks for
+ * them before the instances, so that the server computes them while the client reads the rest. A
+ * column whose texts do not repeat is read as text (digestColumns).
+ */
 export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): Promise<ExtraDigests> {
   const columns = INSTANCE_EXTRA.row.filter((c) => !leaveOut.includes(c))
   const width = columns.length

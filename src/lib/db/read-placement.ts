@@ -33,8 +33,8 @@ export async function readPlacement(r: Reader, opts: {traits?: ReadonlySet<strin
 }
 
 /**
- * What the full read and the scheduler view both take: classes, traits and aggregates of providers
- * (resource_provider_traits only of the trait names `traitRows` holds, when given).
+ * Classes, traits and aggregates of providers (resource_provider_traits only of the trait names
+ * `traitRows` holds, when given).
  */
 export async function readClassesTraitsAggregates(
   r: Reader,
