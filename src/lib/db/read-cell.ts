@@ -17,7 +17,7 @@ import {type Reader, readEach, readRows} from './table-reader.js'
  */
 export const AUDIT_VIEW = {
   compute_nodes: ['hypervisor_version', 'host_ip', 'disk_available_least', 'current_workload', 'cpu_info', 'supported_instances', 'pci_stats'],
-  instances: ['power_state', 'display_name', 'os_type', 'architecture', 'launched_at', 'terminated_at', 'updated_at'],
+  instances: ['power_state', 'display_name', 'os_type', 'architecture', 'availability_zone', 'launched_at', 'terminated_at', 'updated_at'],
   instance_extra: ['pci_requests'],
 } as const satisfies Partial<Record<string, readonly string[]>>
 
