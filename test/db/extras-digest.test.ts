@@ -3,7 +3,8 @@
  * attachExtras): each row's SHA-256 first, each distinct text then once. Held to the plain read (readExtras) on the rows
  * that make it hard: an instance with two live extra rows (the lowest id is kept), NULL and empty
  * blobs, one text on many instances and in two columns, multi-byte text, a soft-deleted extra row,
- * an extra row of no instance read, an instance without one, and extras out of the instances' order.
+ * an extra row of no instance read, an instance without one, extras out of the instances' order, and
+ * texts that read alike when run together.
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -31,6 +32,12 @@ const EXTRAS: Array<[number | null, number, string | null, string | null, string
   [null, 0, NUMA('{"0": 10}'), '[]', FLAVOR], // an instance not read
   [8, 0, 'née – 東京 ✓', '[]', 'née – 東京 ✓'], // one text in two columns, multi-byte
   [9, 0, NUMA('{"0": 4}'), '[]', FLAVOR], // the same texts as instance 2
+  // Texts that run together alike across the columns, and a text that reads like a NULL: two rows
+  // share the one digest of their columns only when they share every text.
+  [10, 0, 'ab', '[]', 'c'],
+  [11, 0, 'a', '[]', 'bc'],
+  [12, 0, '-', '[]', FLAVOR],
+  [13, 0, null, '[]', FLAVOR],
 ] // instance 7 has no extra row; instance 99 is not among the instances read
 
 // With 40 more instances of one NUMA topology and flavor the texts repeat: both columns are read by
@@ -50,7 +57,7 @@ describe.each([
     cloud = await createTestCloud(`extras_digest${bulk}${pinned ? 'p' : ''}`)
     const url = cloud.cellUrls.cell1 as string
     admin = await openConnection(url)
-    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 99]) {
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 99]) {
       await admin.query("INSERT INTO instances (uuid, deleted, vm_state, host, node) VALUES (?, 0, 'active', 'cmp1', 'cmp1')", [uuid(n)])
     }
     for (const [n, deleted, numa, pci, flavor] of EXTRAS) {
@@ -98,6 +105,10 @@ describe.each([
     expect(extraOf(4)).toMatchObject({numa_topology: '', flavor: ''})
     expect(extraOf(8)).toMatchObject({numa_topology: 'née – 東京 ✓', flavor: 'née – 東京 ✓'})
     expect(extraOf(6)).toBeNull()
+    expect(extraOf(10)).toMatchObject({numa_topology: 'ab', flavor: 'c'})
+    expect(extraOf(11)).toMatchObject({numa_topology: 'a', flavor: 'bc'})
+    expect(extraOf(12)).toMatchObject({numa_topology: '-', flavor: FLAVOR})
+    expect(extraOf(13)).toMatchObject({numa_topology: null, flavor: FLAVOR})
   })
 
   it('reads by digest the columns whose texts repeat', async () => {

@@ -77,19 +77,20 @@ const PENDING = Object.freeze({}) as NonNullable<Instance['extra']>
 const IDS_PER_QUERY = 1000
 
 /**
- * The live instance_extra rows in id order: instance uuid and, per blob column, its text or (for a
- * column read by digest) the index of its digest.
+ * The live instance_extra rows in id order: instance uuid, the texts of the blob columns read as
+ * text, and the combination of the texts of those read by digest.
  */
 export interface ExtraDigests {
   columns: string[]
   /** Per column: read by digest (its texts repeat), or as text. */
   byDigest: boolean[]
   uuids: string[]
-  /** columns.length per row: a digest index (-1 for NULL), or the text (null for NULL). */
-  values: Array<number | string | null>
-  /** Per digest index: the id of a row holding its text, and the column. */
+  /** Per row, a text (null for NULL) for each column read as text, in column order. */
+  texts: Array<string | null>
+  /** Per row: the index of its combination of the digest-read columns' texts (-1: no column is read by digest). */
+  combos: number[]
+  /** Per combination: the id of a row holding it. */
   holderId: number[]
-  holderColumn: number[]
 }
 
 /** Rows whose digests decide which columns are read by digest. */
@@ -120,55 +121,67 @@ async function digestColumns(r: Reader, columns: readonly string[]): Promise<boo
 }
 
 /**
+ * One SHA-256 for the texts of several columns of a row: each column as its byte length, ':' and
+ * the text, or '-' for NULL, one after the other. The encoding is read back unambiguously (a length
+ * says where a text ends; a NULL is not a digit), so two rows share a digest only when they share
+ * every text. Column names come from the constant table spec.
+ */
+function combinedDigest(columns: readonly string[]): string {
+  return `SHA2(CONCAT(${columns.map((c) => `IFNULL(CONCAT(LENGTH(\`${c}\`), ':', \`${c}\`), '-')`).join(', ')}), 256)`
+}
+
+/**
  * readExtras in two halves, this and attachExtras (every live row, the lowest id of an instance's
- * kept): each blob read as its SHA-256 digest first and each distinct text then once, by the id of
- * a row holding it, in the same read transaction. An instance's NUMA topology and flavor blobs are ~1.1 KB a row and the same
- * few hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
+ * kept): the blobs whose texts repeat read as one SHA-256 digest per row, of their texts together,
+ * and each distinct combination of texts then once, by the id of a row holding it, in the same read
+ * transaction. An instance's NUMA topology and flavor blobs are ~1.1 KB a row and the same few
+ * hundred texts over and over (324k rows, 350 MB of text, 204 distinct texts on the 10k bench
  * cloud): sent whole, the driver decoded every copy before the memo dropped it, a tenth of a 10k
- * audit's time. The digests cost the server time the client no longer spends; readCell asks for
- * them before the instances, so that the server computes them while the client reads the rest. A
- * column whose texts do not repeat is read as text (digestColumns).
+ * audit's time. One digest for both columns, not one each, halves what is left of that per row (a
+ * 64-character string decoded and looked up). The digests cost the server time the client no longer
+ * spends; readCell asks for them before the instances, so that the server computes them while the
+ * client reads the rest. A column whose texts do not repeat is read as text (digestColumns).
  */
 export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): Promise<ExtraDigests> {
   const columns = INSTANCE_EXTRA.row.filter((c) => !leaveOut.includes(c))
-  const width = columns.length
   const byDigest = await digestColumns(r, columns)
-  const out: ExtraDigests = {columns, byDigest, uuids: [], values: [], holderId: [], holderColumn: []}
+  const asText = columns.filter((_, k) => !byDigest[k])
+  const digested = columns.filter((_, k) => byDigest[k])
+  const width = asText.length
+  const out: ExtraDigests = {columns, byDigest, uuids: [], texts: [], combos: [], holderId: []}
   const index = new Map<string, number>()
-  const list = columns.map((c, k) => (byDigest[k] ? `SHA2(\`${c}\`, 256) AS \`${c}\`` : `\`${c}\``)).join(', ')
+  const list = [...asText.map((c) => `\`${c}\``), ...(digested.length > 0 ? [`${combinedDigest(digested)} AS digest`] : [])].join(', ')
   await r.eachDecoded(
     INSTANCE_EXTRA.name,
-    `SELECT id, instance_uuid, ${list} FROM instance_extra WHERE deleted = 0 ORDER BY id`,
-    {names: ['id', 'instance_uuid', ...columns], decode: (x) => x},
+    `SELECT id, instance_uuid${list === '' ? '' : `, ${list}`} FROM instance_extra WHERE deleted = 0 ORDER BY id`,
+    {names: ['id', 'instance_uuid', ...asText, ...(digested.length > 0 ? ['digest'] : [])], decode: (x) => x},
     (x) => {
       out.uuids.push(String(x[1]))
       for (let k = 0; k < width; k++) {
         const v = x[2 + k]
-        if (!byDigest[k]) {
-          out.values.push(v === null || v === undefined ? null : String(v))
-          continue
-        }
-        if (v === null || v === undefined) {
-          out.values.push(-1)
-          continue
-        }
-        let at = index.get(String(v))
-        if (at === undefined) {
-          index.set(String(v), (at = out.holderId.length))
-          out.holderId.push(Number(x[0]))
-          out.holderColumn.push(k)
-        }
-        out.values.push(at)
+        out.texts.push(v === null || v === undefined ? null : String(v))
       }
+      if (digested.length === 0) {
+        out.combos.push(-1)
+        return
+      }
+      const digest = String(x[2 + width])
+      let at = index.get(digest)
+      if (at === undefined) {
+        index.set(digest, (at = out.holderId.length))
+        out.holderId.push(Number(x[0]))
+      }
+      out.combos.push(at)
     },
   )
   return out
 }
 
-/** Each instance's extra row (the first of its uuid) from `d`, the blobs' texts read by row id. */
+/** Each instance's extra row (the first of its uuid) from `d`, the digest-read texts read by row id. */
 export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDigests): Promise<void> {
-  const {columns} = d
-  const width = columns.length
+  const {columns, byDigest} = d
+  const digested = columns.filter((_, k) => byDigest[k])
+  const width = columns.length - digested.length
   const match = new InstanceMatcher(instances)
   const owners: Instance[] = []
   const ownerRows: number[] = []
@@ -180,38 +193,39 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
     owners.push(inst)
     ownerRows.push(i)
   }
-  const texts: string[] = new Array<string>(d.holderId.length)
-  const ids = [...new Set(d.holderId)]
+  // Each combination's texts, in the order of `digested`: one holder row each (distinct ids).
   const byId = new Map<number, unknown[]>()
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-    const part = ids.slice(i, i + IDS_PER_QUERY)
+  for (let i = 0; i < d.holderId.length; i += IDS_PER_QUERY) {
+    const part = d.holderId.slice(i, i + IDS_PER_QUERY)
     await r.eachDecoded(
       INSTANCE_EXTRA.name,
-      `SELECT id, ${columns.map((c) => `\`${c}\``).join(', ')} FROM instance_extra WHERE id IN (${part.map(() => '?').join(', ')})`,
-      {names: ['id', ...columns], decode: (x) => x},
+      `SELECT id, ${digested.map((c) => `\`${c}\``).join(', ')} FROM instance_extra WHERE id IN (${part.map(() => '?').join(', ')})`,
+      {names: ['id', ...digested], decode: (x) => x},
       (x) => byId.set(Number(x[0]), x),
       part,
     )
   }
-  for (let i = 0; i < d.holderId.length; i++) {
-    const text = byId.get(d.holderId[i] as number)?.[1 + (d.holderColumn[i] as number)]
+  const combos: unknown[][] = d.holderId.map((id) => {
+    const row = byId.get(id)
     // Gone between the two queries would mean a second transaction: never within one read.
-    if (typeof text !== 'string') throw new Error(`instance_extra row ${d.holderId[i]}: the blob of its digest was not read`)
-    texts[i] = text
-  }
+    if (row === undefined) throw new Error(`instance_extra row ${id}: the blobs of its digest were not read`)
+    return row
+  })
   const convert = rowConverter(
     INSTANCE_EXTRA,
     [],
     [],
     INSTANCE_EXTRA.row.filter((c) => !columns.includes(c)),
   )
-  const raw: unknown[] = new Array<unknown>(width)
+  const raw: unknown[] = new Array<unknown>(columns.length)
   for (let j = 0; j < owners.length; j++) {
     const row = ownerRows[j] as number
-    for (let k = 0; k < width; k++) {
-      const v = d.values[row * width + k] as number | string | null
-      raw[k] = typeof v === 'number' ? (v < 0 ? null : texts[v]) : v
-    }
+    const combo = d.combos[row] as number
+    const held = combo < 0 ? undefined : combos[combo]
+    // The columns in order: a text column's value from the row, a digest column's from its combination.
+    let t = 0
+    let g = 1
+    for (let k = 0; k < columns.length; k++) raw[k] = byDigest[k] ? (held as unknown[])[g++] : d.texts[row * width + t++]
     ;(owners[j] as Instance).extra = convert(raw, undefined, []) as Instance['extra']
   }
 }
