@@ -118,16 +118,7 @@ async function readHostTopologyDigests(r: Reader): Promise<TopologyDigests> {
 /** Each node's NUMA topology from `d`, each distinct text read once by the id of a node holding it. */
 async function attachHostTopologies(r: Reader, nodes: ReadonlyArray<{id: number; numa_topology: string | null}>, d: TopologyDigests): Promise<void> {
   const texts = new Map<number, string>()
-  for (let i = 0; i < d.holderId.length; i += IDS_PER_QUERY) {
-    const part = d.holderId.slice(i, i + IDS_PER_QUERY)
-    await r.eachDecoded(
-      COMPUTE_NODES.name,
-      `SELECT id, numa_topology FROM compute_nodes WHERE id IN (${part.map(() => '?').join(', ')})`,
-      {names: ['id', 'numa_topology'], decode: (x) => x},
-      (x) => texts.set(Number(x[0]), String(x[1])),
-      part,
-    )
-  }
+  await eachRowById(r, COMPUTE_NODES.name, ['numa_topology'], d.holderId, (x) => texts.set(Number(x[0]), String(x[1])))
   for (const cn of nodes) {
     const at = d.byId.get(cn.id)
     // A node the scan met and the digests did not would mean a second transaction: never within one read.
@@ -142,8 +133,25 @@ async function attachHostTopologies(r: Reader, nodes: ReadonlyArray<{id: number;
 /** Marks an instance whose extra row attachExtras has met, until its blobs are read. */
 const PENDING = Object.freeze({}) as NonNullable<Instance['extra']>
 
-/** Row ids per IN list of attachExtras' query of the texts. */
+/** Row ids per IN list of eachRowById. */
 const IDS_PER_QUERY = 1000
+
+/**
+ * The rows of a table with these ids (its primary key), each handed to `each` as [id, ...columns]:
+ * the texts read by digest, once each. Table and column names come from the constant table specs.
+ */
+async function eachRowById(r: Reader, table: string, columns: readonly string[], ids: readonly number[], each: (x: unknown[]) => void): Promise<void> {
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const part = ids.slice(i, i + IDS_PER_QUERY)
+    await r.eachDecoded(
+      table,
+      `SELECT id, ${columns.map((c) => `\`${c}\``).join(', ')} FROM \`${table}\` WHERE id IN (${part.map(() => '?').join(', ')})`,
+      {names: ['id', ...columns], decode: (x) => x},
+      each,
+      part,
+    )
+  }
+}
 
 /**
  * The live instance_extra rows in id order: instance uuid, the texts of the blob columns read as
@@ -264,16 +272,7 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
   }
   // Each combination's texts, in the order of `digested`: one holder row each (distinct ids).
   const byId = new Map<number, unknown[]>()
-  for (let i = 0; i < d.holderId.length; i += IDS_PER_QUERY) {
-    const part = d.holderId.slice(i, i + IDS_PER_QUERY)
-    await r.eachDecoded(
-      INSTANCE_EXTRA.name,
-      `SELECT id, ${digested.map((c) => `\`${c}\``).join(', ')} FROM instance_extra WHERE id IN (${part.map(() => '?').join(', ')})`,
-      {names: ['id', ...digested], decode: (x) => x},
-      (x) => byId.set(Number(x[0]), x),
-      part,
-    )
-  }
+  await eachRowById(r, INSTANCE_EXTRA.name, digested, d.holderId, (x) => byId.set(Number(x[0]), x))
   const combos: unknown[][] = d.holderId.map((id) => {
     const row = byId.get(id)
     // Gone between the two queries would mean a second transaction: never within one read.
