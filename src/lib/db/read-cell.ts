@@ -13,7 +13,7 @@ import {type Reader, readEach, readRows} from './table-reader.js'
  * test/db/audit-view.test.ts holds the view's findings equal to a full read's.
  * In placement the view reads the resource_provider_traits rows of AUDIT_TRAITS only
  * (domain/trait-sets.ts): one trait of the 60-100 a real compute reports. And instance_extra's
- * blobs and the hosts' NUMA topologies are read by digest (readExtraDigests, readHostTopologies):
+ * blobs and the hosts' NUMA topologies are read by digest (readExtraDigests, readHostTopologyDigests):
  * each distinct text once.
  */
 export const AUDIT_VIEW = {
