@@ -237,7 +237,7 @@ export async function captureLive(opts: SourceOptions, progress: ProgressSink = 
   const read: CellRead = view
     ? (r, uuid, present) => readCellForScheduler(r, uuid, present, wanted, hostNuma)
     : audit
-      ? (r, uuid, present) => readCell(r, uuid, present, AUDIT_VIEW, {extrasByDigest: true})
+      ? (r, uuid, present) => readCell(r, uuid, present, AUDIT_VIEW, {blobsByDigest: true})
       : readCell
 
   let cellJobs: Array<Promise<CellResult>> = []

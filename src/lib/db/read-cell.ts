@@ -27,17 +27,18 @@ export type CellColumns = Partial<Record<keyof typeof AUDIT_VIEW, readonly strin
 
 /**
  * `present`: the newer columns this database has ('table.column', from the schema probe);
- * `leaveOut`: row columns not read, by table (AUDIT_VIEW for a live audit).
+ * `leaveOut`: row columns not read, by table (AUDIT_VIEW for a live audit); `blobsByDigest`: the
+ * hosts' NUMA topologies and instance_extra's blobs read by digest where their texts repeat.
  */
 export async function readCell(
   r: Reader,
   cellUuid: string,
   present: ReadonlySet<string>,
   leaveOut: CellColumns = {},
-  opts: {extrasByDigest?: boolean} = {},
+  opts: {blobsByDigest?: boolean} = {},
 ): Promise<NovaCellTables> {
   const services = await readRows(r, SERVICES, {cellUuid})
-  const byDigest = opts.extrasByDigest === true && !(leaveOut.compute_nodes ?? []).includes('numa_topology')
+  const byDigest = opts.blobsByDigest === true && !(leaveOut.compute_nodes ?? []).includes('numa_topology')
   const topologies = byDigest ? await readHostTopologyDigests(r) : undefined
   const compute_nodes = await readRows(r, COMPUTE_NODES, {
     cellUuid,
@@ -53,7 +54,7 @@ export async function readCell(
   // had no extra row, and a uuid map (built once, on the first miss) otherwise.
   // An instance with two live instance_extra rows (never written by nova) keeps the one with the
   // lowest id.
-  const digests = opts.extrasByDigest ? await readExtraDigests(r, leaveOut.instance_extra ?? []) : undefined
+  const digests = opts.blobsByDigest ? await readExtraDigests(r, leaveOut.instance_extra ?? []) : undefined
   const instances = await readRows(r, INSTANCES, {cellUuid, present, leaveOut: leaveOut.instances})
   if (digests) await attachExtras(r, instances, digests)
   else await readExtras(r, instances, 'deleted = 0', [], leaveOut.instance_extra)
@@ -80,39 +81,59 @@ export async function readExtras(r: Reader, instances: Instance[], where: string
 /** Per compute node id, the index of its NUMA topology's text (-1: NULL); per text, a node holding it. */
 interface TopologyDigests {
   byId: Map<number, number>
-  holderId: number[]
+  holderId: readonly number[]
+}
+
+/**
+ * Whether texts repeat enough to be read by digest: at most `share` as many distinct texts as
+ * values. A digest per row costs the decode and lookup of a 64-character string and each distinct
+ * text a read by id.
+ */
+const repeating = (distinct: number, values: number, share: number): boolean => distinct <= values * share
+
+/** Distinct digests in the order first met, each with the id of the row that held it first. */
+class Holders {
+  readonly ids: number[] = []
+  private readonly index = new Map<string, number>()
+
+  /** The index of `digest`, `id`'s row made its holder when it is the first to hold it. */
+  of(digest: string, id: number): number {
+    let at = this.index.get(digest)
+    if (at === undefined) {
+      this.index.set(digest, (at = this.ids.length))
+      this.ids.push(id)
+    }
+    return at
+  }
 }
 
 /**
  * The hosts' NUMA topologies by SHA-256 first (readCell): hosts of one hardware model that run the
  * same load report the same 3-4 KB text (5,000 nodes, 1,460 texts in a cell of the 10k bench
  * cloud), and one string per distinct text is what the audits' memo of parsed topologies finds
- * again without hashing it. Where every host's text is its own, each is read once by id instead of
- * in the scan: 64 bytes of digest per node more.
+ * again without hashing it. Where fewer than half the nodes share a text with another (every host
+ * its own load), undefined: they are read in the scan, as without digests, for 64 bytes of digest
+ * per node more. Half, not instance_extra's quarter: a node's text is 3-4 KB against an instance
+ * blob's 0.5 KB, and at 1,460 texts for 5,000 nodes (29 %) the digests still saved time.
  */
-async function readHostTopologyDigests(r: Reader): Promise<TopologyDigests> {
-  const out: TopologyDigests = {byId: new Map(), holderId: []}
-  const index = new Map<string, number>()
+async function readHostTopologyDigests(r: Reader): Promise<TopologyDigests | undefined> {
+  const byId = new Map<number, number>()
+  const holders = new Holders()
+  let texts = 0
   await r.eachDecoded(
     COMPUTE_NODES.name,
     'SELECT id, SHA2(numa_topology, 256) AS numa_topology FROM compute_nodes ORDER BY id',
     {names: ['id', 'numa_topology'], decode: (x) => x},
     (x) => {
       const id = Number(x[0])
-      if (x[1] === null || x[1] === undefined) {
-        out.byId.set(id, -1)
-        return
+      if (x[1] === null || x[1] === undefined) byId.set(id, -1)
+      else {
+        texts++
+        byId.set(id, holders.of(String(x[1]), id))
       }
-      const digest = String(x[1])
-      let at = index.get(digest)
-      if (at === undefined) {
-        index.set(digest, (at = out.holderId.length))
-        out.holderId.push(id)
-      }
-      out.byId.set(id, at)
     },
   )
-  return out
+  return repeating(holders.ids.length, texts, 1 / 2) ? {byId, holderId: holders.ids} : undefined
 }
 
 /** Each node's NUMA topology from `d`, each distinct text read once by the id of a node holding it. */
@@ -167,7 +188,7 @@ export interface ExtraDigests {
   /** Per row: the index of its combination of the digest-read columns' texts (-1: no column is read by digest). */
   combos: number[]
   /** Per combination: the id of a row holding it. */
-  holderId: number[]
+  holderId: readonly number[]
 }
 
 /** Rows whose digests decide which columns are read by digest. */
@@ -194,7 +215,7 @@ async function digestColumns(r: Reader, columns: readonly string[]): Promise<boo
       }
     },
   )
-  return columns.map((_, k) => (distinct[k] as Set<string>).size * 4 <= (counted[k] as number))
+  return columns.map((_, k) => repeating((distinct[k] as Set<string>).size, counted[k] as number, 1 / 4))
 }
 
 /**
@@ -225,8 +246,8 @@ export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): 
   const asText = columns.filter((_, k) => !byDigest[k])
   const digested = columns.filter((_, k) => byDigest[k])
   const width = asText.length
-  const out: ExtraDigests = {columns, byDigest, uuids: [], texts: [], combos: [], holderId: []}
-  const index = new Map<string, number>()
+  const holders = new Holders()
+  const out: ExtraDigests = {columns, byDigest, uuids: [], texts: [], combos: [], holderId: holders.ids}
   const list = [...asText.map((c) => `\`${c}\``), ...(digested.length > 0 ? [`${combinedDigest(digested)} AS digest`] : [])].join(', ')
   await r.eachDecoded(
     INSTANCE_EXTRA.name,
@@ -242,13 +263,7 @@ export async function readExtraDigests(r: Reader, leaveOut: readonly string[]): 
         out.combos.push(-1)
         return
       }
-      const digest = String(x[2 + width])
-      let at = index.get(digest)
-      if (at === undefined) {
-        index.set(digest, (at = out.holderId.length))
-        out.holderId.push(Number(x[0]))
-      }
-      out.combos.push(at)
+      out.combos.push(holders.of(String(x[2 + width]), Number(x[0])))
     },
   )
   return out
@@ -273,7 +288,7 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
   // Each combination's texts, in the order of `digested`: one holder row each (distinct ids).
   const byId = new Map<number, unknown[]>()
   await eachRowById(r, INSTANCE_EXTRA.name, digested, d.holderId, (x) => byId.set(Number(x[0]), x))
-  const combos: unknown[][] = d.holderId.map((id) => {
+  const holderRows: unknown[][] = d.holderId.map((id) => {
     const row = byId.get(id)
     // Gone between the two queries would mean a second transaction: never within one read.
     if (row === undefined) throw new Error(`instance_extra row ${id}: the blobs of its digest were not read`)
@@ -289,7 +304,7 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
   for (let j = 0; j < owners.length; j++) {
     const row = ownerRows[j] as number
     const combo = d.combos[row] as number
-    const held = combo < 0 ? undefined : combos[combo]
+    const held = combo < 0 ? undefined : holderRows[combo]
     // The columns in order: a text column's value from the row, a digest column's from its combination.
     let t = 0
     let g = 1
