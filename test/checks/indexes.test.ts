@@ -44,7 +44,7 @@ describe('consumer and instance indexes', () => {
     const naive = groupBy(allocs, (x) => x.consumer_id)
     expect(model.consumerIds).toEqual([...naive.keys()])
     expect([...model.allocationsByConsumer]).toEqual([...naive])
-    expect(model.consumerAllocations[model.consumerIndex.get(a.uuid) as number].map((x) => x.id)).toEqual(naive.get(a.uuid)?.map((x) => x.id))
+    expect(model.allocationsOf(model.consumerIndex.get(a.uuid) as number).map((x) => x.id)).toEqual(naive.get(a.uuid)?.map((x) => x.id))
     expect([...model.consumersByUuid]).toEqual([...new Map(model.snapshot.placement.consumers.map((x) => [x.uuid, x]))])
     // Judged once, with all its rows: no amount mismatch, nothing at all.
     expect(runChecks(model).findings).toEqual([])
@@ -59,9 +59,9 @@ describe('consumer and instance indexes', () => {
     const model = buildModel(c.build())
     const naive = groupBy(model.snapshot.placement.allocations, (x) => x.consumer_id)
     expect(model.consumerIds).toEqual([...naive.keys()])
-    expect(model.consumerAllocations).toEqual([...naive.values()])
+    expect(model.consumerIds.map((_, i) => model.allocationsOf(i))).toEqual([...naive.values()])
     // The rows themselves, not copies.
-    expect(model.consumerAllocations[0]?.[0]).toBe(model.snapshot.placement.allocations[0])
+    expect(model.allocationsOf(0)[0]).toBe(model.snapshot.placement.allocations[0])
     expect([...naive.values()].every((rows) => rows.length > 1)).toBe(true)
   })
 

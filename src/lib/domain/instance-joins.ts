@@ -11,7 +11,6 @@ interface Joinable {
   readonly snapshot: Snapshot
   readonly consumerIndex: StringIndex
   readonly consumerIds: readonly string[]
-  readonly consumerAllocations: Allocation[][]
   readonly liveNodeListAt: ReadonlyArray<Instance[] | undefined>
 }
 
@@ -100,21 +99,48 @@ export function locateMappings(model: Joinable): MappingPositions {
 }
 
 /**
- * Fills a consumer index and its per-consumer allocation lists. Allocation rows come grouped by
- * consumer (written together, read by id): each run of one consumer's rows is sliced out whole, an
- * array of its exact size (grown by push, a two-row list reserves eighteen slots: ~40 MB on a 10k
- * cloud); a consumer met again later (its allocations rewritten by a move) joins its first list.
+ * Each allocation consumer's rows, as a run of the allocation table: placement writes a consumer's
+ * rows together and they are read by id, so a consumer's rows are mostly one run, kept as its first
+ * row and one past its last. A list per consumer made here would be kept for the whole audit (300k
+ * arrays on a 10k cloud, each copied by the collector and faulted in); a slice made when asked for
+ * dies young. A consumer met again later (its allocations rewritten by a move) keeps a list of all
+ * its rows, in row order.
  */
-export function indexConsumers(index: StringIndex, lists: Allocation[][], allocations: readonly Allocation[]): void {
-  const n = allocations.length
-  let start = 0
-  while (start < n) {
-    const consumer = allocations[start].consumer_id
-    let end = start + 1
-    while (end < n && allocations[end].consumer_id === consumer) end++
-    const at = index.add(consumer)
-    if (at < lists.length) for (let i = start; i < end; i++) lists[at].push(allocations[i])
-    else lists.push(allocations.slice(start, end))
-    start = end
+export class ConsumerRuns {
+  private readonly start: number[] = []
+  private readonly end: number[] = []
+  private readonly rejoined = new Map<number, Allocation[]>()
+
+  constructor(private readonly rows: readonly Allocation[]) {}
+
+  /** Consumer i's rows, in row order: a new array (the rows themselves, not copies). */
+  of(i: number): Allocation[] {
+    if (this.rejoined.size > 0) {
+      const list = this.rejoined.get(i)
+      if (list) return list.slice()
+    }
+    return this.rows.slice(this.start[i], this.end[i])
+  }
+
+  /** Fills `index` with the consumers of the rows, in first-seen order, and their runs. */
+  index(index: StringIndex): void {
+    const rows = this.rows
+    const n = rows.length
+    let start = 0
+    while (start < n) {
+      const consumer = rows[start].consumer_id
+      let end = start + 1
+      while (end < n && rows[end].consumer_id === consumer) end++
+      const at = index.add(consumer)
+      if (at < this.start.length) {
+        let list = this.rejoined.get(at)
+        if (!list) this.rejoined.set(at, (list = rows.slice(this.start[at], this.end[at])))
+        for (let i = start; i < end; i++) list.push(rows[i])
+      } else {
+        this.start.push(start)
+        this.end.push(end)
+      }
+      start = end
+    }
   }
 }

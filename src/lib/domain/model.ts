@@ -9,7 +9,7 @@ import {ResourceClassRegistry} from './resource-classes.js'
 import {StringIndex} from '../util/string-index.js'
 import {brokenProviderTrees} from './provider-tree.js'
 import {providersWithTrait, traitNamesByProvider, traitRowsFor} from './trait-sets.js'
-import {groupInstanceRows, indexConsumers, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
+import {ConsumerRuns, groupInstanceRows, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
 import type {Allocation, CellInfo, ComputeNode, Consumer, Flavor, Instance, Inventory, Migration, ResourceProvider, Service, Snapshot} from './snapshot.js'
 
 export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
@@ -85,18 +85,20 @@ export class CloudModel extends ModelBlobs {
   readonly childrenByProvider = new Map<number, ResourceProvider[]>()
   readonly inventoriesByProvider = new Map<number, Inventory[]>()
   /**
-   * Allocation consumers in first-seen order: consumer uuid -> position in consumerIds and
-   * consumerAllocations (the rows in snapshot order). One uuid-keyed map that the audits join every
-   * other table against (instances, consumers, mappings), with per-consumer results in plain arrays.
+   * Allocation consumers in first-seen order: consumer uuid -> position in consumerIds and of its
+   * rows (allocationsOf). One uuid-keyed map that the audits join every other table against
+   * (instances, consumers, mappings), with per-consumer results in plain arrays.
    */
   readonly consumerIndex = new StringIndex()
   readonly consumerIds: readonly string[] = this.consumerIndex.keys
-  readonly consumerAllocations: Allocation[][] = []
-  /** Allocation rows per consumer uuid (the consumerAllocations arrays); built on first use. */
+  private readonly consumerRuns: ConsumerRuns
+  /** The allocation rows of consumer i (consumerIds[i]), in snapshot order: a new array each call. */
+  allocationsOf = (i: number): Allocation[] => this.consumerRuns.of(i)
+  /** Allocation rows per consumer uuid; built on first use. */
   get allocationsByConsumer(): Map<string, Allocation[]> {
     if (!this.allocsByConsumer) {
       this.allocsByConsumer = new Map()
-      for (let i = 0; i < this.consumerIds.length; i++) this.allocsByConsumer.set(this.consumerIds[i], this.consumerAllocations[i])
+      for (let i = 0; i < this.consumerIds.length; i++) this.allocsByConsumer.set(this.consumerIds[i], this.consumerRuns.of(i))
     }
     return this.allocsByConsumer
   }
@@ -207,7 +209,7 @@ export class CloudModel extends ModelBlobs {
     }
     // Indexed loops over long tables: run once, unoptimised, a for-of allocates a result per row.
     for (let i = 0; i < p.inventories.length; i++) push(this.inventoriesByProvider, p.inventories[i].resource_provider_id, p.inventories[i])
-    indexConsumers(this.consumerIndex, this.consumerAllocations, p.allocations)
+    ;(this.consumerRuns = new ConsumerRuns(p.allocations)).index(this.consumerIndex)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
     const used = p.usages ?? p.allocations
     // A consumer's rows come together, mostly on one provider: its map is looked up once per run of them.

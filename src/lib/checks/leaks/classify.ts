@@ -86,7 +86,7 @@ class Classifier {
       const consumer = model.consumerIds[index]
       const rows = instanceRows.ofConsumer[index]
       const live = rows && ctx.liveOf(consumer, rows)
-      const groups = this.groupAllocations(model.consumerAllocations[index])
+      const groups = this.groupAllocations(model.allocationsOf(index))
       if (groups.length === 0) continue
       this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index], movingAt[index] ?? NO_MIGRATIONS)
     }

@@ -42,7 +42,7 @@ export const placementDrift: CheckUnit = {
         if (leakInfo.flaggedInstances.has(uuid)) continue
         if (!leakInfo.flaggedConsumers.has(uuid) && !leakInfo.undecidedConsumers.has(uuid)) continue
         const index = model.consumerIndex.get(uuid)
-        for (const a of index === undefined ? [] : model.consumerAllocations[index]) {
+        for (const a of index === undefined ? [] : model.allocationsOf(index)) {
           if (a.resource_provider_id === rp.id && a.resource_class_id === pcpuId) used += a.used
         }
       }
@@ -76,7 +76,7 @@ function excludedPcpu(model: CloudModel, pcpuId: number, leakInfo: LeakClassific
   for (const consumer of consumers) {
     const index = model.consumerIndex.get(consumer)
     if (index === undefined) continue
-    for (const a of model.consumerAllocations[index]) {
+    for (const a of model.allocationsOf(index)) {
       if (a.resource_class_id === pcpuId) out.set(a.resource_provider_id, (out.get(a.resource_provider_id) ?? 0) + a.used)
     }
   }
