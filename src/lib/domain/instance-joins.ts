@@ -107,11 +107,16 @@ export function locateMappings(model: Joinable): MappingPositions {
  * its rows, in row order.
  */
 export class ConsumerRuns {
-  private readonly start: number[] = []
-  private readonly end: number[] = []
+  // Sized for a consumer per row, the most there can be: the part never written is never touched.
+  private readonly start: Int32Array
+  private readonly end: Int32Array
+  private count = 0
   private readonly rejoined = new Map<number, Allocation[]>()
 
-  constructor(private readonly rows: readonly Allocation[]) {}
+  constructor(private readonly rows: readonly Allocation[]) {
+    this.start = new Int32Array(rows.length)
+    this.end = new Int32Array(rows.length)
+  }
 
   /** Consumer i's rows, in row order: a new array (the rows themselves, not copies). */
   of(i: number): Allocation[] {
@@ -132,13 +137,14 @@ export class ConsumerRuns {
       let end = start + 1
       while (end < n && rows[end].consumer_id === consumer) end++
       const at = index.add(consumer)
-      if (at < this.start.length) {
+      if (at < this.count) {
         let list = this.rejoined.get(at)
         if (!list) this.rejoined.set(at, (list = rows.slice(this.start[at], this.end[at])))
         for (let i = start; i < end; i++) list.push(rows[i])
       } else {
-        this.start.push(start)
-        this.end.push(end)
+        this.start[at] = start
+        this.end[at] = end
+        this.count++
       }
       start = end
     }
