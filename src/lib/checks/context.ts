@@ -37,6 +37,7 @@ export interface Residents {
 }
 
 const newResidents = (): Residents => ({list: [], numa: [], flavors: [], bootsFromVolume: []})
+const sizedResidents = (n: number): Residents => ({list: new Array(n), numa: new Array(n), flavors: new Array(n), bootsFromVolume: new Array(n)})
 
 export const isMigrationInProgress = (m: Migration): boolean => m.deleted === 0 && !MIGRATION_DONE_STATUSES.has(m.status ?? '')
 
@@ -146,19 +147,26 @@ export class AuditContext implements InstanceWhereabouts {
     const instances = this.model.snapshot.nova.instances
     const at = this.model.liveNodeListAt
     const blobs = this.liveInstanceBlobsAt()
+    // Four lists of each node's size, filled by index: pushed one by one, each would keep up to half
+    // again its length in spare slots for the whole audit (10k nodes, 300k residents).
+    const filled = new Map<Residents, number>()
     for (let pos = 0; pos < instances.length; pos++) {
       const nodeList = at[pos]
       if (nodeList === undefined) continue
       const inst = instances[pos]
       if (!holdsResources(inst)) continue
       let r = byList.get(nodeList)
-      if (!r) byList.set(nodeList, (r = newResidents()))
+      if (!r) byList.set(nodeList, (r = sizedResidents(nodeList.length)))
+      const k = filled.get(r) ?? 0
+      filled.set(r, k + 1)
       // Listed rows are live: their blobs were read by position.
-      r.list.push(inst)
-      r.numa.push(blobs.numa[pos] as Parsed<InstanceNumaTopology | null>)
-      r.flavors.push(blobs.flavors[pos] as Parsed<InstanceFlavors | null>)
-      r.bootsFromVolume.push(bootsFromVolume(inst))
+      r.list[k] = inst
+      r.numa[k] = blobs.numa[pos] as Parsed<InstanceNumaTopology | null>
+      r.flavors[k] = blobs.flavors[pos] as Parsed<InstanceFlavors | null>
+      r.bootsFromVolume[k] = bootsFromVolume(inst)
     }
+    // A node's list counts its residents and those that hold nothing (shelved-offloaded): trimmed.
+    for (const [r, k] of filled) if (k < r.list.length) r.list.length = r.numa.length = r.flavors.length = r.bootsFromVolume.length = k
     this.byNodeList = byList
     return byList
   }
