@@ -122,4 +122,15 @@ describe.each([
     expect(nine?.numa_topology).toBe(NUMA('{"0": 4}'))
     expect(Object.is(two?.numa_topology, nine?.numa_topology)).toBe(true)
   })
+
+  it('gives instances of one combination of texts one row object when every column is read by digest', async () => {
+    const rows = await instances()
+    await attachExtras(reader as Reader, rows, await readExtraDigests(reader as Reader, AUDIT_VIEW.instance_extra))
+    const extraOf = (n: number) => rows.find((i) => i.uuid === uuid(n))?.extra
+    // 2 and 9 hold the same texts; 1 a topology of its own, 12 a flavor alike and a topology not.
+    expect(extraOf(2)).toEqual(extraOf(9))
+    expect(Object.is(extraOf(2), extraOf(9))).toBe(byDigest.every(Boolean))
+    for (const n of [1, 12, 13]) expect(Object.is(extraOf(2), extraOf(n))).toBe(false)
+    expect(Object.is(extraOf(12), extraOf(13))).toBe(false)
+  })
 })

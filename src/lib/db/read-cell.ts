@@ -301,15 +301,25 @@ export async function attachExtras(r: Reader, instances: Instance[], d: ExtraDig
     INSTANCE_EXTRA.row.filter((c) => !columns.includes(c)),
   )
   const raw: unknown[] = new Array<unknown>(columns.length)
+  // When every column is read by digest, a row's values are its combination's: instances of one
+  // combination share one row object (read-only, as every snapshot row in an audit), not 300k equal ones.
+  const shared: Array<Instance['extra'] | undefined> = width === 0 ? new Array(d.holderId.length + 1) : []
   for (let j = 0; j < owners.length; j++) {
     const row = ownerRows[j] as number
     const combo = d.combos[row] as number
+    const had = width === 0 ? shared[combo + 1] : undefined
+    if (had !== undefined) {
+      ;(owners[j] as Instance).extra = had
+      continue
+    }
     const held = combo < 0 ? undefined : holderRows[combo]
     // The columns in order: a text column's value from the row, a digest column's from its combination.
     let t = 0
     let g = 1
     for (let k = 0; k < columns.length; k++) raw[k] = byDigest[k] ? (held as unknown[])[g++] : d.texts[row * width + t++]
-    ;(owners[j] as Instance).extra = convert(raw, undefined, []) as Instance['extra']
+    const extra = convert(raw, undefined, []) as Instance['extra']
+    if (width === 0) shared[combo + 1] = extra
+    ;(owners[j] as Instance).extra = extra
   }
 }
 
