@@ -158,7 +158,8 @@ describe('indexes the audits share', () => {
     gone.deleted = gone.id
     snap.nova.instances.push({...twice, cell_uuid: CELL0_UUID, id: 900}, {...a, cell_uuid: CELL0_UUID, id: 901, hidden: true})
     const ctx = new AuditContext(buildModel(snap))
-    const live = ctx.instanceRows.order.flatMap((rows) => {
+    const order = Array.from({length: ctx.instanceRows.size}, (_, k) => ctx.instanceRows.order(k))
+    const live = order.flatMap((rows) => {
       const l = ctx.liveOf(rows[0].uuid, rows)
       return l ? [[rows[0].uuid, l.length]] : []
     })

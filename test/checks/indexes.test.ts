@@ -75,7 +75,11 @@ describe('consumer and instance indexes', () => {
     const naive = groupBy(model.snapshot.nova.instances, (i) => i.uuid)
     expect([...model.instancesByUuid]).toEqual([...naive])
     const ctx = new AuditContext(model)
-    expect(ctx.instanceRows.order).toEqual([...naive.values()])
+    const rows = ctx.instanceRows
+    expect(Array.from({length: rows.size}, (_, k) => rows.order(k))).toEqual([...naive.values()])
+    // Per consumer, its rows; the hidden copy makes b's two.
+    expect(model.consumerIds.map((_, i) => rows.ofConsumer(i)?.map((x) => x.id))).toEqual(model.consumerIds.map((u) => naive.get(u)?.map((x) => x.id)))
+    expect(rows.ofConsumer(model.consumerIndex.get(b.uuid) as number)).toHaveLength(2)
     for (const [uuid, rows] of naive) {
       expect(ctx.rowsOf(uuid)).toEqual(rows)
       const live = rows.filter((i) => i.deleted === 0 && !i.hidden)

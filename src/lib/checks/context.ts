@@ -228,7 +228,7 @@ export class AuditContext implements InstanceWhereabouts {
   /** model.instancesByUuid.get(uuid), read through instanceRows. */
   rowsOf(uuid: string): Instance[] | undefined {
     const index = this.model.consumerIndex.get(uuid)
-    return index === undefined ? this.instanceRows.other.get(uuid) : this.instanceRows.ofConsumer[index]
+    return index === undefined ? this.instanceRows.other.get(uuid) : this.instanceRows.ofConsumer(index)
   }
 
   /** The live, non-hidden rows of an instance uuid (several: live in several cells), read through instanceRows. */

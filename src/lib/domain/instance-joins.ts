@@ -14,51 +14,86 @@ interface Joinable {
   readonly liveNodeListAt: ReadonlyArray<Instance[] | undefined>
 }
 
-export interface InstanceRows {
-  /** Rows of allocation consumer i (consumerIds[i]), in snapshot order. */
-  ofConsumer: ReadonlyArray<Instance[] | undefined>
-  /** When consumer i has a single instance row, that row's liveNodeListAt list. */
-  nodeListOfConsumer: ReadonlyArray<readonly Instance[] | undefined>
+/**
+ * Instance rows grouped by uuid, each group read as an array made when asked for. Nearly every uuid
+ * has one row: an array of one per uuid kept for the whole audit was 324k arrays on a 10k cloud
+ * (18 MB, each copied by the scavenger and faulted in), while an array made per question dies young.
+ * A uuid with several rows (live in two cells, a cross-cell move's hidden copy) keeps its list.
+ */
+export class InstanceRows {
   /** Rows of instance uuids that hold no allocation. */
-  other: ReadonlyMap<string, Instance[]>
-  /** Every uuid's rows in first-seen order (instancesByUuid's order)... */
-  order: readonly Instance[][]
-  /** ...and the consumer position of each (-1: holds no allocation). */
-  orderConsumer: readonly number[]
+  readonly other = new Map<string, Instance[]>()
+  /** The number of distinct uuids; order(k) and orderConsumer[k] are the k-th in first-seen order (instancesByUuid's). */
+  size = 0
+  /** Per uuid in first-seen order: its consumer position (-1: holds no allocation). */
+  readonly orderConsumer: Int32Array
+  /** Per uuid in first-seen order: the position of its first row in snapshot.nova.instances. */
+  private readonly orderFirst: Int32Array
+  /** Per allocation consumer: the position of its only row, or NONE, or SEVERAL (in `several`). */
+  private readonly single: Int32Array
+  private readonly several = new Map<number, Instance[]>()
+
+  constructor(private readonly model: Joinable) {
+    const instances = model.snapshot.nova.instances
+    this.single = new Int32Array(model.consumerIds.length).fill(NONE)
+    this.orderConsumer = new Int32Array(instances.length)
+    this.orderFirst = new Int32Array(instances.length)
+    const consumerIndex = model.consumerIndex
+    // Instances of a cell are in id order, as their consumers first got allocations.
+    let hint = 0
+    for (let pos = 0; pos < instances.length; pos++) {
+      const inst = instances[pos]
+      const index = consumerIndex.near(inst.uuid, hint)
+      if (index === undefined) {
+        const rows = this.other.get(inst.uuid)
+        if (rows) rows.push(inst)
+        else {
+          this.other.set(inst.uuid, [inst])
+          this.firstSeen(-1, pos)
+        }
+        continue
+      }
+      hint = index + 1
+      const at = this.single[index]
+      if (at === NONE) {
+        this.single[index] = pos
+        this.firstSeen(index, pos)
+      } else if (at === SEVERAL) this.several.get(index)?.push(inst)
+      else {
+        this.several.set(index, [instances[at], inst])
+        this.single[index] = SEVERAL
+      }
+    }
+  }
+
+  private firstSeen(consumer: number, pos: number): void {
+    this.orderConsumer[this.size] = consumer
+    this.orderFirst[this.size++] = pos
+  }
+
+  /** Rows of allocation consumer i (consumerIds[i]), in snapshot order; undefined: none. */
+  ofConsumer(i: number): Instance[] | undefined {
+    const at = this.single[i]
+    if (at >= 0) return [this.model.snapshot.nova.instances[at]]
+    return at === NONE ? undefined : this.several.get(i)
+  }
+
+  /** When consumer i has a single instance row, that row's liveNodeListAt list. */
+  nodeListOfConsumer(i: number): readonly Instance[] | undefined {
+    const at = this.single[i]
+    return at >= 0 ? this.model.liveNodeListAt[at] : undefined
+  }
+
+  /** Rows of the k-th uuid in first-seen order (k < size), in snapshot order. */
+  order(k: number): Instance[] {
+    const consumer = this.orderConsumer[k]
+    if (consumer >= 0) return this.ofConsumer(consumer) as Instance[]
+    return this.other.get(this.model.snapshot.nova.instances[this.orderFirst[k]].uuid) as Instance[]
+  }
 }
 
-/** Instance rows grouped by uuid: one probe of the consumer index per row. */
-export function groupInstanceRows(model: Joinable): InstanceRows {
-  const consumerIndex = model.consumerIndex
-  const ofConsumer: Array<Instance[] | undefined> = new Array(model.consumerIds.length)
-  const other = new Map<string, Instance[]>()
-  const nodeListOfConsumer: Array<readonly Instance[] | undefined> = new Array(model.consumerIds.length)
-  const order: Instance[][] = []
-  const orderConsumer: number[] = []
-  const instances = model.snapshot.nova.instances
-  // Instances of a cell are in id order, as their consumers first got allocations.
-  let hint = 0
-  for (let pos = 0; pos < instances.length; pos++) {
-    const inst = instances[pos]
-    const index = consumerIndex.near(inst.uuid, hint)
-    if (index !== undefined) hint = index + 1
-    let rows = index === undefined ? other.get(inst.uuid) : ofConsumer[index]
-    if (rows) {
-      rows.push(inst)
-      if (index !== undefined) nodeListOfConsumer[index] = undefined
-      continue
-    }
-    rows = [inst]
-    if (index === undefined) other.set(inst.uuid, rows)
-    else {
-      ofConsumer[index] = rows
-      nodeListOfConsumer[index] = model.liveNodeListAt[pos]
-    }
-    order.push(rows)
-    orderConsumer.push(index ?? -1)
-  }
-  return {ofConsumer, nodeListOfConsumer, other, order, orderConsumer}
-}
+const NONE = -1
+const SEVERAL = -2
 
 export interface MappingPositions {
   /** Per allocation consumer, the position of its uuid's last mapping (-1: none). */

@@ -9,11 +9,11 @@ import {ResourceClassRegistry} from './resource-classes.js'
 import {StringIndex} from '../util/string-index.js'
 import {brokenProviderTrees} from './provider-tree.js'
 import {providersWithTrait, traitNamesByProvider, traitRowsFor} from './trait-sets.js'
-import {ConsumerRuns, groupInstanceRows, type InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
+import {ConsumerRuns, InstanceRows, locateMappings, type MappingPositions} from './instance-joins.js'
 import type {Allocation, CellInfo, ComputeNode, Consumer, Flavor, Instance, Inventory, Migration, ResourceProvider, Service, Snapshot} from './snapshot.js'
 
 export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
-export type {InstanceRows, MappingPositions} from './instance-joins.js'
+export {InstanceRows, type MappingPositions} from './instance-joins.js'
 
 export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
 
@@ -46,7 +46,7 @@ export class CloudModel extends ModelBlobs {
 
   /** Instance rows grouped by uuid through consumerIndex (instance-joins.ts), built on first use. */
   get instanceRows(): InstanceRows {
-    this.rowsIndex ??= groupInstanceRows(this)
+    this.rowsIndex ??= new InstanceRows(this)
     return this.rowsIndex
   }
 

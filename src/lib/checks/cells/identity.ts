@@ -153,7 +153,7 @@ function agreements(model: CloudModel, read: CellInfo[], idx: ReturnType<typeof 
     if (positions.repeated && (index === undefined ? positions.other.get(im.instance_uuid) : positions.ofConsumer[index]) !== i) continue
     const c = im.cell_id === null ? undefined : byId.get(im.cell_id)
     if (!c || im.queued_for_delete === true) continue
-    const rows = index === undefined ? instanceRows.other.get(im.instance_uuid) : instanceRows.ofConsumer[index]
+    const rows = index === undefined ? instanceRows.other.get(im.instance_uuid) : instanceRows.ofConsumer(index)
     // One indexed pass, no closures: once per mapping (300k on a 10k cloud), mostly unoptimised.
     let found = false
     let elsewhere = false

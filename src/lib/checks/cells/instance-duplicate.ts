@@ -2,7 +2,7 @@ import type {Finding, InstanceSubject, Open} from '../../domain/finding.js'
 import type {Instance} from '../../domain/snapshot.js'
 import {type CheckUnit, runbook} from '../unit.js'
 import type {AuditContext} from '../context.js'
-import {type LiveMappings, instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
+import {type LiveMappings, instRow, instanceSubject, liveMappings, liveRowsAt, mappingOfLive} from './mappings.js'
 
 declare module '../../domain/finding.js' {
   interface FindingShapes {
@@ -25,10 +25,9 @@ export const instanceDuplicate: CheckUnit = {
   run(ctx) {
     const lm = liveMappings(ctx)
     const findings: Finding[] = []
-    for (let k = 0; k < lm.live.length; k++) {
-      const rows = lm.live[k]
+    for (let k = 0; k < lm.liveCount.length; k++) {
       // The finding is made apart: its closures would cost a context on every one of the uuids.
-      if (rows && rows.length >= 2) findings.push(duplicateFinding(ctx, lm, k, rows))
+      if (lm.liveCount[k] >= 2) findings.push(duplicateFinding(ctx, lm, k, liveRowsAt(ctx, k) as Instance[]))
     }
     return findings
   },

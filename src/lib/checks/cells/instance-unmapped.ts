@@ -1,6 +1,7 @@
 import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
-import {instRow, instanceSubject, liveMappings} from './mappings.js'
+import type {Instance} from '../../domain/snapshot.js'
+import {instRow, instanceSubject, liveMappings, liveRowsAt} from './mappings.js'
 
 declare module '../../domain/finding.js' {
   interface FindingShapes {
@@ -24,10 +25,9 @@ export const instanceUnmapped: CheckUnit = {
     if (ctx.model.unavailableCells.length > 0) return []
     const lm = liveMappings(ctx)
     const findings: Finding[] = []
-    for (let k = 0; k < lm.live.length; k++) {
-      const rows = lm.live[k]
-      if (!rows || rows.length !== 1 || lm.mappingAt[k] >= 0) continue
-      const inst = rows[0]
+    for (let k = 0; k < lm.liveCount.length; k++) {
+      if (lm.liveCount[k] !== 1 || lm.mappingAt[k] >= 0) continue
+      const inst = (liveRowsAt(ctx, k) as Instance[])[0]
       findings.push({
         check: 'cells',
         code: 'cell.instance-unmapped',

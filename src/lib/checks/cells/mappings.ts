@@ -8,8 +8,8 @@ import type {Instance, InstanceMapping} from '../../domain/snapshot.js'
 import type {AuditContext} from '../context.js'
 
 export interface LiveMappings {
-  /** Per uuid in instanceRows.order: its live, non-hidden rows (undefined: none live). */
-  live: ReadonlyArray<Instance[] | undefined>
+  /** Per uuid in instanceRows' order: how many live, non-hidden rows it has (liveRowsAt reads them)... */
+  liveCount: Int32Array
   /** ...and the position of its mapping in nova_api.instance_mappings (-1: none). */
   mappingAt: Int32Array
   /** Per mapping position: 1 when the mapping is of a live instance. */
@@ -28,14 +28,16 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
     const mappings = model.snapshot.nova_api.instance_mappings
     const {ofConsumer: mappingOfConsumer, other: otherMappings, repeated} = model.mappingPositions
     const ofLive = new Uint8Array(mappings.length)
-    const {order, orderConsumer} = ctx.instanceRows
-    const live: Array<Instance[] | undefined> = new Array(order.length)
-    const mappingAt = new Int32Array(order.length).fill(-1)
-    for (let k = 0; k < order.length; k++) {
-      const uuid = order[k][0].uuid
-      const rows = ctx.liveOf(uuid, order[k])
+    const instanceRows = ctx.instanceRows
+    const orderConsumer = instanceRows.orderConsumer
+    const liveCount = new Int32Array(instanceRows.size)
+    const mappingAt = new Int32Array(instanceRows.size).fill(-1)
+    for (let k = 0; k < instanceRows.size; k++) {
+      const all = instanceRows.order(k)
+      const uuid = all[0].uuid
+      const rows = ctx.liveOf(uuid, all)
       if (!rows) continue
-      live[k] = rows
+      liveCount[k] = rows.length
       const index = orderConsumer[k]
       const at = index >= 0 ? mappingOfConsumer[index] : (otherMappings.get(uuid) ?? -1)
       mappingAt[k] = at
@@ -49,11 +51,17 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
       }
       for (let i = 0; i < mappings.length; i++) if (!ofLive[i] && ofLive[lastMappingOf(mappings[i].instance_uuid)]) ofLive[i] = 1
     }
-    return {live, mappingAt, ofLive}
+    return {liveCount, mappingAt, ofLive}
   })
 }
 
-/** The mapping of the k-th uuid of instanceRows.order, if it has one. */
+/** The live, non-hidden rows of the k-th uuid of instanceRows' order (lm.liveCount[k] of them), undefined when none. */
+export function liveRowsAt(ctx: AuditContext, k: number): Instance[] | undefined {
+  const all = ctx.instanceRows.order(k)
+  return ctx.liveOf(all[0].uuid, all)
+}
+
+/** The mapping of the k-th uuid of instanceRows' order, if it has one. */
 export function mappingOfLive(ctx: AuditContext, lm: LiveMappings, k: number): InstanceMapping | undefined {
   const at = lm.mappingAt[k]
   return at < 0 ? undefined : ctx.model.snapshot.nova_api.instance_mappings[at]

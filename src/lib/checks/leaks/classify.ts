@@ -61,9 +61,9 @@ class Classifier {
     const instanceRows = ctx.instanceRows
     /** Live instances holding no allocation, in instancesByUuid order (judged after the consumers). */
     const unallocated: Array<[string, Instance[]]> = []
-    for (let k = 0; k < instanceRows.order.length; k++) {
+    for (let k = 0; k < instanceRows.size; k++) {
       if (instanceRows.orderConsumer[k] >= 0) continue
-      const rows = instanceRows.order[k]
+      const rows = instanceRows.order(k)
       const live = ctx.liveOf(rows[0].uuid, rows)
       if (live) unallocated.push([rows[0].uuid, live])
     }
@@ -84,11 +84,11 @@ class Classifier {
     }
     for (let index = 0; index < model.consumerIds.length; index++) {
       const consumer = model.consumerIds[index]
-      const rows = instanceRows.ofConsumer[index]
+      const rows = instanceRows.ofConsumer(index)
       const live = rows && ctx.liveOf(consumer, rows)
       const groups = this.groupAllocations(model.allocationsOf(index))
       if (groups.length === 0) continue
-      this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer[index], movingAt[index] ?? NO_MIGRATIONS)
+      this.judgeConsumer(consumer, groups, live, rows ?? NO_ROWS, consumerRows[index], instanceRows.nodeListOfConsumer(index), movingAt[index] ?? NO_MIGRATIONS)
     }
     // Reverse direction: live instances that should hold allocations and hold none.
     for (const [uuid, live] of unallocated) this.judgeUnallocated(uuid, live[0])
