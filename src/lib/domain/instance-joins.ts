@@ -23,8 +23,7 @@ interface Joinable {
 export class InstanceRows {
   /** Rows of instance uuids that hold no allocation. */
   readonly other = new Map<string, Instance[]>()
-  /** The number of distinct uuids; order(k) and orderConsumer[k] are the k-th in first-seen order (instancesByUuid's). */
-  size = 0
+  private count = 0
   /** Per uuid in first-seen order: its consumer position (-1: holds no allocation). */
   readonly orderConsumer: Int32Array
   /** Per uuid in first-seen order: the position of its first row in snapshot.nova.instances. */
@@ -66,9 +65,14 @@ export class InstanceRows {
     }
   }
 
+  /** The number of distinct uuids; order(k) and orderConsumer[k] are the k-th in first-seen order (instancesByUuid's). */
+  get size(): number {
+    return this.count
+  }
+
   private firstSeen(consumer: number, pos: number): void {
-    this.orderConsumer[this.size] = consumer
-    this.orderFirst[this.size++] = pos
+    this.orderConsumer[this.count] = consumer
+    this.orderFirst[this.count++] = pos
   }
 
   /** Rows of allocation consumer i (consumerIds[i]), in snapshot order; undefined: none. */
@@ -148,9 +152,14 @@ export class ConsumerRuns {
   private count = 0
   private readonly rejoined = new Map<number, Allocation[]>()
 
-  constructor(private readonly rows: readonly Allocation[]) {
+  /** Fills `index` with the consumers of the rows, in first-seen order. */
+  constructor(
+    private readonly rows: readonly Allocation[],
+    index: StringIndex,
+  ) {
     this.start = new Int32Array(rows.length)
     this.end = new Int32Array(rows.length)
+    this.runs(index)
   }
 
   /** Consumer i's rows, in row order: a new array (the rows themselves, not copies). */
@@ -162,8 +171,7 @@ export class ConsumerRuns {
     return this.rows.slice(this.start[i], this.end[i])
   }
 
-  /** Fills `index` with the consumers of the rows, in first-seen order, and their runs. */
-  index(index: StringIndex): void {
+  private runs(index: StringIndex): void {
     const rows = this.rows
     const n = rows.length
     let start = 0

@@ -13,7 +13,7 @@ import {ConsumerRuns, InstanceRows, locateMappings, type MappingPositions} from 
 import type {Allocation, CellInfo, ComputeNode, Consumer, Flavor, Instance, Inventory, Migration, ResourceProvider, Service, Snapshot} from './snapshot.js'
 
 export {type BlobError, type BlobReaders, type UnreadableBlob, blobSubject} from './model-blobs.js'
-export {InstanceRows, type MappingPositions} from './instance-joins.js'
+export type {InstanceRows, MappingPositions} from './instance-joins.js'
 
 export const nodeKey = (host: string | null, node: string | null): string => `${host ?? ''}\u0000${node ?? ''}`
 
@@ -209,7 +209,7 @@ export class CloudModel extends ModelBlobs {
     }
     // Indexed loops over long tables: run once, unoptimised, a for-of allocates a result per row.
     for (let i = 0; i < p.inventories.length; i++) push(this.inventoriesByProvider, p.inventories[i].resource_provider_id, p.inventories[i])
-    ;(this.consumerRuns = new ConsumerRuns(p.allocations)).index(this.consumerIndex)
+    this.consumerRuns = new ConsumerRuns(p.allocations, this.consumerIndex)
     // A scheduler view carries the sums; its few allocation rows are already counted in them.
     const used = p.usages ?? p.allocations
     // A consumer's rows come together, mostly on one provider: its map is looked up once per run of them.

@@ -1,7 +1,6 @@
 import type {Finding, InstanceSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
-import type {Instance} from '../../domain/snapshot.js'
-import {inConductor, instRow, instanceSubject, liveMappings, liveRowsAt, mappingOfLive} from './mappings.js'
+import {inConductor, instRow, instanceSubject, liveMappings, mappingOfLive} from './mappings.js'
 
 declare module '../../domain/finding.js' {
   interface FindingShapes {
@@ -24,9 +23,9 @@ export const instanceMappedWrongCell: CheckUnit = {
     const anyCellDown = ctx.model.unavailableCells.length > 0
     const findings: Finding[] = []
     for (let k = 0; k < lm.liveCount.length; k++) {
-      const mapping = lm.liveCount[k] === 1 ? mappingOfLive(ctx, lm, k) : undefined
-      if (!mapping) continue
-      const inst = (liveRowsAt(ctx, k) as Instance[])[0]
+      const inst = lm.sole[k]
+      const mapping = inst ? mappingOfLive(ctx, lm, k) : undefined
+      if (!inst || !mapping) continue
       // A NULL cell is no proof of where it lives while a cell is unreadable (the outage rule).
       if (mapping.cell_id === null && anyCellDown) continue
       // Phase 2 of a boot: the conductor has created the instance in its cell and maps it next.

@@ -1,7 +1,6 @@
 import type {Finding, FindingSubject, Open} from '../../domain/finding.js'
 import type {CheckUnit} from '../unit.js'
-import type {Instance} from '../../domain/snapshot.js'
-import {instRow, instanceSubject, liveMappings, liveRowsAt} from './mappings.js'
+import {instRow, instanceSubject, liveMappings} from './mappings.js'
 
 declare module '../../domain/finding.js' {
   interface FindingShapes {
@@ -26,8 +25,8 @@ export const instanceUnmapped: CheckUnit = {
     const lm = liveMappings(ctx)
     const findings: Finding[] = []
     for (let k = 0; k < lm.liveCount.length; k++) {
-      if (lm.liveCount[k] !== 1 || lm.mappingAt[k] >= 0) continue
-      const inst = (liveRowsAt(ctx, k) as Instance[])[0]
+      const inst = lm.sole[k]
+      if (!inst || lm.mappingAt[k] >= 0) continue
       findings.push({
         check: 'cells',
         code: 'cell.instance-unmapped',

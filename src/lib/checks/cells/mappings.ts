@@ -10,6 +10,8 @@ import type {AuditContext} from '../context.js'
 export interface LiveMappings {
   /** Per uuid in instanceRows' order: how many live, non-hidden rows it has (liveRowsAt reads them)... */
   liveCount: Int32Array
+  /** ...its live row when it has exactly one (the rows themselves: no array per uuid)... */
+  sole: ReadonlyArray<Instance | undefined>
   /** ...and the position of its mapping in nova_api.instance_mappings (-1: none). */
   mappingAt: Int32Array
   /** Per mapping position: 1 when the mapping is of a live instance. */
@@ -31,6 +33,7 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
     const instanceRows = ctx.instanceRows
     const orderConsumer = instanceRows.orderConsumer
     const liveCount = new Int32Array(instanceRows.size)
+    const sole: Array<Instance | undefined> = new Array(instanceRows.size)
     const mappingAt = new Int32Array(instanceRows.size).fill(-1)
     for (let k = 0; k < instanceRows.size; k++) {
       const all = instanceRows.order(k)
@@ -38,6 +41,7 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
       const rows = ctx.liveOf(uuid, all)
       if (!rows) continue
       liveCount[k] = rows.length
+      if (rows.length === 1) sole[k] = rows[0]
       const index = orderConsumer[k]
       const at = index >= 0 ? mappingOfConsumer[index] : (otherMappings.get(uuid) ?? -1)
       mappingAt[k] = at
@@ -51,7 +55,7 @@ export function liveMappings(ctx: AuditContext): LiveMappings {
       }
       for (let i = 0; i < mappings.length; i++) if (!ofLive[i] && ofLive[lastMappingOf(mappings[i].instance_uuid)]) ofLive[i] = 1
     }
-    return {liveCount, mappingAt, ofLive}
+    return {liveCount, sole, mappingAt, ofLive}
   })
 }
 
