@@ -37,6 +37,11 @@ export async function readCell(
   leaveOut: CellColumns = {},
   opts: {blobsByDigest?: boolean} = {},
 ): Promise<NovaCellTables> {
+  // instance_extra's digests first: the server hashes 1 KB of blobs per instance (about 0.5 s
+  // per 160k instances), rows the client takes as it can while it still parses nova_api's and
+  // placement's. Asked after the compute nodes, as before, both cells' digests were the only reads
+  // left at their turn and the client waited for the server's hashing (~0.3 s of a 10k audit).
+  const digests = opts.blobsByDigest ? await readExtraDigests(r, leaveOut.instance_extra ?? []) : undefined
   const services = await readRows(r, SERVICES, {cellUuid})
   const byDigest = opts.blobsByDigest === true && !(leaveOut.compute_nodes ?? []).includes('numa_topology')
   const topologies = byDigest ? await readHostTopologyDigests(r) : undefined
@@ -54,7 +59,6 @@ export async function readCell(
   // had no extra row, and a uuid map (built once, on the first miss) otherwise.
   // An instance with two live instance_extra rows (never written by nova) keeps the one with the
   // lowest id.
-  const digests = opts.blobsByDigest ? await readExtraDigests(r, leaveOut.instance_extra ?? []) : undefined
   const instances = await readRows(r, INSTANCES, {cellUuid, present, leaveOut: leaveOut.instances})
   if (digests) await attachExtras(r, instances, digests)
   else await readExtras(r, instances, 'deleted = 0', [], leaveOut.instance_extra)
